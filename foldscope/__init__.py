@@ -1,0 +1,1 @@
+"""foldscope: which facts survive when an agent compacts its history."""

@@ -1,0 +1,1 @@
+"""foldscope.cli package."""

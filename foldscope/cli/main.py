@@ -1,0 +1,74 @@
+"""The ``foldscope`` command: argument parsing and dispatch to one module per command."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from foldscope.core.errors import FoldscopeError
+
+# Each module exposes ``register(subparsers)``, which adds its parser and sets ``handler`` via
+# ``set_defaults(handler=...)``; handlers return the process exit code.
+COMMAND_MODULES: tuple[str, ...] = (
+    "foldscope.cli.run_cmd",
+    "foldscope.cli.report_cmd",
+    "foldscope.cli.demo_cmd",
+    "foldscope.cli.scenario_cmd",
+    "foldscope.cli.arms_cmd",
+    "foldscope.cli.grade_cmd",
+    "foldscope.cli.probe_cmd",
+    "foldscope.cli.sim_cmd",
+)
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line and exit 2."""
+
+    def error(self, message: str) -> None:  # noqa: D102 - argparse hook
+        self.exit(EXIT_USAGE, f"foldscope: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the top-level parser with every available command registered."""
+    parser = _Parser(
+        prog="foldscope",
+        description="Compaction sweeps: which facts survive when an agent folds its history. "
+        "With no command, opens the TUI on db/demo.sqlite.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # command not built yet in this checkout
+                continue
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    try:
+        if handler is None:
+            from foldscope.cli.demo_cmd import open_tui
+
+            return open_tui()
+        return int(handler(args) or 0)
+    except FoldscopeError as exc:
+        print(f"foldscope: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("foldscope: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

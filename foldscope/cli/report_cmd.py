@@ -1,0 +1,52 @@
+"""``foldscope report``: the arm × model cells of a stored sweep, as a table or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from foldscope.core.errors import StoreError
+from foldscope.engine.report import sweep_report
+from foldscope.engine.store import Store
+
+DEFAULT_DB = "db/foldscope.sqlite"
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``report`` command."""
+    p = subparsers.add_parser("report", help="report a stored sweep (table or JSON)")
+    p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
+    p.add_argument("--sweep", metavar="SWEEP_ID", help="which sweep (default: the newest)")
+    p.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    p.set_defaults(handler=report)
+
+
+def _pct(x: float | None) -> str:
+    return "  —  " if x is None else f"{x:5.2f}"
+
+
+def report(args: argparse.Namespace) -> int:
+    """Handle ``foldscope report``."""
+    store = Store(args.db, readonly=True)
+    try:
+        sweep_id = args.sweep or store.latest_sweep_id()
+        if sweep_id is None:
+            raise StoreError(f"{args.db}: no sweeps recorded")
+        data = sweep_report(store, sweep_id)
+    finally:
+        store.close()
+    if args.format == "json":
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        return 0
+    sim = " (simulated models)" if data["simulated"] else ""
+    print(f"sweep {data['sweep']} · {data['scenario']} · {data['status']}{sim}")
+    print(f"{'model':<28} {'arm':<4} {'recall':>6} {'valid/rows':>10} {'ICC':>6} {'DE':>6} "
+          f"{'abst':>5} {'fabr':>5}")
+    for c in data["cells"]:
+        icc = "—" if c["icc"] is None else f"{c['icc']:.2f}"
+        de = "—" if c["design_effect"] is None else f"{c['design_effect']:.2f}"
+        print(f"{c['model']:<28} {c['arm']:<4} {_pct(c['mean_recall']):>6} "
+              f"{c['valid_rows']:>4}/{c['rows']:<5} {icc:>6} {de:>6} {c['abstained']:>5} "
+              f"{c['fabricated']:>5}")
+    return 0

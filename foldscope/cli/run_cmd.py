@@ -1,0 +1,111 @@
+"""``foldscope run``: plan (or resume) a sweep and run it headless or in the TUI."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from foldscope.core.errors import ConfigError
+from foldscope.engine.launch import check_resumable, prepare_sweep
+from foldscope.engine.sweep import load_sweep_file
+
+DEFAULT_DB = "db/foldscope.sqlite"
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``run`` command."""
+    p = subparsers.add_parser("run", help="run (or resume) a compaction sweep",
+                              description="Run a sweep from a TOML file and/or flags. Re-running "
+                              "the same definition resumes its sweep.")
+    p.add_argument("sweep_file", nargs="?", metavar="SWEEP.toml", help="sweep definition file")
+    p.add_argument("--scenario", help="scenario name (or comma-separated names)")
+    p.add_argument("--models", help="comma-separated model ids, e.g. sim/faithful,sim/describer")
+    p.add_argument("--arms", help="comma-separated arm ids, e.g. j,q,m")
+    p.add_argument("--repeats", type=int, help="repeats per model × arm")
+    p.add_argument("--design", choices=["latin", "williams"], help="execution order design")
+    p.add_argument("--concurrency", type=int, help="calls in flight per provider")
+    p.add_argument("--seed", type=int, help="sweep seed")
+    p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
+    p.add_argument("--headless", action="store_true", help="no TUI; progress on stderr")
+    p.add_argument("--json-events", action="store_true",
+                   help="with --headless, stream one JSON event per line on stdout")
+    p.add_argument("--resume", metavar="SWEEP_ID", help="continue a stored sweep")
+    p.add_argument("--new", action="store_true",
+                   help="plan a new sweep even if this definition was run before")
+    p.add_argument("--latency-scale", type=float, default=None,
+                   help="multiply simulated latency (0 runs simulated models at full speed)")
+    p.set_defaults(handler=run)
+
+
+def definition_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """Merge the sweep file (if any) with flags; flags win. Returns (data, source name)."""
+    data: dict[str, Any] = {"sweep": {}, "models": []}
+    source = "command line"
+    if args.sweep_file:
+        data = load_sweep_file(args.sweep_file)
+        data.setdefault("sweep", {})
+        data.setdefault("models", [])
+        source = args.sweep_file
+    s = data["sweep"]
+    if not isinstance(s, dict):
+        raise ConfigError(f"{source}: sweep: must be a table")
+    if args.scenario:
+        names = [n.strip() for n in args.scenario.split(",") if n.strip()]
+        s.pop("scenarios", None)
+        s["scenario"] = names[0]
+        if len(names) > 1:
+            s["scenarios"] = names
+    if args.arms:
+        s["arms"] = [a.strip() for a in args.arms.split(",") if a.strip()]
+    for key in ("repeats", "design", "concurrency", "seed"):
+        value = getattr(args, key)
+        if value is not None:
+            s[key] = value
+    if args.models:
+        by_id = {m.get("id"): m for m in data["models"] if isinstance(m, dict)}
+        data["models"] = [by_id.get(mid.strip(), {"id": mid.strip()})
+                          for mid in args.models.split(",") if mid.strip()]
+    if "arms" not in s:
+        raise ConfigError(f"{source}: sweep.arms: required (or pass --arms)")
+    return data, source
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handle ``foldscope run``."""
+    if args.resume:
+        check_resumable(args.db, args.resume)
+        sweep_id, resumed = args.resume, True
+    else:
+        data, source = definition_from_args(args)
+        prepared = prepare_sweep(args.db, data, source, fresh=args.new)
+        sweep_id, resumed = prepared.sweep_id, prepared.resumed
+    if not args.headless:
+        from foldscope.ui.app import FoldscopeApp
+
+        FoldscopeApp(args.db, sweep_id=sweep_id, run=True, latency_scale=args.latency_scale).run()
+        return 0
+    return run_headless(args.db, sweep_id, resumed=resumed, json_events=args.json_events,
+                        latency_scale=args.latency_scale)
+
+
+def run_headless(db: str, sweep_id: str, *, resumed: bool, json_events: bool = False,
+                 latency_scale: float | None = None) -> int:
+    """Run a stored sweep to the end with progress on stderr; return the exit code."""
+    from foldscope.engine.progress import HeadlessProgress
+    from foldscope.engine.runner import SweepRunner
+
+    runner = SweepRunner(db, sweep_id, latency_scale=latency_scale)
+    progress = HeadlessProgress(runner.totals, sys.stderr, json_events=json_events)
+    runner.on_event = progress
+    print(f"foldscope: {'resuming' if resumed else 'running'} sweep {sweep_id} in {db}",
+          file=sys.stderr)
+    try:
+        status = asyncio.run(runner.run())
+    finally:
+        progress.close()
+    t = runner.totals
+    print(f"foldscope: sweep {sweep_id} {status}: {t.rows_done} rows done, {t.rows_failed} failed, "
+          f"{t.folds} folds this run", file=sys.stderr)
+    return 0

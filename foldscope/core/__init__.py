@@ -1,0 +1,1 @@
+"""foldscope.core package."""

@@ -1,0 +1,31 @@
+"""The error types foldscope raises for bad input; each carries one line naming what is wrong."""
+
+from __future__ import annotations
+
+
+class FoldscopeError(Exception):
+    """Base for every user-facing error. ``str(err)`` is a single line fit for stderr."""
+
+
+class ScenarioError(FoldscopeError):
+    """A scenario file is missing, malformed, or fails its load-time checks."""
+
+
+class UnknownScenario(ScenarioError):
+    """No scenario of that name exists."""
+
+
+class ArmError(FoldscopeError):
+    """An arm id is unknown or an arm definition breaks a catalog rule."""
+
+
+class ModelError(FoldscopeError):
+    """A model id is unknown or its configuration is invalid."""
+
+
+class ConfigError(FoldscopeError):
+    """A sweep or model configuration file is malformed."""
+
+
+class StoreError(FoldscopeError):
+    """The database cannot be used (corrupt, newer schema, wrong file)."""

@@ -1,0 +1,1 @@
+"""foldscope.engine package."""

@@ -1,0 +1,92 @@
+"""Headless progress for sweeps: a live status line on a TTY, plain lines in logs, or JSON events."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any, TextIO
+
+from foldscope.engine.runner import Event, Totals
+
+
+def format_duration(seconds: float) -> str:
+    """Format seconds as H:MM:SS (or M:SS under an hour)."""
+    seconds = max(0, int(round(seconds)))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def status_line(totals: Totals, now: float | None = None) -> str:
+    """One line: rows done/total, folds/s, ETA, retries, errors and spend."""
+    now = time.monotonic() if now is None else now
+    elapsed = max(1e-6, now - totals.started)
+    finished = totals.rows_done + totals.rows_failed
+    rate = totals.folds / elapsed
+    remaining = totals.rows_total - finished
+    eta = "--:--"
+    if finished and remaining >= 0:
+        eta = format_duration(elapsed / max(1, finished - totals.initial_finished)
+                              * remaining) if finished > totals.initial_finished else "--:--"
+    return (f"rows {finished}/{totals.rows_total} · {rate:.1f} folds/s · ETA {eta} · "
+            f"retries {totals.call_retries}+{totals.row_retries} rows · errors {totals.errors} · "
+            f"${totals.cost_usd:.4f}")
+
+
+class HeadlessProgress:
+    """Consume runner events and report progress on a stream (stderr by default).
+
+    On a TTY the status line is redrawn in place at most ``hz`` times a second; otherwise one
+    plain line is written per finished row (and for stops), which reads well in CI logs.
+    With ``json_events`` every event is also written as one JSON line to ``events_stream``.
+    """
+
+    def __init__(self, totals: Totals, stream: TextIO | None = None, *, json_events: bool = False,
+                 events_stream: TextIO | None = None, hz: float = 4.0) -> None:
+        self.totals = totals
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.json_events = json_events
+        self.events_stream = events_stream or sys.stdout
+        self.min_interval = 1.0 / hz
+        self._last = 0.0
+
+    def __call__(self, event: Event) -> None:
+        if self.json_events:
+            self.events_stream.write(json.dumps(event, ensure_ascii=False) + "\n")
+            self.events_stream.flush()
+        kind = event["event"]
+        if kind == "stopped":
+            self._line(f"stopped: {event['reason']}")
+        elif kind == "row_failed":
+            self._line(f"row {event['row']} ({event['model']} × {event['arm']}) failed: "
+                       f"{event['error']}" + (" — will retry" if event.get("retryable") else ""))
+        if self.tty:
+            now = time.monotonic()
+            if now - self._last >= self.min_interval or kind == "sweep_finished":
+                self._last = now
+                self.stream.write("\r\x1b[2K" + status_line(self.totals))
+                self.stream.flush()
+        elif kind in ("row_done", "row_failed", "sweep_started", "sweep_finished"):
+            self.stream.write(status_line(self.totals) + "\n")
+            self.stream.flush()
+
+    def _line(self, text: str) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + text + "\n")
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the live line so the shell prompt starts on a fresh line."""
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def summary(result: dict[str, Any]) -> str:
+    """A one-line summary of a finished sweep."""
+    return (f"sweep {result['sweep']} {result['status']}: {result['rows_done']} rows done, "
+            f"{result['rows_failed']} failed")

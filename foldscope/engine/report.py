@@ -1,0 +1,124 @@
+"""Aggregates over a stored sweep: the arm × model cells, with row counts beside every mean."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from foldscope.core.stats import design_effect, icc_binary, wilson_interval
+from foldscope.core.validity import RowFacts, row_validity
+from foldscope.engine.store import Store
+
+
+def row_facts(row: dict[str, Any], distributed: bool) -> RowFacts:
+    """The facts the validity rule needs, read off a stored row."""
+    return RowFacts(
+        status=row["status"], infra_error=row.get("infra_error") if row.get("retryable") else None,
+        parse_failures=row.get("parse_failures") or 0, length_stops=row.get("length_stops") or 0,
+        catch_up=bool(row.get("catch_up")), scenario_distributed=distributed,
+        answered=row["status"] == "done")
+
+
+def _distributed(store: Store, sweep_id: str) -> dict[str, bool]:
+    """Whether each scenario of the sweep is distributed, as recorded by the rows' own verdicts."""
+    from foldscope.core.scenario import load_scenario
+
+    sweep = store.sweep(sweep_id) or {"config": {"sweep": {}}}
+    s = sweep["config"].get("sweep", {})
+    names = list(s.get("scenarios") or [])
+    if s.get("scenario") and s["scenario"] not in names:
+        names.insert(0, s["scenario"])
+    out = {}
+    for name in names:
+        try:
+            out[name] = load_scenario(name).distributed
+        except Exception:  # a scenario file removed since: fall back to the verdict stored on rows
+            out[name] = True
+    return out
+
+
+def cells(store: Store, sweep_id: str) -> list[dict[str, Any]]:
+    """One entry per (model, arm) in plan order: rows, valid rows, mean recall and spread.
+
+    Every row passes through the one validity rule (``core.validity.row_validity``) before it
+    may enter a mean. Check-level intraclass correlation and the design effect are reported
+    because the graded checks of one row are not independent trials.
+    """
+    rows = store.rows(sweep_id)
+    distributed = _distributed(store, sweep_id)
+    checks_by_row: dict[int, list[int]] = defaultdict(list)
+    fabricated: dict[int, int] = defaultdict(int)
+    abstained: dict[int, int] = defaultdict(int)
+    for c in store.sweep_checks(sweep_id):
+        checks_by_row[c["row_id"]].append(int(c["correct"]))
+        fabricated[c["row_id"]] += c["classification"] == "fabricated"
+        abstained[c["row_id"]] += c["classification"] == "abstained"
+    order: list[tuple[str, str]] = []
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        key = (row["model"], row["arm"])
+        if key not in grouped:
+            order.append(key)
+        grouped[key].append(row)
+    out = []
+    for model, arm in order:
+        group = grouped[(model, arm)]
+        valid = [r for r in group
+                 if row_validity(row_facts(r, distributed.get(r["scenario"], True))).valid]
+        recalls = [r["recall"] for r in valid if r["recall"] is not None]
+        check_groups = [checks_by_row[r["id"]] for r in valid if checks_by_row[r["id"]]]
+        n_checks = sum(len(g) for g in check_groups)
+        correct = sum(sum(g) for g in check_groups)
+        icc = icc_binary(check_groups) if len(check_groups) >= 2 else None
+        m = n_checks / len(check_groups) if check_groups else 0
+        de = design_effect(m, icc) if icc is not None and icc == icc else None
+        lo, hi = wilson_interval(correct, n_checks) if n_checks else (None, None)
+        out.append({
+            "model": model, "arm": arm, "rows": len(group), "valid_rows": len(valid),
+            "done_rows": sum(r["status"] == "done" for r in group),
+            "failed_rows": sum(r["status"] == "failed" for r in group),
+            "running_rows": sum(r["status"] == "running" for r in group),
+            "mean_recall": sum(recalls) / len(recalls) if recalls else None,
+            "checks": n_checks, "correct_checks": correct,
+            "check_ci95": [lo, hi] if lo is not None else None,
+            "icc": _finite(icc), "design_effect": _finite(de),
+            "abstained": sum(abstained[r["id"]] for r in valid),
+            "fabricated": sum(fabricated[r["id"]] for r in valid),
+            "row_retries": sum(r["infra_retries"] for r in group),
+            "call_retries": sum(r["call_retries"] for r in group),
+            "cost_usd": round(sum(r["cost_usd"] for r in group), 6),
+            "simulated": any(r["simulated"] for r in group),
+        })
+    return out
+
+
+def _finite(x: float | None) -> float | None:
+    if x is None or x != x or x in (float("inf"), float("-inf")):
+        return None
+    return round(x, 4)
+
+
+def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
+    """The whole report object for one sweep (what ``foldscope report --format json`` prints)."""
+    sweep = store.sweep(sweep_id)
+    if sweep is None:
+        from foldscope.core.errors import StoreError
+
+        raise StoreError(f"{store.path}: no sweep '{sweep_id}'")
+    progress = store.progress(sweep_id)
+    config = sweep["config"]
+    return {
+        "sweep": sweep_id,
+        "name": sweep["name"],
+        "status": sweep["status"],
+        "stop_reason": sweep["stop_reason"],
+        "simulated": bool(sweep["simulated"]),
+        "scenario": config["sweep"].get("scenario"),
+        "arms": config["sweep"]["arms"],
+        "models": [m["id"] for m in config["models"]],
+        "repeats": config["sweep"]["repeats"],
+        "design": config["sweep"]["design"],
+        "progress": progress,
+        "pins": sweep["pins"],
+        "cells": cells(store, sweep_id),
+    }

@@ -1,0 +1,389 @@
+"""The SQLite system of record: sweeps, planned rows, folds, answers and per-fact checks."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from foldscope.core.errors import StoreError
+
+SCHEMA_VERSION = 1
+"""The schema this foldscope writes. Older databases are migrated; newer ones are refused."""
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS sweeps (
+        id TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        name TEXT NOT NULL,
+        config_digest TEXT NOT NULL,
+        config_json TEXT NOT NULL,
+        pins_json TEXT NOT NULL DEFAULT '{}',
+        status TEXT NOT NULL DEFAULT 'planned',
+        stop_reason TEXT,
+        simulated INTEGER NOT NULL DEFAULT 0,
+        updated_at REAL
+    );
+    CREATE INDEX IF NOT EXISTS sweeps_digest ON sweeps(config_digest);
+    CREATE TABLE IF NOT EXISTS rows (
+        id INTEGER PRIMARY KEY,
+        sweep_id TEXT NOT NULL REFERENCES sweeps(id),
+        position INTEGER NOT NULL,
+        scenario TEXT NOT NULL,
+        model TEXT NOT NULL,
+        arm TEXT NOT NULL,
+        repeat INTEGER NOT NULL,
+        status TEXT NOT NULL DEFAULT 'planned',
+        attempt INTEGER NOT NULL DEFAULT 0,
+        infra_retries INTEGER NOT NULL DEFAULT 0,
+        call_retries INTEGER NOT NULL DEFAULT 0,
+        prompt_digest TEXT NOT NULL,
+        declared_ceilings_json TEXT NOT NULL,
+        output_budget INTEGER NOT NULL,
+        carry_cap INTEGER NOT NULL,
+        next_chunk INTEGER NOT NULL DEFAULT 0,
+        folds_done INTEGER NOT NULL DEFAULT 0,
+        catch_up INTEGER NOT NULL DEFAULT 0,
+        parse_failures INTEGER NOT NULL DEFAULT 0,
+        length_stops INTEGER NOT NULL DEFAULT 0,
+        infra_error TEXT,
+        answer TEXT,
+        simulated INTEGER NOT NULL DEFAULT 0,
+        recall REAL,
+        correct INTEGER,
+        graded INTEGER,
+        valid INTEGER,
+        validity_reason TEXT,
+        retryable INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        est_prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL NOT NULL DEFAULT 0,
+        wall_s REAL NOT NULL DEFAULT 0,
+        started_at REAL,
+        finished_at REAL,
+        UNIQUE (sweep_id, scenario, model, arm, repeat)
+    );
+    CREATE INDEX IF NOT EXISTS rows_sweep ON rows(sweep_id, position);
+    CREATE TABLE IF NOT EXISTS folds (
+        id INTEGER PRIMARY KEY,
+        row_id INTEGER NOT NULL REFERENCES rows(id),
+        fold_index INTEGER NOT NULL,
+        first_chunk INTEGER NOT NULL,
+        last_chunk INTEGER NOT NULL,
+        catch_up INTEGER NOT NULL DEFAULT 0,
+        reply TEXT NOT NULL,
+        carrier TEXT NOT NULL,
+        carrier_chars INTEGER NOT NULL,
+        carrier_tokens_est INTEGER NOT NULL,
+        clipped_chars INTEGER NOT NULL,
+        headings_carried INTEGER NOT NULL,
+        fill_fraction REAL,
+        parse_status TEXT NOT NULL,
+        recovery TEXT NOT NULL DEFAULT '',
+        finish_reason TEXT NOT NULL,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        est_prompt_tokens INTEGER NOT NULL,
+        latency_s REAL NOT NULL,
+        cost_usd REAL,
+        attempts INTEGER NOT NULL DEFAULT 1,
+        simulated INTEGER NOT NULL DEFAULT 0,
+        fact_status_json TEXT NOT NULL DEFAULT '{}',
+        created_at REAL NOT NULL,
+        UNIQUE (row_id, fold_index)
+    );
+    CREATE TABLE IF NOT EXISTS checks (
+        id INTEGER PRIMARY KEY,
+        row_id INTEGER NOT NULL REFERENCES rows(id),
+        label TEXT NOT NULL,
+        expected TEXT NOT NULL,
+        found TEXT,
+        correct INTEGER NOT NULL,
+        abstained INTEGER NOT NULL,
+        unit_dropped INTEGER NOT NULL,
+        classification TEXT NOT NULL,
+        in_carrier INTEGER NOT NULL,
+        flagged INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (row_id, label)
+    );
+    """,
+}
+
+ROW_DONE = "done"
+ROW_FAILED = "failed"
+ROW_RUNNING = "running"
+ROW_PLANNED = "planned"
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    # A long busy timeout: readers and the writer share the file, and WAL keeps waits short.
+    conn = sqlite3.connect(str(path), timeout=30.0)
+    return conn
+
+
+class Store:
+    """One connection to a foldscope database. Connections are thread-bound: one Store per thread.
+
+    Args:
+        path: the database file; created (with parent folders) when missing unless ``readonly``.
+        readonly: open an existing database for reading only (the TUI's and reports' mode).
+    """
+
+    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
+        self.path = Path(path)
+        if readonly and not self.path.exists():
+            raise StoreError(f"{self.path}: no such database")
+        if not readonly:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite_utils.Database(_connect(self.path))
+            self.db.execute("PRAGMA foreign_keys=ON")
+            if not readonly:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                # NORMAL is durable across process crashes in WAL mode; only power loss can drop
+                # the last commits, which a rerun resumes anyway.
+                self.db.execute("PRAGMA synchronous=NORMAL")
+            self._check_and_migrate(readonly)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a usable foldscope database ({exc})") from None
+
+    # -- schema -----------------------------------------------------------------------------
+
+    def _version(self) -> int:
+        if "meta" not in self.db.table_names():
+            return 0
+        row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _check_and_migrate(self, readonly: bool) -> None:
+        tables = set(self.db.table_names())
+        version = self._version()
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: database schema version {version} is newer than this foldscope "
+                f"understands ({SCHEMA_VERSION}); upgrade foldscope to open it"
+            )
+        if version == 0 and tables and "sweeps" not in tables:
+            raise StoreError(f"{self.path}: not a foldscope database (tables: {', '.join(sorted(tables))})")
+        if version == SCHEMA_VERSION:
+            return
+        if readonly:
+            raise StoreError(f"{self.path}: database needs migrating from version {version}; "
+                             "open it once with `foldscope run --resume` or the TUI")
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            with self.db.atomic():
+                for statement in _MIGRATIONS[target].split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+                self.db.execute(
+                    "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
+                    "ON CONFLICT(key) DO UPDATE SET value=excluded.value", [str(target)])
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version recorded in the database."""
+        return self._version()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """A transaction: everything inside commits together or not at all."""
+        with self.db.atomic():
+            yield
+
+    # -- sweeps -----------------------------------------------------------------------------
+
+    def create_sweep(self, sweep: dict[str, Any], rows: Iterable[dict[str, Any]]) -> None:
+        """Store a sweep and its whole plan in one transaction, before any call is made."""
+        with self.db.atomic():
+            self.db.execute(
+                "INSERT INTO sweeps (id, created_at, name, config_digest, config_json, pins_json, "
+                "status, simulated, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                [sweep["id"], time.time(), sweep["name"], sweep["config_digest"],
+                 json.dumps(sweep["config"], ensure_ascii=False, sort_keys=True),
+                 json.dumps(sweep.get("pins", {}), ensure_ascii=False, sort_keys=True),
+                 "planned", int(sweep.get("simulated", False)), time.time()])
+            self.db.conn.executemany(
+                "INSERT INTO rows (sweep_id, position, scenario, model, arm, repeat, prompt_digest, "
+                "declared_ceilings_json, output_budget, carry_cap) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [(sweep["id"], r["position"], r["scenario"], r["model"], r["arm"], r["repeat"],
+                  r["prompt_digest"], json.dumps(r["declared_ceilings"]), r["output_budget"],
+                  r["carry_cap"]) for r in rows])
+
+    def sweep(self, sweep_id: str) -> dict[str, Any] | None:
+        """Return one sweep with its config decoded, or None."""
+        rows = list(self.db.query("SELECT * FROM sweeps WHERE id = ?", [sweep_id]))
+        if not rows:
+            return None
+        out = rows[0]
+        out["config"] = json.loads(out.pop("config_json"))
+        out["pins"] = json.loads(out.pop("pins_json"))
+        return out
+
+    def sweeps(self) -> list[dict[str, Any]]:
+        """Every sweep, newest first (without configs)."""
+        return list(self.db.query(
+            "SELECT id, created_at, name, status, stop_reason, simulated FROM sweeps "
+            "ORDER BY created_at DESC, rowid DESC"))
+
+    def latest_sweep_id(self) -> str | None:
+        """The newest sweep's id, or None for an empty database."""
+        found = self.sweeps()
+        return found[0]["id"] if found else None
+
+    def sweep_by_digest(self, digest: str) -> str | None:
+        """The newest sweep planned from an identical definition, so a rerun resumes it."""
+        row = self.db.execute(
+            "SELECT id FROM sweeps WHERE config_digest = ? ORDER BY created_at DESC LIMIT 1",
+            [digest]).fetchone()
+        return row[0] if row else None
+
+    def set_sweep_status(self, sweep_id: str, status: str, reason: str | None = None) -> None:
+        """Record a sweep's status (planned, running, done, stopped) and why it stopped."""
+        self.db.execute("UPDATE sweeps SET status=?, stop_reason=?, updated_at=? WHERE id=?",
+                        [status, reason, time.time(), sweep_id])
+
+    def set_pins(self, sweep_id: str, pins: dict[str, Any]) -> None:
+        """Record the endpoint pins (quantization, context, prices, parameters) of a sweep."""
+        self.db.execute("UPDATE sweeps SET pins_json=? WHERE id=?",
+                        [json.dumps(pins, ensure_ascii=False, sort_keys=True), sweep_id])
+
+    # -- rows -------------------------------------------------------------------------------
+
+    def rows(self, sweep_id: str) -> list[dict[str, Any]]:
+        """Every row of a sweep in execution order (no answer text)."""
+        return list(self.db.query(
+            "SELECT id, position, scenario, model, arm, repeat, status, attempt, infra_retries, "
+            "call_retries, next_chunk, folds_done, catch_up, parse_failures, length_stops, "
+            "infra_error, recall, correct, graded, valid, validity_reason, retryable, simulated, "
+            "prompt_tokens, completion_tokens, est_prompt_tokens, cost_usd, wall_s "
+            "FROM rows WHERE sweep_id = ? ORDER BY position", [sweep_id]))
+
+    def row(self, row_id: int) -> dict[str, Any] | None:
+        """One row with everything recorded on it."""
+        found = list(self.db.query("SELECT * FROM rows WHERE id = ?", [row_id]))
+        return found[0] if found else None
+
+    def start_row(self, row_id: int) -> None:
+        """Mark a row running (idempotent: resuming a running row keeps its folds)."""
+        self.db.execute("UPDATE rows SET status='running', started_at=COALESCE(started_at, ?) "
+                        "WHERE id=?", [time.time(), row_id])
+
+    def commit_fold(self, row_id: int, fold: dict[str, Any], *, next_chunk: int,
+                    catch_up: bool, parse_failure: bool, length_stop: bool,
+                    call_retries: int) -> None:
+        """Commit one fold and advance its row, atomically.
+
+        The fold's unique (row, index) key makes a duplicate commit fail loudly rather than
+        double-count.
+        """
+        cols = ", ".join(fold)
+        marks = ", ".join("?" for _ in fold)
+        with self.db.atomic():
+            self.db.execute(f"INSERT INTO folds (row_id, {cols}) VALUES (?, {marks})",
+                            [row_id, *fold.values()])
+            self.db.execute(
+                "UPDATE rows SET next_chunk=?, folds_done=folds_done+1, catch_up=MAX(catch_up, ?), "
+                "parse_failures=parse_failures+?, length_stops=length_stops+?, "
+                "call_retries=call_retries+?, prompt_tokens=prompt_tokens+?, "
+                "completion_tokens=completion_tokens+?, est_prompt_tokens=est_prompt_tokens+?, "
+                "cost_usd=cost_usd+?, simulated=MAX(simulated, ?) WHERE id=?",
+                [next_chunk, int(catch_up), int(parse_failure), int(length_stop), call_retries,
+                 fold.get("prompt_tokens") or 0, fold.get("completion_tokens") or 0,
+                 fold["est_prompt_tokens"], fold.get("cost_usd") or 0.0,
+                 fold.get("simulated", 0), row_id])
+
+    def folds(self, row_id: int) -> list[dict[str, Any]]:
+        """Every committed fold of a row, in order."""
+        out = list(self.db.query("SELECT * FROM folds WHERE row_id=? ORDER BY fold_index", [row_id]))
+        for fold in out:
+            fold["fact_status"] = json.loads(fold.pop("fact_status_json"))
+        return out
+
+    def last_fold(self, row_id: int) -> dict[str, Any] | None:
+        """The most recent committed fold of a row, or None."""
+        found = list(self.db.query(
+            "SELECT fold_index, last_chunk, carrier FROM folds WHERE row_id=? "
+            "ORDER BY fold_index DESC LIMIT 1", [row_id]))
+        return found[0] if found else None
+
+    def finish_row(self, row_id: int, *, answer: str, checks: list[dict[str, Any]],
+                   recall: float, correct: int, graded: int, valid: bool, reason: str,
+                   retryable: bool, answer_usage: dict[str, Any], wall_s: float) -> None:
+        """Commit the recall answer, the per-fact checks and the row's verdict together."""
+        with self.db.atomic():
+            self.db.execute("DELETE FROM checks WHERE row_id=?", [row_id])
+            self.db.conn.executemany(
+                "INSERT INTO checks (row_id, label, expected, found, correct, abstained, "
+                "unit_dropped, classification, in_carrier) VALUES (?,?,?,?,?,?,?,?,?)",
+                [(row_id, c["label"], c["expected"], c["found"], int(c["correct"]),
+                  int(c["abstained"]), int(c["unit_dropped"]), c["classification"],
+                  int(c["in_carrier"])) for c in checks])
+            self.db.execute(
+                "UPDATE rows SET status='done', answer=?, recall=?, correct=?, graded=?, valid=?, "
+                "validity_reason=?, retryable=?, prompt_tokens=prompt_tokens+?, "
+                "completion_tokens=completion_tokens+?, est_prompt_tokens=est_prompt_tokens+?, "
+                "cost_usd=cost_usd+?, call_retries=call_retries+?, wall_s=wall_s+?, "
+                "finished_at=? WHERE id=?",
+                [answer, recall, correct, graded, int(valid), reason, int(retryable),
+                 answer_usage.get("prompt_tokens") or 0, answer_usage.get("completion_tokens") or 0,
+                 answer_usage.get("est_prompt_tokens") or 0, answer_usage.get("cost_usd") or 0.0,
+                 answer_usage.get("retries") or 0, wall_s, time.time(), row_id])
+
+    def fail_row(self, row_id: int, *, error: str, reason: str, retryable: bool,
+                 wall_s: float) -> None:
+        """Mark a row failed with its validity reason (folds committed so far are kept)."""
+        self.db.execute(
+            "UPDATE rows SET status='failed', infra_error=?, valid=0, validity_reason=?, "
+            "retryable=?, wall_s=wall_s+?, finished_at=? WHERE id=?",
+            [error, reason, int(retryable), wall_s, time.time(), row_id])
+
+    def reset_row_for_retry(self, row_id: int) -> None:
+        """Start a retryable row over as a new attempt: its folds and checks are discarded."""
+        with self.db.atomic():
+            self.db.execute("DELETE FROM folds WHERE row_id=?", [row_id])
+            self.db.execute("DELETE FROM checks WHERE row_id=?", [row_id])
+            self.db.execute(
+                "UPDATE rows SET status='planned', attempt=attempt+1, infra_retries=infra_retries+1, "
+                "next_chunk=0, folds_done=0, catch_up=0, parse_failures=0, length_stops=0, "
+                "infra_error=NULL, answer=NULL, recall=NULL, correct=NULL, graded=NULL, valid=NULL, "
+                "validity_reason=NULL, retryable=0, started_at=NULL, finished_at=NULL WHERE id=?",
+                [row_id])
+
+    def checks(self, row_id: int) -> list[dict[str, Any]]:
+        """The per-fact checks of a finished row."""
+        return list(self.db.query("SELECT * FROM checks WHERE row_id=? ORDER BY id", [row_id]))
+
+    def set_flag(self, check_id: int, flagged: bool) -> None:
+        """Flag (or unflag) a checked answer as fabricated by a person."""
+        self.db.execute("UPDATE checks SET flagged=? WHERE id=?", [int(flagged), check_id])
+
+    def sweep_checks(self, sweep_id: str) -> list[dict[str, Any]]:
+        """Every check of a sweep with its row's model and arm, for check-level statistics."""
+        return list(self.db.query(
+            "SELECT c.row_id, c.label, c.correct, c.abstained, c.unit_dropped, c.classification, "
+            "c.in_carrier, c.flagged, r.model, r.arm FROM checks c JOIN rows r ON r.id=c.row_id "
+            "WHERE r.sweep_id=?", [sweep_id]))
+
+    def progress(self, sweep_id: str) -> dict[str, int]:
+        """Row counts by status, plus folds committed, for progress displays."""
+        out = {s: 0 for s in (ROW_PLANNED, ROW_RUNNING, ROW_DONE, ROW_FAILED)}
+        for status, count in self.db.execute(
+                "SELECT status, COUNT(*) FROM rows WHERE sweep_id=? GROUP BY status", [sweep_id]):
+            out[status] = count
+        out["folds"] = self.db.execute(
+            "SELECT COALESCE(SUM(folds_done),0) FROM rows WHERE sweep_id=?", [sweep_id]).fetchone()[0]
+        out["total"] = sum(out[s] for s in (ROW_PLANNED, ROW_RUNNING, ROW_DONE, ROW_FAILED))
+        return out

@@ -1,0 +1,147 @@
+"""Sweep definitions: the TOML file and flags, validation, and the stored plan of rows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+import uuid
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from foldscope.core.arms import get_arm
+from foldscope.core.designs import execution_order
+from foldscope.core.errors import ConfigError
+from foldscope.core.scenario import load_scenario
+
+
+class SweepSection(BaseModel):
+    """The ``[sweep]`` table of a sweep file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "sweep"
+    scenario: str | None = None
+    scenarios: list[str] = Field(default_factory=list)
+    arms: list[str]
+    repeats: int = Field(1, ge=1, le=10_000)
+    design: Literal["latin", "williams"] = "latin"
+    concurrency: int = Field(8, ge=1, le=1024)
+    seed: int = 0
+    max_row_retries: int = Field(2, ge=0, le=100)
+    budget_usd: float | None = Field(None, ge=0)
+    budget_tokens: int | None = Field(None, ge=0)
+    cache: bool | None = None
+    rate_limits: dict[str, int] = Field(default_factory=dict)
+    """Per-provider cap on calls in flight, e.g. ``{openrouter = 8}``."""
+
+    @field_validator("arms")
+    @classmethod
+    def _known_arms(cls, arms: list[str]) -> list[str]:
+        if not arms:
+            raise ValueError("at least one arm is required")
+        for arm in arms:
+            get_arm(arm)
+        if len(set(arms)) != len(arms):
+            raise ValueError("an arm is listed twice")
+        return arms
+
+    def scenario_names(self) -> list[str]:
+        """Every scenario the sweep runs, in order."""
+        names = list(self.scenarios)
+        if self.scenario and self.scenario not in names:
+            names.insert(0, self.scenario)
+        return names
+
+
+class SweepConfig(BaseModel):
+    """A whole sweep definition: the ``[sweep]`` table and its ``[[models]]``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sweep: SweepSection
+    models: list[dict[str, Any]]
+
+    def digest(self) -> str:
+        """A digest of the definition; re-running an identical definition resumes its sweep."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _format_validation(source: str, exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"{source}: {where}: {msg}"
+
+
+def build_config(data: dict[str, Any], source: str) -> SweepConfig:
+    """Validate sweep data (from TOML and/or flags), checking scenarios, arms and models exist.
+
+    Raises:
+        ConfigError: one line naming the source, the field and the problem.
+    """
+    from foldscope.engine.models import resolve_model
+
+    try:
+        config = SweepConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation(source, exc)) from None
+    if not config.sweep.scenario_names():
+        raise ConfigError(f"{source}: sweep.scenario: no scenario given")
+    if not config.models:
+        raise ConfigError(f"{source}: models: no model given")
+    for name in config.sweep.scenario_names():
+        load_scenario(name)
+    seen = set()
+    for i, entry in enumerate(config.models):
+        if not isinstance(entry, dict) or "id" not in entry:
+            raise ConfigError(f"{source}: models[{i}].id: required")
+        if entry["id"] in seen:
+            raise ConfigError(f"{source}: models[{i}].id: model '{entry['id']}' listed twice")
+        seen.add(entry["id"])
+        resolve_model(entry["id"], {k: v for k, v in entry.items() if k != "id"} or None)
+    return config
+
+
+def load_sweep_file(path: str | Path) -> dict[str, Any]:
+    """Read a sweep TOML file into plain data (validated later with the flags merged in)."""
+    p = Path(path)
+    try:
+        return tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such sweep file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{p}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: not UTF-8 text") from None
+
+
+def plan_rows(config: SweepConfig) -> list[dict[str, Any]]:
+    """Lay out every row of the sweep with its execution position.
+
+    Within each repeat, every model runs the arms in that repeat's sequence of the execution
+    design (a rotating Latin square or a Williams design), so each arm leads equally often.
+    """
+    s = config.sweep
+    sequences = execution_order(s.arms, s.repeats, s.design)
+    rows: list[dict[str, Any]] = []
+    for scenario in s.scenario_names():
+        for repeat, sequence in enumerate(sequences):
+            for entry in config.models:
+                for arm_id in sequence:
+                    arm = get_arm(arm_id)
+                    rows.append({
+                        "position": len(rows), "scenario": scenario, "model": entry["id"],
+                        "arm": arm_id, "repeat": repeat, "prompt_digest": arm.prompt_digest,
+                        "declared_ceilings": arm.declared_ceilings,
+                        "output_budget": arm.output_budget, "carry_cap": arm.carry_cap,
+                    })
+    return rows
+
+
+def new_sweep_id() -> str:
+    """A short unique sweep id."""
+    return uuid.uuid4().hex[:10]

@@ -1,0 +1,1 @@
+"""foldscope.ui package."""

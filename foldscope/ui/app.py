@@ -1,0 +1,96 @@
+"""The foldscope Textual app: registers themes, opens the sweep screen, runs a sweep worker."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding
+from textual.worker import Worker, WorkerState
+
+from foldscope.engine.runner import SweepRunner
+from foldscope.ui.screens.sweep import SweepScreen
+from foldscope.ui.theme import FACT_VARIABLES, THEMES
+
+
+class FoldscopeApp(App[None]):
+    """Watch (and optionally run) a sweep stored in a foldscope database.
+
+    Args:
+        db_path: the database.
+        sweep_id: the sweep to show (default: the newest).
+        run: start the sweep's runner in a background worker.
+        latency_scale: passed to the runner (simulated latency multiplier).
+    """
+
+    TITLE = "foldscope"
+    CSS = """
+    #body { padding: 0 1; }
+    #title { margin: 1 0 0 0; }
+    #progress { margin: 1 0 0 0; }
+    #status { color: $text-muted; margin: 0 0 1 0; }
+    #legend { margin: 1 0 0 0; }
+    """
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]
+    """App-wide bindings."""
+
+    def __init__(self, db_path: str, *, sweep_id: str | None = None, run: bool = False,
+                 latency_scale: float | None = None) -> None:
+        super().__init__()
+        self.db_path = db_path
+        self.sweep_id = sweep_id
+        self.run_sweep = run
+        self.latency_scale = latency_scale
+        self.runner: SweepRunner | None = None
+        self.sweep_status: str | None = None
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(FACT_VARIABLES)
+
+    def on_mount(self) -> None:
+        for theme in THEMES:
+            self.register_theme(theme)
+        self.theme = "foldscope-dark"
+        self.push_screen(SweepScreen(self.db_path, self.sweep_id))
+        if self.run_sweep and self.sweep_id:
+            self.runner = SweepRunner(self.db_path, self.sweep_id, latency_scale=self.latency_scale)
+            self.execute_sweep()
+
+    @work(thread=True, group="sweep", exit_on_error=False, description="run the sweep")
+    def execute_sweep(self) -> str:
+        """Run the sweep in its own thread and event loop; every fold is committed as it lands."""
+        assert self.runner is not None
+        try:
+            return asyncio.run(self.runner.run())
+        except asyncio.CancelledError:
+            return "cancelled"
+
+    @on(Worker.StateChanged)
+    def sweep_worker_changed(self, event: Worker.StateChanged) -> None:
+        """Record how the sweep worker ended and tell the person if it failed."""
+        if event.worker.group != "sweep":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self.sweep_status = event.worker.result
+            self.notify(f"sweep {self.sweep_id} {event.worker.result}", timeout=5)
+        elif event.state == WorkerState.ERROR:
+            self.sweep_status = "error"
+            self.notify(f"sweep stopped: {event.worker.error}", severity="error", timeout=30)
+
+    async def action_quit(self) -> None:
+        """Quit; a running sweep is cancelled first so the database is left consistent."""
+        self.stop_sweep()
+        self.exit()
+
+    def stop_sweep(self) -> None:
+        """Cancel a running sweep: calls in flight are lost, committed folds stay."""
+        if self.runner is not None:
+            self.runner.cancel()
+
+    def on_unmount(self) -> None:
+        self.stop_sweep()
+
+    def _sweep_kwargs(self) -> dict[str, Any]:
+        return {"db_path": self.db_path, "sweep_id": self.sweep_id}

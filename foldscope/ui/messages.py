@@ -1,0 +1,31 @@
+"""App-wide messages: snapshots of the store that pollers post to screens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.message import Message
+
+
+@dataclass
+class SweepSnapshot(Message):
+    """The latest cells and progress of one sweep, read from the store by a poller."""
+
+    sweep_id: str
+    sweep: dict[str, Any]
+    cells: list[dict[str, Any]]
+    progress: dict[str, int]
+
+    def can_replace(self, message: Message) -> bool:
+        # Only the newest snapshot matters; older ones queued behind it can be dropped.
+        return isinstance(message, SweepSnapshot) and message.sweep_id == self.sweep_id
+
+
+@dataclass
+class SweepFinished(Message):
+    """The sweep worker ended (done, stopped, cancelled or failed)."""
+
+    sweep_id: str
+    status: str
+    error: str | None = None

@@ -1,0 +1,81 @@
+"""The live arm × model grid: mean recall with valid/total rows in every cell."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+
+DEFAULT_COLOURS = {"fact-present": "green", "fact-mutated": "yellow", "fact-missing": "red",
+                   "cell-pending": "grey50"}
+
+
+def cell_text(cell: dict[str, Any] | None, colours: dict[str, str] = DEFAULT_COLOURS) -> Text:
+    """Render one cell: mean recall (or a dash) and ``valid/rows``; unfinished counts are dim.
+
+    Colours come from theme variables (passed in as ``colours``), never hard-coded styles.
+    """
+    if cell is None:
+        return Text("·", style=colours["cell-pending"])
+    recall = cell.get("mean_recall")
+    rows = cell["rows"]
+    finished = cell["done_rows"] + cell["failed_rows"]
+    counts = f"{cell['valid_rows']}/{rows}"
+    if recall is None:
+        label = Text("  —  ", style="dim")
+    else:
+        var = "fact-present" if recall >= 0.8 else ("fact-mutated" if recall >= 0.4 else "fact-missing")
+        style = f"bold {colours[var]}"
+        label = Text(f"{recall:5.2f}", style=style)
+    tail = Text(f"  {counts}", style="" if finished == rows else "dim")
+    if cell.get("running_rows"):
+        tail.append(" ⟳", style="dim cyan")
+    return Text.assemble(label, tail)
+
+
+class SweepGrid(DataTable):
+    """A DataTable keyed by arm (rows) and model (columns), updated cell by cell."""
+
+    DEFAULT_CSS = """
+    SweepGrid { height: auto; max-height: 100%; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="cell", zebra_stripes=True, **kwargs)
+        self._models: list[str] = []
+        self._arms: list[str] = []
+        self._shown: dict[tuple[str, str], str] = {}
+
+    def set_layout(self, arms: list[str], models: list[str]) -> None:
+        """Lay out the grid once per sweep: one row per arm, one column per model."""
+        if arms == self._arms and models == self._models:
+            return
+        self.clear(columns=True)
+        self._arms, self._models, self._shown = list(arms), list(models), {}
+        self.add_column(Text("arm", style="bold"), key="arm", width=5)
+        for model in models:
+            self.add_column(Text(model, style="bold"), key=model, width=max(14, len(model) + 2))
+        for arm in arms:
+            self.add_row(Text(arm, style="bold"),
+                         *[cell_text(None, self._colours()) for _ in models], key=arm)
+
+    def _colours(self) -> dict[str, str]:
+        variables = self.app.get_css_variables()
+        return {k: variables.get(k, v) for k, v in DEFAULT_COLOURS.items()}
+
+    def update_cells(self, cells: list[dict[str, Any]]) -> int:
+        """Update only the cells whose content changed; return how many changed."""
+        changed = 0
+        for cell in cells:
+            key = (cell["arm"], cell["model"])
+            if cell["arm"] not in self._arms or cell["model"] not in self._models:
+                continue
+            text = cell_text(cell, self._colours())
+            if self._shown.get(key) == text.plain:
+                continue
+            self._shown[key] = text.plain
+            self.update_cell(cell["arm"], cell["model"], text)
+            changed += 1
+        return changed

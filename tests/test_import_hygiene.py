@@ -1,0 +1,34 @@
+"""Architecture guard: foldscope.core imports no textual, httpx or sqlite; engine no textual."""
+
+import json
+import subprocess
+import sys
+
+FORBIDDEN_CORE = ("textual", "httpx", "sqlite3", "sqlite_utils", "rich")
+
+
+def _modules_after(import_line: str) -> set[str]:
+    code = f"import sys, json; {import_line}; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return set(json.loads(out.stdout))
+
+
+def test_core_is_pure():
+    import pkgutil
+
+    import foldscope.core as core
+
+    names = [f"foldscope.core.{m.name}" for m in pkgutil.iter_modules(core.__path__)]
+    loaded = _modules_after("; ".join(f"import {n}" for n in names))
+    leaked = {m for m in loaded for bad in FORBIDDEN_CORE if m == bad or m.startswith(bad + ".")}
+    assert not leaked, f"foldscope.core pulled in {sorted(leaked)}"
+
+
+def test_engine_never_imports_textual():
+    import pkgutil
+
+    import foldscope.engine as engine
+
+    names = [f"foldscope.engine.{m.name}" for m in pkgutil.iter_modules(engine.__path__)]
+    loaded = _modules_after("; ".join(f"import {n}" for n in names))
+    assert not {m for m in loaded if m == "textual" or m.startswith("textual.")}
