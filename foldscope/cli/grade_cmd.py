@@ -1,0 +1,149 @@
+"""``foldscope grade``: grade any answer text against a scenario's graded facts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import unicodedata
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from foldscope.core.errors import FoldscopeError
+from foldscope.core.grading import FactGrade, LabelledValue, grade_answer, recall
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``grade`` command to the top-level parser.
+
+    Args:
+        subparsers: the object ``ArgumentParser.add_subparsers`` returned.
+    """
+    parser = subparsers.add_parser(
+        "grade",
+        help="grade an answer text against a scenario's graded facts",
+        description="Grade a recall answer (lines of `label: value`) against a scenario's graded "
+        "facts: per label, whether it is correct, the value found and the unit diagnostic.",
+    )
+    parser.add_argument("--scenario", required=True, metavar="NAME",
+                        help="scenario name (e.g. kestrel) or path to a scenario .toml file")
+    parser.add_argument("--answer", required=True, metavar="FILE",
+                        help="file holding the answer text; - reads standard input")
+    parser.add_argument("--json", action="store_true", help="print the grades as JSON")
+    parser.set_defaults(handler=run)
+
+
+def _load_graded(name: str) -> list[LabelledValue]:
+    # Imported here so that ``foldscope --help`` works in a checkout where the scenario loader
+    # is not built yet, and so tests can substitute a scenario source.
+    from foldscope.core.scenario import load_scenario
+
+    return list(load_scenario(name).graded)
+
+
+def read_answer(source: str) -> str:
+    """Read the answer text from a file, or from standard input for ``-``.
+
+    Args:
+        source: a path, or ``-``.
+
+    Returns:
+        The text.
+
+    Raises:
+        FoldscopeError: the file is missing, unreadable or not UTF-8 (one line naming it).
+    """
+    if source == "-":
+        return sys.stdin.read()
+    path = Path(source)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FoldscopeError(f"answer file not found: {source}") from None
+    except IsADirectoryError:
+        raise FoldscopeError(f"answer file is a directory: {source}") from None
+    except UnicodeDecodeError:
+        raise FoldscopeError(f"answer file is not UTF-8 text: {source}") from None
+    except OSError as exc:
+        raise FoldscopeError(f"cannot read answer file {source}: {exc.strerror}") from None
+
+
+def _literal(text: str) -> str:
+    """Show model output literally: control characters (ESC, CR, ...) become visible escapes."""
+    return "".join(
+        f"\\x{ord(ch):02x}" if ord(ch) < 0x100 and unicodedata.category(ch) == "Cc"
+        else f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cc", "Cs") else ch
+        for ch in text
+    )
+
+
+def grades_json(scenario: str, grades: Sequence[FactGrade]) -> dict[str, Any]:
+    """Build the JSON document ``grade --json`` prints.
+
+    Args:
+        scenario: the scenario name as given.
+        grades: the fact grades.
+
+    Returns:
+        ``{"scenario", "recall", "correct", "graded", "facts": [...]}``; recall is null when
+        nothing was graded.
+    """
+    value = recall(grades)
+    return {
+        "scenario": scenario,
+        "recall": None if value != value else value,  # NaN is not JSON
+        "correct": sum(g.correct for g in grades),
+        "graded": len(grades),
+        "facts": [
+            {"label": g.label, "expected": g.expected, "found": g.found, "correct": g.correct,
+             "abstained": g.abstained, "unit_dropped": g.unit_dropped}
+            for g in grades
+        ],
+    }
+
+
+def format_grades(scenario: str, grades: Sequence[FactGrade]) -> str:
+    """Render grades as the human-readable table ``grade`` prints.
+
+    Args:
+        scenario: the scenario name as given.
+        grades: the fact grades.
+
+    Returns:
+        The text, one line per fact and a recall line.
+    """
+    width = max((len(g.label) for g in grades), default=0)
+    lines = []
+    for g in grades:
+        verdict = "correct" if g.correct else "abstained" if g.abstained else "wrong"
+        found = "(no line)" if g.found is None else _literal(g.found) or "(empty)"
+        line = f"{verdict:<9}  {g.label:<{width}}  {found}"
+        if not g.correct:
+            line += f"   [expected: {g.expected}]"
+        if g.unit_dropped:
+            line += "   [unit dropped]"
+        lines.append(line)
+    correct = sum(g.correct for g in grades)
+    rate = recall(grades)
+    shown = "n/a" if rate != rate else f"{rate:.3f}"
+    lines.append(f"recall {correct}/{len(grades)} = {shown}   (scenario {scenario})")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Grade the answer and print the result.
+
+    Args:
+        args: parsed ``grade`` arguments.
+
+    Returns:
+        0 (the grade is the output, not the exit code).
+    """
+    answer = read_answer(args.answer)  # before loading: a bad path should fail fast
+    grades = grade_answer(answer, _load_graded(args.scenario))
+    if args.json:
+        print(json.dumps(grades_json(args.scenario, grades), ensure_ascii=False, indent=2))
+    else:
+        print(format_grades(args.scenario, grades))
+    return 0

@@ -1,0 +1,37 @@
+"""``foldscope probe MODEL…``: capability-probe models (strict schema, reasoning off, pinned)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+
+from foldscope.engine.models import load_models_toml, resolve_model
+from foldscope.engine.probe import OK, format_line, probe_models
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``probe`` command."""
+    p = subparsers.add_parser(
+        "probe", help="probe models for strict-schema support and name culprit parameters",
+        description="Send each model the smallest strict-schema request a sweep sends and report "
+        "a verdict (ok, probe_rejected_no_endpoint_for_parameters, "
+        "probe_rejected_reasoning_not_disableable, schema_advertised_reply_nonconforming, "
+        "transport_error). Exit status 0 when every verdict is ok, 1 otherwise.")
+    p.add_argument("models", nargs="+", metavar="MODEL", help="model ids (sim/faithful, …)")
+    p.add_argument("--config", metavar="FILE", help="TOML model file with [[models]] entries")
+    p.add_argument("--json", action="store_true", help="print a JSON list, one object per model")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Probe the models named on the command line."""
+    configured = load_models_toml(args.config) if args.config else None
+    cfgs = [resolve_model(m, configured) for m in args.models]  # unknown id → one line, exit 2
+    results = asyncio.run(probe_models(cfgs))
+    if args.json:
+        print(json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2))
+    else:
+        for r in results:
+            print(format_line(r))
+    return 0 if all(r.verdict == OK for r in results) else 1

@@ -1,0 +1,105 @@
+"""Execution designs: the order in which a sweep interleaves its arms (Latin square, Williams)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from foldscope.core.errors import ConfigError
+
+DESIGNS: tuple[str, ...] = ("latin", "williams")
+"""Every design name ``execution_order`` accepts."""
+
+
+def _check_arms(arms: Sequence[str]) -> list[str]:
+    arms = list(arms)
+    if not arms:
+        raise ConfigError("execution design needs at least one arm")
+    seen: set[str] = set()
+    for arm in arms:
+        if arm in seen:
+            raise ConfigError(f"arm {arm!r} is listed twice in the execution design")
+        seen.add(arm)
+    return arms
+
+
+def latin_square(arms: Sequence[str]) -> list[list[str]]:
+    """Rotating Latin square: sequence i starts at arm i and keeps the given cyclic order.
+
+    Every arm leads exactly once and stands in every position exactly once.
+
+    Args:
+        arms: distinct arm ids.
+
+    Returns:
+        n sequences of n arms.
+
+    Raises:
+        ConfigError: no arms, or an arm listed twice.
+    """
+    arms = _check_arms(arms)
+    return [arms[i:] + arms[:i] for i in range(len(arms))]
+
+
+def williams(arms: Sequence[str]) -> list[list[str]]:
+    """Williams design: a Latin square that also balances first-order carryover.
+
+    The first sequence interleaves from both ends (0, 1, n-1, 2, n-2, ...); the others add i
+    modulo n. For even n that square has every ordered pair adjacent exactly once. For odd n no
+    single square can, so the mirror image of each sequence is appended (2n sequences, every
+    ordered pair adjacent exactly twice). One arm gives the one trivial sequence.
+
+    Args:
+        arms: distinct arm ids.
+
+    Returns:
+        n sequences (even n, and n = 1) or 2n sequences (odd n ≥ 3).
+
+    Raises:
+        ConfigError: no arms, or an arm listed twice.
+    """
+    arms = _check_arms(arms)
+    n = len(arms)
+    first: list[int] = []
+    low, high = 0, n - 1
+    for k in range(n):
+        if k % 2 == 0:
+            first.append(low)
+            low += 1
+        else:
+            first.append(high)
+            high -= 1
+    # ``first`` is 0, n-1, 1, n-2, ...; the textbook 0, 1, n-1, 2, ... is its mirror modulo n,
+    # and either one has all differences between neighbours distinct, which is what balances.
+    square = [[arms[(j + i) % n] for j in first] for i in range(n)]
+    if n % 2 == 1 and n > 1:
+        square += [list(reversed(seq)) for seq in square]
+    return square
+
+
+def execution_order(arms: Sequence[str], repeats: int, design: str = "latin") -> list[list[str]]:
+    """Arm order for each repeat of a sweep, cycling through the design's sequences.
+
+    Balance is exact when ``repeats`` is a multiple of the design's sequence count (n for a
+    Latin square, n or 2n for Williams); otherwise the first sequences come up once more.
+
+    Args:
+        arms: distinct arm ids.
+        repeats: how many repeats the sweep runs (0 gives no sequences).
+        design: ``"latin"`` or ``"williams"``.
+
+    Returns:
+        One arm sequence per repeat.
+
+    Raises:
+        ConfigError: unknown design, negative repeats, no arms, or an arm listed twice.
+    """
+    if design == "latin":
+        square = latin_square(arms)
+    elif design == "williams":
+        square = williams(arms)
+    else:
+        raise ConfigError(f"unknown execution design {design!r}; expected one of: "
+                          f"{', '.join(DESIGNS)}")
+    if repeats < 0:
+        raise ConfigError(f"repeats must be 0 or more, got {repeats}")
+    return [list(square[r % len(square)]) for r in range(repeats)]

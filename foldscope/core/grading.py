@@ -1,0 +1,533 @@
+"""Graders: whole-token matching, label-bound recall grading, presence, unit and answer diagnostics.
+
+Matching rules, decided once here so every grader and panel agrees:
+
+* Both sides are NFC-normalised, so a composed and a decomposed ``ё`` are the same letter.
+  Compatibility forms are *not* folded (no NFKC): a full-width ``６２１１４`` is a different string.
+* Invisible joiners (ZWJ, ZWNJ, word joiner, BOM, soft hyphen) are deleted on both sides before
+  matching: a reader cannot see them, so they neither break a value nor separate it from its
+  neighbours (``62114`` + ZWJ + ``0`` reads as ``621140``). A zero-width *space* is a word
+  separator in scripts without spaces, so it counts as a space.
+* Identifiers compare case-sensitively (``kid-7F3A9C21`` is not ``kid-7f3a9c21``); label lookup is
+  case-insensitive. ``contains_token(..., casefold=True)`` exists for diagnostics.
+* Any run of whitespace in a value matches any run of whitespace in the text.
+* Boundaries are checked only on a side where the value's own edge character is a word character
+  (``str.isalnum()``, ``_``, or a combining mark, which belongs to the letter before it). There the
+  neighbour must not be a word character, and must not be an infix joiner (``.`` or ``-``) that
+  is itself glued to a word character on its far side: ``62114.`` at a sentence end matches, but
+  ``62114.5``, ``/opt/x.lock.bak``, ``zone-b.kestrel-internal.net`` (for ``kestrel-internal.net``)
+  and the range ``62110-62114`` (for ``62114``) do not. ``/``, ``:`` and ``@`` are not joiners, so
+  ``localhost:62114`` and ``62114/tcp`` match.
+* A side where the value's edge is punctuation (``@marta…``, ``…/assets/``) is not checked: the
+  value's author chose that edge as the boundary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Protocol
+
+from rapidfuzz import fuzz, process
+
+
+class LabelledValue(Protocol):
+    """Anything with a label and a value: a scenario fact, a test stand-in."""
+
+    @property
+    def label(self) -> str: ...  # noqa: D102 - protocol member
+
+    @property
+    def value(self) -> str: ...  # noqa: D102 - protocol member
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole-token matching
+# ---------------------------------------------------------------------------------------------
+
+_JOINERS = ".-"
+_INVISIBLE_RE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
+_INVISIBLE_REPLACEMENT = {"\u200b": " "}  # every other invisible character is deleted
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_" or unicodedata.category(ch).startswith("M")
+
+
+def normalize(text: str) -> str:
+    """Bring a text to the form the matchers compare: invisible joiners gone, NFC.
+
+    Args:
+        text: a carrier, an answer or a value.
+
+    Returns:
+        The normalised text (the same object when nothing changes, e.g. plain ASCII).
+    """
+    if text.isascii():
+        return text
+    if _INVISIBLE_RE.search(text):
+        text = _INVISIBLE_RE.sub(lambda m: _INVISIBLE_REPLACEMENT.get(m.group(), ""), text)
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+
+
+@dataclass(frozen=True)
+class _ValuePattern:
+    regex: re.Pattern[str] | None  # None for a value that is empty after normalisation
+    check_left: bool
+    check_right: bool
+
+
+@lru_cache(maxsize=4096)
+def _value_pattern(value: str, casefold: bool) -> _ValuePattern:
+    value = normalize(value)
+    if casefold:
+        value = value.casefold()
+    parts = value.split()
+    if not parts:
+        return _ValuePattern(None, False, False)
+    check_left, check_right = _is_word(parts[0][0]), _is_word(parts[-1][-1])
+    body = r"\s+".join(map(re.escape, parts))
+    # The lookarounds reject the common glued cases inside the regex engine; ``_free`` then
+    # applies the full rule (combining marks) to the few candidates left.
+    left = r"(?<!\w)(?<!\w[.\-])" if check_left else ""
+    right = r"(?!\w)(?![.\-]\w)" if check_right else ""
+    return _ValuePattern(re.compile(left + body + right), check_left, check_right)
+
+
+def _glued_left(text: str, start: int) -> bool:
+    if start == 0:
+        return False
+    before = text[start - 1]
+    if _is_word(before):
+        return True
+    return before in _JOINERS and start >= 2 and _is_word(text[start - 2])
+
+
+def _glued_right(text: str, end: int) -> bool:
+    if end >= len(text):
+        return False
+    after = text[end]
+    if _is_word(after):
+        return True
+    return after in _JOINERS and end + 1 < len(text) and _is_word(text[end + 1])
+
+
+def _contains_prepared(text: str, value: str, casefold: bool = False) -> bool:
+    pattern = _value_pattern(value, casefold)
+    if pattern.regex is None:
+        return False
+    pos = 0
+    # Search from every candidate start, not just after the previous match: an occurrence that
+    # is glued must not hide an overlapping one that is free (``162114 62114`` style).
+    while (match := pattern.regex.search(text, pos)) is not None:
+        if not (pattern.check_left and _glued_left(text, match.start())) and not (
+            pattern.check_right and _glued_right(text, match.end())
+        ):
+            return True
+        pos = match.start() + 1
+    return False
+
+
+def contains_token(text: str, value: str, *, casefold: bool = False) -> bool:
+    """Tell whether a value occurs in a text as a whole token (see the module rules).
+
+    Args:
+        text: the text to search (an answer line, a carrier).
+        value: the expected value; an empty or all-whitespace value never matches.
+        casefold: compare case-insensitively (diagnostics only; grading is case-sensitive).
+
+    Returns:
+        True when at least one occurrence is free on every side the rules check.
+    """
+    text = normalize(text)
+    return _contains_prepared(text.casefold() if casefold else text, value, casefold)
+
+
+def present_in(text: str, value: str) -> bool:
+    """Presence grader for one value: the same whole-token rule as ``contains_token``.
+
+    Args:
+        text: a carrier (or any text).
+        value: the planted value.
+
+    Returns:
+        True when the carrier holds the value as a whole token.
+    """
+    return contains_token(text, value)
+
+
+def presence(carrier_text: str, facts: Iterable[LabelledValue]) -> dict[str, bool]:
+    """Presence grader for a carrier: which planted values it holds.
+
+    Args:
+        carrier_text: the carrier exactly as the next fold receives it.
+        facts: the facts to look for.
+
+    Returns:
+        ``{label: present}`` in the order of ``facts``.
+    """
+    text = normalize(carrier_text)  # once, not once per fact: carriers run to 100k characters
+    return {fact.label: _contains_prepared(text, fact.value) for fact in facts}
+
+
+# ---------------------------------------------------------------------------------------------
+# Binding answer lines to labels
+# ---------------------------------------------------------------------------------------------
+
+LABEL_MATCH_CUTOFF = 85.0
+"""Minimum rapidfuzz ``ratio`` for a near label (a typo, a dropped letter) to bind."""
+
+_FENCE_RE = re.compile(r"^\s*(```|~~~)")
+_TABLE_RULE_RE = re.compile(r"^\s*\|?[\s:|-]+\|?\s*$")
+# Bullets, numbering, headings and quote markers a model may put in front of a label line.
+_LINE_PREFIX_RE = re.compile(r"^\s*(?:(?:[-*+•·‣▪◦–—>]|#{1,6}|\(?\d{1,3}[.)])\s*)*")
+# The first separator after the label. Spaced dashes only, so ``on-call handle`` stays one label.
+_SEPARATOR_RE = re.compile(r"\s*(?::|：|\s[-–—=]\s|=|→|->|\t)\s*")
+_LABEL_STRIP = " \t*_`\"'«»“”‘’„[]()<>?."
+_VALUE_WRAPPERS = (("**", "**"), ("__", "__"), ("`", "`"), ('"', '"'), ("'", "'"), ("«", "»"),
+                   ("“", "”"))
+
+
+def _norm_label(text: str) -> str:
+    text = normalize(text).replace("*", "").replace("`", "")
+    return " ".join(text.strip(_LABEL_STRIP).split()).casefold()
+
+
+def _clean_value(text: str) -> str:
+    text = text.strip()
+    # ``**label:** value`` leaves an unpaired ``**`` in front of the value.
+    if text.startswith("**") and text.count("**") % 2 == 1:
+        text = text[2:].strip()
+    # Wrappers models put around a value. Only matched pairs go, so a value that itself ends in
+    # punctuation keeps it.
+    changed = True
+    while changed:
+        changed = False
+        for opening, closing in _VALUE_WRAPPERS:
+            if len(text) > len(opening) + len(closing) and text.startswith(opening) \
+                    and text.endswith(closing):
+                text = text[len(opening): len(text) - len(closing)].strip()
+                changed = True
+    return text
+
+
+@dataclass(frozen=True)
+class _Line:
+    label_text: str
+    value: str
+    separated: bool  # False for a line with no separator: a bare label, or "label value"
+
+
+def _split_line(line: str) -> _Line | None:
+    """Split one answer line into its label text and value text; None for non-content lines."""
+    if _FENCE_RE.match(line) or not line.strip():
+        return None
+    if line.lstrip().startswith("|"):  # a markdown table row: | label | value |
+        if _TABLE_RULE_RE.match(line):
+            return None
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        return _Line(cells[0], "|".join(cells[1:]).strip(), True)
+    body = _LINE_PREFIX_RE.sub("", line, count=1)
+    match = _SEPARATOR_RE.search(body)
+    if match is None:
+        return _Line(body, "", False)
+    return _Line(body[: match.start()], body[match.end():], True)
+
+
+class _LabelIndex:
+    """Resolves the label text of an answer line to one of the asked labels."""
+
+    def __init__(self, labels: Sequence[str]) -> None:
+        self.by_norm: dict[str, str] = {}
+        for label in labels:
+            self.by_norm.setdefault(_norm_label(label), label)
+        self.norms = list(self.by_norm)
+
+    def resolve(self, line: _Line) -> tuple[str, str] | None:
+        """Return (asked label, value text) for a line that names a label, else None."""
+        norm = _norm_label(line.label_text)
+        if not norm:
+            return None
+        if norm in self.by_norm:
+            return self.by_norm[norm], line.value
+        # An asked label followed by more words. Longest wins so that one label being a prefix
+        # of another cannot steal its line.
+        prefixed = [n for n in self.norms if norm.startswith(n) and not _is_word(norm[len(n)])]
+        if prefixed:
+            label = self.by_norm[max(prefixed, key=len)]
+            if line.separated:  # "ledger service port (tcp): 62114": the words were a qualifier
+                return label, line.value
+            # "ledger service port 62114": no separator, the words after the label are the value.
+            rest = _LINE_PREFIX_RE.sub("", line.label_text, count=1)
+            words = rest.split()
+            return label, " ".join(words[len(label.split()):])
+        if not line.separated:
+            return None  # fuzzy matching a whole prose line against labels would bind noise
+        best = process.extract(norm, self.norms, scorer=fuzz.ratio,
+                               score_cutoff=LABEL_MATCH_CUTOFF, limit=2)
+        if not best or (len(best) == 2 and best[0][1] == best[1][1]):
+            return None  # nothing near, or equally near two labels: binding either is a guess
+        return self.by_norm[best[0][0]], line.value
+
+
+def _json_lines(answer_text: str) -> list[str] | None:
+    """Turn a JSON-object answer into ``label: value`` lines; None when it is not one."""
+    stripped = "\n".join(l for l in answer_text.strip().splitlines() if not _FENCE_RE.match(l))
+    if not stripped.strip().startswith("{"):
+        return None
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    return [f"{key}: {'null' if val is None else val}" for key, val in data.items()]
+
+
+def parse_answer(answer_text: str, labels: Sequence[str]) -> dict[str, str | None]:
+    """Bind each asked label to the value the answer gives for it.
+
+    Lines are ``label: value``; bullets, numbering, headings, bold or quoted labels, other case,
+    ``label = value``, ``label — value``, markdown table rows and a JSON object are all read.
+    A label line with nothing after the separator takes the next line as its value unless that
+    line names a label itself. When a label is answered twice, the first non-empty answer wins
+    (an echoed question list does not hide the real answer below it).
+
+    Args:
+        answer_text: the recall answer exactly as the model returned it.
+        labels: the labels asked for.
+
+    Returns:
+        ``{label: value text}`` for every asked label, in the order given; None when no line
+        names the label, "" when a line names it but gives no value.
+    """
+    index = _LabelIndex(labels)
+    lines = _json_lines(answer_text) or answer_text.splitlines()
+    split = [_split_line(line) for line in lines]
+    resolved = [index.resolve(parts) if parts is not None else None for parts in split]
+    bound: dict[str, str | None] = {label: None for label in labels}
+    for i, hit in enumerate(resolved):
+        if hit is None or bound[hit[0]]:
+            continue
+        label, value = hit[0], _clean_value(hit[1])
+        if not value:
+            nxt = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
+            if nxt is not None and resolved[nxt] is None and split[nxt] is not None:
+                value = _clean_value(_LINE_PREFIX_RE.sub("", lines[nxt], count=1))
+        bound[label] = value
+    return bound
+
+
+# ---------------------------------------------------------------------------------------------
+# Grading a recall answer
+# ---------------------------------------------------------------------------------------------
+
+# Ways models say "I don't know". Matched at the start of the cleaned value, whole word.
+_ABSTAIN_RE = re.compile(
+    r"^(?:unknown|n/?a|none|null|nil|unspecified|unavailable|not\s+"
+    r"(?:known|found|available|stated|given|specified|mentioned|provided|recorded|present|"
+    r"included|in\s+(?:the\s+)?summary)|no\s+(?:data|information|info|value|record|mention)|"
+    r"\?+|-+|—|–)(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def is_abstention(found: str | None) -> bool:
+    """Tell whether a bound answer says nothing: missing, empty, or ``unknown`` and its kin.
+
+    Args:
+        found: the answer text bound to a label (None when no line named it).
+
+    Returns:
+        True for an abstention.
+    """
+    if found is None:
+        return True
+    core = found.strip().strip("*_`\"'.()[]«» \t")
+    return not core or _ABSTAIN_RE.match(core) is not None
+
+
+def _unit_split(expected: str) -> tuple[str, str] | None:
+    """Split ``19 shards`` / ``2026-07-14 01:26 UTC`` into (number part, first unit word)."""
+    parts = normalize(expected).split()
+    cut = len(parts)
+    while cut > 0 and parts[cut - 1].isalpha():
+        cut -= 1
+    if cut == 0 or cut == len(parts) or not any(ch.isdigit() for ch in parts[cut - 1]):
+        return None
+    return " ".join(parts[:cut]), parts[cut]
+
+
+def unit_dropped(expected: str, answer: str | None) -> bool:
+    """Unit diagnostic: the answer kept the number but dropped its unit or zone word.
+
+    Reported beside the score, never inside it: ``19`` for ``19 shards`` is still incorrect.
+
+    Args:
+        expected: the planted value, e.g. ``19 shards`` or ``2026-07-14 01:26 UTC``.
+        answer: the answer text bound to the value's label.
+
+    Returns:
+        True when ``expected`` is ``<number part> <unit word(s)>``, the answer holds the number
+        part as a whole token, does not hold the whole value, and nowhere names the unit word.
+    """
+    if not answer:
+        return False
+    split = _unit_split(expected)
+    if split is None:
+        return False
+    head, unit = split
+    text = normalize(answer)
+    return (_contains_prepared(text, head)
+            and not _contains_prepared(text, expected)
+            and not _contains_prepared(text.casefold(), unit, casefold=True))
+
+
+@dataclass(frozen=True)
+class FactGrade:
+    """The grade of one graded fact in one recall answer."""
+
+    label: str
+    expected: str
+    found: str | None
+    """The answer text bound to the label; None when no line named it."""
+    correct: bool
+    """The expected value is a whole token of the text bound to *this* label."""
+    abstained: bool
+    """Not correct, and the answer said nothing: missing, empty or ``unknown``."""
+    unit_dropped: bool
+    """Diagnostic only: the number survived, its unit word did not."""
+
+
+def grade_answer(answer_text: str, facts: Sequence[LabelledValue]) -> list[FactGrade]:
+    """Grade a recall answer against the graded facts, binding each value to its label.
+
+    A value given under the wrong label is not correct for either label.
+
+    Args:
+        answer_text: the recall answer exactly as the model returned it.
+        facts: the graded facts asked at the recall turn.
+
+    Returns:
+        One ``FactGrade`` per fact, in the order of ``facts``.
+    """
+    bound = parse_answer(answer_text, [fact.label for fact in facts])
+    grades = []
+    for fact in facts:
+        found = bound[fact.label]
+        correct = bool(found) and contains_token(found, fact.value)
+        grades.append(FactGrade(
+            label=fact.label,
+            expected=fact.value,
+            found=found,
+            correct=correct,
+            abstained=not correct and is_abstention(found),
+            unit_dropped=not correct and unit_dropped(fact.value, found),
+        ))
+    return grades
+
+
+def recall(grades: Sequence[FactGrade]) -> float:
+    """Recall of one row: the fraction of graded facts answered correctly.
+
+    Args:
+        grades: the row's fact grades.
+
+    Returns:
+        correct ÷ graded; NaN when nothing was graded.
+    """
+    if not grades:
+        return float("nan")
+    return sum(g.correct for g in grades) / len(grades)
+
+
+# ---------------------------------------------------------------------------------------------
+# Classifying wrong answers (the fabrication panel)
+# ---------------------------------------------------------------------------------------------
+
+NEAR_MISS_RATIO = 80.0
+"""Minimum rapidfuzz ``ratio`` between an answer fragment and the value to call it a mutation."""
+
+ANSWER_CLASSES: tuple[str, ...] = ("correct", "abstained", "mutated", "fabricated", "wrong")
+"""Every class ``classify_answer`` returns."""
+
+_EDGE_PUNCT = " \t.,;:!?()[]{}<>\"'`*«»“”"
+
+
+def _shape(text: str) -> str:
+    return re.sub(r"\d", "0", text)
+
+
+def _fragments(found: str, expected: str) -> list[str]:
+    """Windows of the answer as many words long as the value (±1), edge punctuation stripped."""
+    words = normalize(found).split()
+    size = len(normalize(expected).split())
+    frags = {" ".join(words).strip(_EDGE_PUNCT)}
+    for width in {max(1, size - 1), size, size + 1}:
+        for i in range(max(1, len(words) - width + 1)):
+            frags.add(" ".join(words[i: i + width]).strip(_EDGE_PUNCT))
+    frags.discard("")
+    return sorted(frags)
+
+
+def near_miss(found: str, expected: str) -> bool:
+    """Tell whether an answer holds a mutated copy of the value.
+
+    A near miss is the value in another case, the number of a ``<number> <unit>`` value without
+    its unit (see ``unit_dropped``), a fragment with rapidfuzz ratio ≥
+    ``NEAR_MISS_RATIO``, or a fragment of the value's exact shape with changed digits. The shape
+    rule needs a non-digit skeleton (``2026-07-14 01:36 UTC``, ``kid-7F3A9C12``): every bare
+    five-digit number has the shape of a port, so shape alone says nothing about one.
+
+    Args:
+        found: the answer text bound to the value's label.
+        expected: the planted value.
+
+    Returns:
+        True for a near miss (including an exact match; callers test correctness first).
+    """
+    if not found or not expected.strip():
+        return False
+    if contains_token(found, expected, casefold=True) or unit_dropped(expected, found):
+        return True
+    value = normalize(expected).strip()
+    skeleton = re.sub(r"[\d\s]", "", value)
+    value_shape = _shape(value)
+    for frag in _fragments(found, expected):
+        if fuzz.ratio(frag, value) >= NEAR_MISS_RATIO:
+            return True
+        if skeleton and any(ch.isdigit() for ch in value) and _shape(frag) == value_shape:
+            return True
+    return False
+
+
+def classify_answer(grade: FactGrade, carrier_had_value: bool, *,
+                    known_values: Collection[str] = ()) -> str:
+    """Classify one graded answer for the fabrication panel.
+
+    Args:
+        grade: the fact's grade.
+        carrier_had_value: whether the final carrier (what the recall turn read) held the value.
+        known_values: other planted values of the scenario; an answer that gives one of them is a
+            swap, classed ``wrong`` rather than ``fabricated`` (the value was not invented).
+
+    Returns:
+        ``correct``; ``abstained``; ``mutated`` (a near miss of the value); ``fabricated`` (a
+        confident value that is no near miss, though the carrier lacked the value: invented);
+        or ``wrong`` (any other wrong answer, e.g. the carrier had the value and the model gave
+        something else).
+    """
+    if grade.correct:
+        return "correct"
+    if grade.abstained or not grade.found:
+        return "abstained"
+    if near_miss(grade.found, grade.expected):
+        return "mutated"
+    if any(contains_token(grade.found, other) for other in known_values
+           if other != grade.expected):
+        return "wrong"
+    return "wrong" if carrier_had_value else "fabricated"

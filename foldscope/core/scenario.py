@@ -1,0 +1,439 @@
+"""Scenarios as files: the TOML format, its validation, and loading into generated transcripts.
+
+A scenario file (``scenarios/<name>.toml``) looks like::
+
+    name = "smoke"                      # lower-case letters, digits and dashes
+    description = "Small and fast."     # one line
+    seed = 11                           # seeds the one random.Random that writes all filler
+    chunks = 3                          # number of chunks the session is folded in
+    tokens_per_chunk = 1500             # target estimated tokens per chunk (filler size)
+
+    [[facts]]                           # one table per planted fact, in recall order
+    label = "ledger service port"
+    value = "62114"
+    role = "tool"                       # tool | assistant | operator: who states it
+    chunk = 1                           # 1-BASED in files (as humans count); 0-based in the API
+    graded = true                       # asked at the recall turn; false = decoy, never asked
+    kind = "port"                       # free-form tag: port, path, cluster_id, licence_key ...
+
+At load the file is validated, the transcript is generated deterministically from the seed
+(``foldscope.core.scenario_gen`` documents the text conventions), and two checks run: no planted
+value is a substring of another planted value, and every value appears in the text of exactly
+the chunk the file names, once, and in no other chunk. Any failure is a ``ScenarioError`` with
+one line naming the file, the field and the problem, e.g.
+``scenarios/broken.toml: facts[3].role: must be one of tool, assistant, operator (got 'user')``
+(``facts[i]`` counts the ``[[facts]]`` tables from 0, like the API's indexes).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from foldscope.core.errors import ScenarioError, UnknownScenario
+from foldscope.core.scenario_gen import (
+    LOG_LINE_RE,
+    TURN_SEPARATOR,
+    Chunk,
+    FillerConflict,
+    Turn,
+    generate_chunks,
+)
+from foldscope.core.tokens import estimate_tokens
+
+__all__ = [
+    "ROLES",
+    "LOG_LINE_RE",
+    "TURN_SEPARATOR",
+    "Chunk",
+    "Fact",
+    "Scenario",
+    "Turn",
+    "list_scenarios",
+    "load_scenario",
+    "scenario_names",
+    "scenarios_dir",
+]
+
+ROLES: tuple[str, ...] = ("tool", "assistant", "operator")
+"""Who may state a planted fact, in the order error messages list them."""
+
+SCENARIOS_ENV = "FOLDSCOPE_SCENARIOS"
+"""Environment variable that points scenario lookup at another directory."""
+
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+# Generous upper bounds: they exist to turn a typo (an extra zero) into an error message rather
+# than a minute-long generation, not to limit real studies.
+_MAX_CHUNKS = 64
+_MAX_TOKENS_PER_CHUNK = 200_000
+
+
+def _single_line(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    if value != value.strip():
+        raise ValueError("must not start or end with whitespace")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        # Values end up on terminals and in transcripts: a newline would break the one-line
+        # fact form, an escape sequence would be interpreted by the terminal.
+        raise ValueError("must be one line without control characters")
+    return value
+
+
+class Fact(BaseModel):
+    """A planted fact: a labelled value stated once, by one role, in one chunk.
+
+    ``chunk`` is the 0-based chunk index (files use 1-based numbers; humans are shown 1-based).
+    Graded facts are asked at the recall turn; decoys (``graded=False``) never are.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    value: str
+    role: Literal["tool", "assistant", "operator"]
+    chunk: int
+    graded: bool
+    kind: str
+
+
+class _FactSpec(BaseModel):
+    """One ``[[facts]]`` table as written in a file (1-based chunk number)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    label: str
+    value: str
+    role: Literal["tool", "assistant", "operator"]
+    chunk: int = Field(ge=1)
+    graded: bool
+    kind: str
+
+    _one_line = field_validator("label", "value", "kind")(_single_line)
+
+
+class _ScenarioSpec(BaseModel):
+    """A whole scenario file as written."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str
+    description: str
+    seed: int
+    chunks: int = Field(ge=1, le=_MAX_CHUNKS)
+    tokens_per_chunk: int = Field(ge=100, le=_MAX_TOKENS_PER_CHUNK)
+    facts: list[_FactSpec] = Field(min_length=1)
+
+    _one_line = field_validator("description")(_single_line)
+
+    @field_validator("name")
+    @classmethod
+    def _name_shape(cls, value: str) -> str:
+        if not _NAME_RE.match(value):
+            raise ValueError("must be lower-case letters, digits and dashes")
+        return value
+
+
+@dataclass
+class Scenario:
+    """A loaded scenario: its generated chunks and planted facts. Treat it as read-only.
+
+    Loaded scenarios are cached and shared between callers, so mutating one would change it for
+    everyone else in the process.
+    """
+
+    name: str
+    description: str
+    seed: int
+    tokens_per_chunk: int
+    chunks: list[Chunk]
+    facts: list[Fact]
+    path: Path | None = None
+
+    @property
+    def graded(self) -> list[Fact]:
+        """The facts asked at the recall turn, in file order."""
+        return [f for f in self.facts if f.graded]
+
+    @property
+    def decoys(self) -> list[Fact]:
+        """The planted facts that are never asked, in file order."""
+        return [f for f in self.facts if not f.graded]
+
+    @property
+    def distributed(self) -> bool:
+        """True when the graded facts are spread over more than one chunk."""
+        return len({f.chunk for f in self.graded}) > 1
+
+    @property
+    def total_tokens(self) -> int:
+        """Estimated tokens of all chunks together (the sum of the per-chunk estimates)."""
+        return sum(c.tokens for c in self.chunks)
+
+    def facts_in_chunk(self, index: int) -> list[Fact]:
+        """The facts stated in one chunk.
+
+        Args:
+            index: 0-based chunk index.
+
+        Returns:
+            Those facts, in file order.
+        """
+        return [f for f in self.facts if f.chunk == index]
+
+    def fact(self, label: str) -> Fact:
+        """Look a fact up by its label.
+
+        Args:
+            label: The exact label.
+
+        Returns:
+            The fact.
+
+        Raises:
+            KeyError: No fact has that label.
+        """
+        for f in self.facts:
+            if f.label == label:
+                return f
+        raise KeyError(label)
+
+
+def scenarios_dir() -> Path:
+    """Return the directory scenario names are looked up in.
+
+    Returns:
+        ``$FOLDSCOPE_SCENARIOS`` when set, else the repository's ``scenarios/`` directory.
+    """
+    override = os.environ.get(SCENARIOS_ENV)
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def scenario_names() -> list[str]:
+    """Return the names of the scenario files in ``scenarios_dir()``, sorted.
+
+    Returns:
+        File stems of every ``*.toml`` there (empty when the directory is missing).
+    """
+    directory = scenarios_dir()
+    if not directory.is_dir():
+        return []
+    return sorted(p.stem for p in directory.glob("*.toml"))
+
+
+def _display(path: Path) -> str:
+    """The path as an error message shows it: relative to the working directory when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(file)"
+
+
+_TYPE_WORDS = {
+    "int_type": "must be an integer",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "list_type": "must be an array of [[facts]] tables",
+    "model_type": "must be a table",
+    "dict_type": "must be a table",
+}
+
+
+def _short(value: Any) -> str:
+    """``repr`` cut to a length that keeps an error message on one readable line."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _problem(error: Any) -> str:
+    """Phrase one pydantic error as a short clause a person can act on."""
+    kind, ctx = error["type"], error.get("ctx") or {}
+    got = error.get("input")
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "literal_error":
+        return f"must be one of {', '.join(ROLES)} (got {_short(got)})"
+    if kind in _TYPE_WORDS:
+        return f"{_TYPE_WORDS[kind]} (got {type(got).__name__} {_short(got)})"
+    if kind in ("greater_than_equal", "less_than_equal"):
+        word = "at least" if kind == "greater_than_equal" else "at most"
+        bound = ctx.get("ge", ctx.get("le"))
+        return f"must be {word} {bound} (got {_short(got)})"
+    if kind == "too_short":
+        return "must not be empty"
+    if kind == "value_error":
+        return str(ctx.get("error", error["msg"]))
+    return str(error["msg"]).splitlines()[0]
+
+
+def _fail(where: str, field: str, problem: str) -> ScenarioError:
+    return ScenarioError(f"{where}: {field}: {problem}")
+
+
+def _parse(path: Path) -> _ScenarioSpec:
+    where = _display(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ScenarioError(f"{where}: no such scenario file") from None
+    except OSError as exc:
+        raise ScenarioError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{where}: invalid TOML: {str(exc).splitlines()[0]}") from None
+    try:
+        spec = _ScenarioSpec.model_validate(data)
+    except ValidationError as exc:
+        # Several problems may be reported; the first one, stated precisely, is more useful on
+        # one line than all of them run together.
+        first = exc.errors()[0]
+        raise _fail(where, _loc(first["loc"]), _problem(first)) from None
+    _check_facts(spec, where)
+    return spec
+
+
+def _check_facts(spec: _ScenarioSpec, where: str) -> None:
+    """Checks that need the whole file: chunk range, unique labels, no value inside another."""
+    seen: dict[str, int] = {}
+    for i, fact in enumerate(spec.facts):
+        if fact.chunk > spec.chunks:
+            raise _fail(where, f"facts[{i}].chunk", f"must be between 1 and {spec.chunks} "
+                        f"(chunks = {spec.chunks}; got {fact.chunk})")
+        key = fact.label.casefold()
+        if key in seen:
+            raise _fail(where, f"facts[{i}].label",
+                        f"duplicate label {fact.label!r} (also facts[{seen[key]}])")
+        seen[key] = i
+    # A value inside another (62114 inside 621140) would make grading and placement ambiguous:
+    # the shorter one would be "present" wherever the longer one is. Case-insensitive, like the
+    # filler guard, so a hex decoy cannot hide a graded key id in another case.
+    folded = [f.value.casefold() for f in spec.facts]
+    for i, fact in enumerate(spec.facts):
+        for j, other in enumerate(spec.facts):
+            if i != j and folded[i] in folded[j] and (folded[i] != folded[j] or i > j):
+                what = "graded value" if fact.graded else "decoy value"
+                other_kind = "graded" if other.graded else "decoy"
+                relation = "duplicates" if folded[i] == folded[j] else "is a substring of"
+                raise _fail(where, f"facts[{i}].value",
+                            f"{what} {fact.value!r} {relation} facts[{j}].value "
+                            f"({other_kind}) {other.value!r}")
+
+
+def _check_placement(chunks: list[Chunk], facts: list[Fact], where: str) -> None:
+    """Every value must be stated once, in its own chunk, and nowhere else."""
+    folded_texts = [c.text.casefold() for c in chunks]
+    for i, fact in enumerate(facts):
+        needle = fact.value.casefold()
+        counts = [t.count(needle) for t in folded_texts]
+        if counts[fact.chunk] != 1 or sum(counts) != 1:
+            found = ", ".join(f"chunk {k + 1} x{n}" for k, n in enumerate(counts) if n) or "nowhere"
+            # Extra copies mean filler (timestamps, ids) contains the value: the fix is a value
+            # that cannot occur by chance, so say so rather than leave the author guessing.
+            hint = "; choose a more distinctive value" if sum(counts) > 1 else ""
+            raise _fail(where, f"facts[{i}].value",
+                        f"generated text must state {fact.value!r} once, in chunk "
+                        f"{fact.chunk + 1} only; found {found}{hint}")
+
+
+def _build(path: Path) -> Scenario:
+    spec = _parse(path)
+    where = _display(path)
+    facts = [
+        Fact(label=f.label, value=f.value, role=f.role, chunk=f.chunk - 1, graded=f.graded,
+             kind=f.kind)
+        for f in spec.facts
+    ]
+    try:
+        chunks = generate_chunks(spec.seed, spec.chunks, spec.tokens_per_chunk, facts,
+                                 estimate_tokens)
+    except FillerConflict as exc:
+        for i, f in enumerate(facts):
+            for name in ("value", "label"):
+                if getattr(f, name).casefold() == exc.needle:
+                    raise _fail(where, f"facts[{i}].{name}",
+                                f"{exc}; choose a more distinctive {name}") from None
+        raise ScenarioError(f"{where}: {exc}") from None
+    _check_placement(chunks, facts, where)
+    return Scenario(name=spec.name, description=spec.description, seed=spec.seed,
+                    tokens_per_chunk=spec.tokens_per_chunk, chunks=chunks, facts=facts,
+                    path=path)
+
+
+# Scenario generation is deterministic from the file, so a loaded scenario stays valid until the
+# file changes; keyed by mtime and size, an edited file is reloaded on the next call.
+_CACHE: dict[Path, tuple[tuple[int, int], Scenario]] = {}
+
+
+def _load_path(path: Path) -> Scenario:
+    resolved = path.resolve()
+    try:
+        stat = resolved.stat()
+    except FileNotFoundError:
+        raise ScenarioError(f"{_display(path)}: no such scenario file") from None
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    hit = _CACHE.get(resolved)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    scenario = _build(path)
+    _CACHE[resolved] = (stamp, scenario)
+    return scenario
+
+
+def _looks_like_path(value: str) -> bool:
+    return value.endswith(".toml") or "/" in value or os.sep in value
+
+
+def load_scenario(name_or_path: str | Path) -> Scenario:
+    """Load a scenario by name (from ``scenarios_dir()``) or from a file path.
+
+    Args:
+        name_or_path: A scenario name such as ``"kestrel"``, or a path to a ``.toml`` file (a
+            ``Path``, or a string containing a slash or ending in ``.toml``).
+
+    Returns:
+        The scenario with its chunks generated. Repeated loads of an unchanged file return the
+        same cached object.
+
+    Raises:
+        UnknownScenario: The name matches no file in ``scenarios_dir()``.
+        ScenarioError: The file is malformed or fails its load-time checks.
+    """
+    if isinstance(name_or_path, Path) or _looks_like_path(name_or_path):
+        return _load_path(Path(name_or_path))
+    path = scenarios_dir() / f"{name_or_path}.toml"
+    if not path.is_file():
+        known = ", ".join(scenario_names()) or "none"
+        raise UnknownScenario(f"unknown scenario {name_or_path!r} (known: {known})")
+    return _load_path(path)
+
+
+def list_scenarios() -> list[Scenario]:
+    """Load every scenario in ``scenarios_dir()``.
+
+    Returns:
+        The scenarios, sorted by file name.
+
+    Raises:
+        ScenarioError: One of the files is malformed (the message names it).
+    """
+    return [load_scenario(scenarios_dir() / f"{name}.toml") for name in scenario_names()]

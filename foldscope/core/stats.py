@@ -1,0 +1,181 @@
+"""Statistics for clustered recall data: row-count means, ICC(1), design effect, Wilson intervals.
+
+Rows are close to all-or-nothing, so the fourteen checks of one row are not fourteen independent
+trials. Every mean travels with its row count, and check-level data with the intraclass
+correlation and design effect that say how far to discount them. Undefined quantities come back
+as ``float("nan")``; nothing here raises ``ZeroDivisionError``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scipy import stats as _scipy_stats
+
+NAN = float("nan")
+
+
+def mean_with_n(values: Sequence[float]) -> tuple[float, int]:
+    """Mean of some values, with how many there were.
+
+    Args:
+        values: the values (e.g. per-row recalls).
+
+    Returns:
+        ``(mean, n)``; ``(nan, 0)`` when there are none.
+    """
+    n = len(values)
+    return (math.fsum(values) / n if n else NAN), n
+
+
+def icc_binary(groups: Sequence[Sequence[int | bool]]) -> float:
+    """One-way random-effects ICC(1) of 0/1 checks clustered in rows (ANOVA estimator).
+
+    With k clusters of sizes n_i (N in all): MSB = Σ n_i (ȳ_i − ȳ)² / (k − 1),
+    MSW = Σ Σ (y − ȳ_i)² / (N − k), n0 = (N − Σ n_i² / N) / (k − 1), and
+    ICC = (MSB − MSW) / (MSB + (n0 − 1) · MSW). n0 is the adjusted mean size that makes the
+    estimator fair when rows have different numbers of checks.
+
+    The raw estimate is returned, unclamped: it can be negative (rows less alike than chance),
+    and a report should show that rather than a silent 0. Its floor is −1 / (n0 − 1), so with
+    tiny unequal rows it can fall below −1. It never exceeds 1. Empty clusters are ignored.
+
+    Args:
+        groups: one sequence of 0/1 (or bool) checks per row.
+
+    Returns:
+        The ICC; NaN when undefined: fewer than two non-empty rows, no row with two or more
+        checks (no within-row variance can be measured), or every check identical (0/0: there
+        is no variance to apportion). Rows that agree inside but differ between give 1.0.
+    """
+    clusters = [[float(y) for y in g] for g in groups if len(g) > 0]
+    k = len(clusters)
+    total = sum(len(c) for c in clusters)
+    if k < 2 or total - k <= 0:
+        return NAN
+    grand = math.fsum(math.fsum(c) for c in clusters) / total
+    means = [math.fsum(c) / len(c) for c in clusters]
+    ssb = math.fsum(len(c) * (m - grand) ** 2 for c, m in zip(clusters, means))
+    ssw = math.fsum((y - m) ** 2 for c, m in zip(clusters, means) for y in c)
+    msb = ssb / (k - 1)
+    msw = ssw / (total - k)
+    n0 = (total - math.fsum(len(c) ** 2 for c in clusters) / total) / (k - 1)
+    denominator = msb + (n0 - 1) * msw
+    if denominator <= 0:
+        return NAN
+    return (msb - msw) / denominator
+
+
+def design_effect(m: float, icc: float) -> float:
+    """Design effect of clustering: DE = 1 + (m − 1) · ICC.
+
+    Args:
+        m: mean checks per row.
+        icc: the intraclass correlation (NaN propagates).
+
+    Returns:
+        The design effect.
+    """
+    return 1.0 + (m - 1.0) * icc
+
+
+def effective_n(n_checks: float, de: float) -> float:
+    """Effective number of independent checks: n ÷ DE.
+
+    Args:
+        n_checks: checks counted.
+        de: the design effect.
+
+    Returns:
+        n ÷ DE; NaN when DE is not positive or is NaN.
+    """
+    if not de > 0:  # also catches NaN
+        return NAN
+    return n_checks / de
+
+
+def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a proportion.
+
+    Args:
+        successes: successes (may be fractional, e.g. p · effective n).
+        n: trials (may be fractional); 0 gives (nan, nan).
+        confidence: two-sided confidence level, strictly between 0 and 1.
+
+    Returns:
+        ``(low, high)`` within [0, 1].
+
+    Raises:
+        ValueError: successes outside [0, n], negative n, or confidence outside (0, 1).
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    if n < 0 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
+    if n == 0 or math.isnan(n):
+        return NAN, NAN
+    z = float(_scipy_stats.norm.ppf(0.5 + confidence / 2))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    # At p = 0 or 1 the bound is exactly 0 or 1; floating point would leave 0.9999999999999999.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """Recall of one sweep cell (model × arm) with its clustering diagnostics."""
+
+    rows: int
+    """Valid rows in the cell: the n to print beside the mean."""
+    mean_recall: float
+    """Mean of per-row recalls."""
+    ci: tuple[float, float]
+    """Wilson interval at 95 %, on the design-effect-discounted number of checks."""
+    icc: float
+    """Raw ICC(1) of the checks clustered by row (may be negative or NaN)."""
+    design_effect: float
+    """1 + (m − 1) · ICC with the raw ICC (NaN when the ICC is)."""
+    checks: int
+    """Checks in all rows."""
+    mean_checks_per_row: float
+    """m: checks ÷ rows."""
+    effective_checks: float
+    """Checks ÷ the design effect the interval used."""
+
+
+def cell_summary(row_recalls: Sequence[float], check_groups: Sequence[Sequence[int | bool]],
+                 confidence: float = 0.95) -> CellSummary:
+    """Summarise one cell: mean recall with rows, a cluster-aware interval, ICC and DE.
+
+    The interval is a Wilson interval with the effective number of checks, N ÷ DE. For that
+    discount only, the ICC is clamped to [0, 1] and a NaN ICC is taken as 1: a negative ICC would
+    claim more information than the checks hold, and when the ICC is undefined (e.g. every
+    check identical) the safe assumption is that each row counts as one trial.
+
+    Args:
+        row_recalls: recall of each valid row.
+        check_groups: the 0/1 checks of each valid row (same rows).
+        confidence: level of the interval.
+
+    Returns:
+        The summary; NaN fields where a quantity is undefined (e.g. no rows).
+    """
+    mean, rows = mean_with_n(row_recalls)
+    checks = sum(len(g) for g in check_groups)
+    groups = sum(1 for g in check_groups if len(g) > 0)
+    m = checks / groups if groups else NAN
+    icc = icc_binary(check_groups)
+    de = design_effect(m, icc)
+    icc_for_ci = 1.0 if math.isnan(icc) else min(1.0, max(0.0, icc))
+    n_eff = effective_n(checks, design_effect(m, icc_for_ci)) if groups else NAN
+    if rows and not math.isnan(n_eff) and n_eff > 0 and 0.0 <= mean <= 1.0:
+        ci = wilson_interval(mean * n_eff, n_eff, confidence)
+    else:
+        ci = (NAN, NAN)
+    return CellSummary(rows=rows, mean_recall=mean, ci=ci, icc=icc, design_effect=de,
+                       checks=checks, mean_checks_per_row=m, effective_checks=n_eff)

@@ -1,0 +1,531 @@
+"""The model client: async Chat Completions calls with pinning, retries and typed errors.
+
+One dialect (OpenAI Chat Completions) covers OpenRouter, OpenAI, vLLM, llama.cpp server, Ollama
+and the simulated models. Infrastructure faults (connect errors, timeouts, 429, 5xx) are retried
+with bounded exponential backoff; rejections of the request itself are raised at once, typed, so a
+probe can tell the harness's parameters from the model. A reply that does not fit its schema is
+the model's behaviour and is returned like any other.
+
+Reasoning suppression for ``reasoning_param="openrouter"`` is sent as
+``"reasoning": {"enabled": false}``: OpenRouter documents ``enabled`` for every model, whereas
+``effort: "none"`` only exists for some OpenAI-style models.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from foldscope.core.errors import FoldscopeError, ModelError
+from foldscope.engine.models import SIM_BASE_URL, ModelConfig, is_routing_gateway
+
+log = logging.getLogger(__name__)
+
+SIMULATED_HEADER = "x-foldscope-simulated"
+SIM_FINGERPRINT = "foldscope-sim"
+RETRY_COUNT_HEADER = "x-retry-count"
+"""Zero-based attempt number sent with each request (simulated endpoints draw faults by it)."""
+
+RETRY_AFTER_CAP_S = 300.0
+"""Longest ``Retry-After`` honoured; a gateway asking for more is treated as asking for this."""
+
+_PARAMS_REJECTED = "no endpoints found that can handle the requested parameters"
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+
+
+class ClientError(FoldscopeError):
+    """A model call failed. ``str(err)`` is one line and never contains a secret."""
+
+    def __init__(self, message: str, *, model: str, status: int | None = None,
+                 attempts: int = 1) -> None:
+        super().__init__(message)
+        self.model = model
+        self.status = status
+        self.attempts = attempts
+
+
+class InfraError(ClientError):
+    """Infrastructure failed after all retries (``kind``: timeout, connect, rate_limited,
+    server_error)."""
+
+    def __init__(self, message: str, *, model: str, kind: str, status: int | None = None,
+                 attempts: int = 1) -> None:
+        super().__init__(message, model=model, status=status, attempts=attempts)
+        self.kind = kind
+
+
+class ParameterRejected(ClientError):
+    """The gateway has no endpoint that accepts the request's parameters (OpenRouter 404)."""
+
+
+class ReasoningNotDisableable(ClientError):
+    """The endpoint refuses to disable reasoning (400)."""
+
+
+class RequestRejected(ClientError):
+    """Any other 4xx: the request was refused and retrying it would not help."""
+
+
+# --------------------------------------------------------------------------------------------
+# Requests and replies
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat call: what the fold or recall layer asks for."""
+
+    messages: list[dict]
+    max_tokens: int
+    response_format: dict | None = None
+    temperature: float | None = None
+    """None: the model config's temperature."""
+    seed: int | None = None
+    """None: the model config's seed (if any)."""
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """What came back from a successful call, with its accounting."""
+
+    content: str
+    finish_reason: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float
+    """Wall time of the successful attempt (retries and backoff excluded)."""
+    cost_usd: float | None
+    simulated: bool
+    attempts: int
+    request_digest: str
+
+
+@dataclass(frozen=True)
+class EndpointInfo:
+    """One provider endpoint of a model as a gateway lists it (OpenRouter shape)."""
+
+    name: str
+    provider_name: str
+    tag: str | None
+    quantization: str | None
+    context_length: int | None
+    max_completion_tokens: int | None
+    price_prompt_per_mtok: float | None
+    price_completion_per_mtok: float | None
+    supported_parameters: tuple[str, ...]
+
+    def matches_pin(self, pin: str) -> bool:
+        """True when ``pin`` names this endpoint (by tag, provider name or its slug)."""
+        pin = pin.casefold()
+        names = {self.name.casefold(), self.provider_name.casefold(),
+                 self.provider_name.casefold().replace(" ", "-")}
+        if self.tag:
+            names |= {self.tag.casefold(), self.tag.casefold().split("/", 1)[0]}
+        return pin in names
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict (for probe output and pin records)."""
+        return {
+            "name": self.name, "provider_name": self.provider_name, "tag": self.tag,
+            "quantization": self.quantization, "context_length": self.context_length,
+            "max_completion_tokens": self.max_completion_tokens,
+            "price_prompt_per_mtok": self.price_prompt_per_mtok,
+            "price_completion_per_mtok": self.price_completion_per_mtok,
+            "supported_parameters": list(self.supported_parameters),
+        }
+
+
+def body_digest(body: dict) -> str:
+    """Return the sha256 hex digest of a request body in canonical JSON (sorted keys)."""
+    canon = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# Connection pools
+
+
+class _PoolRegistry:
+    """Shares one ``httpx.AsyncClient`` per (event loop, base URL, transport) among clients.
+
+    An AsyncClient belongs to the loop it first ran on, so the loop is part of the key; the
+    reference count closes a pool when its last ModelClient closes.
+    """
+
+    def __init__(self) -> None:
+        self._pools: dict[tuple, list] = {}
+
+    def acquire(self, base_url: str, transport: httpx.AsyncBaseTransport | None
+                ) -> tuple[tuple, httpx.AsyncClient]:
+        key = (id(asyncio.get_running_loop()), base_url, id(transport) if transport else None)
+        entry = self._pools.get(key)
+        if entry is None or entry[0].is_closed:
+            pool = httpx.AsyncClient(
+                transport=transport,
+                limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
+            )
+            entry = [pool, 0]
+            self._pools[key] = entry
+        entry[1] += 1
+        return key, entry[0]
+
+    async def release(self, key: tuple) -> None:
+        entry = self._pools.get(key)
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] <= 0:
+            del self._pools[key]
+            await entry[0].aclose()
+
+
+POOLS = _PoolRegistry()
+
+
+# --------------------------------------------------------------------------------------------
+# The client
+
+RetryHook = Callable[[str, float], None]
+Sleep = Callable[[float], Awaitable[Any]]
+
+
+class ModelClient:
+    """Calls one configured model.
+
+    Args:
+        cfg: the model config.
+        transport: an httpx transport to use instead of the network (tests, sims).
+        sleep: the coroutine used for backoff waits (tests inject a recorder).
+        rng: random source for backoff jitter.
+        on_retry: called with ``(kind, delay_s)`` before each backoff wait.
+    """
+
+    def __init__(self, cfg: ModelConfig, *, transport: httpx.AsyncBaseTransport | None = None,
+                 sleep: Sleep = asyncio.sleep, rng: random.Random | None = None,
+                 on_retry: RetryHook | None = None) -> None:
+        if transport is None and cfg.provider == "sim" and cfg.base_url == SIM_BASE_URL:
+            from foldscope.engine.sim.transport import SimTransport
+
+            transport = SimTransport.for_model(cfg)
+        self.cfg = cfg
+        self.on_retry = on_retry
+        self._transport = transport
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._pool_key: tuple | None = None
+        self._pool: httpx.AsyncClient | None = None
+
+    def __repr__(self) -> str:
+        return f"ModelClient(id={self.cfg.id!r}, provider={self.cfg.provider!r})"
+
+    async def __aenter__(self) -> ModelClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Release this client's share of its connection pool."""
+        if self._pool_key is not None:
+            key, self._pool_key, self._pool = self._pool_key, None, None
+            await POOLS.release(key)
+
+    # -- request building ---------------------------------------------------------------
+
+    def build_body(self, req: ChatRequest) -> dict:
+        """Return the JSON body for ``req`` under this model's config (pin, reasoning, seed)."""
+        cfg = self.cfg
+        body: dict[str, Any] = {
+            "model": cfg.wire_model,
+            "messages": req.messages,
+            "max_tokens": req.max_tokens,
+            "temperature": cfg.temperature if req.temperature is None else req.temperature,
+        }
+        seed = cfg.seed if req.seed is None else req.seed
+        if seed is not None:
+            body["seed"] = seed
+        if req.response_format is not None:
+            body["response_format"] = req.response_format
+        if cfg.reasoning_param == "openrouter":
+            body["reasoning"] = {"enabled": False}
+        elif cfg.reasoning_param == "vllm":
+            body["chat_template_kwargs"] = {"enable_thinking": False}
+        if is_routing_gateway(cfg) and cfg.pin:
+            provider: dict[str, Any] = {"order": [cfg.pin], "allow_fallbacks": False,
+                                        "require_parameters": True}
+            if cfg.quantizations:
+                provider["quantizations"] = list(cfg.quantizations)
+            body["provider"] = provider
+        return body
+
+    async def chat(self, req: ChatRequest) -> ChatReply:
+        """Send one chat request, retrying infrastructure faults.
+
+        Args:
+            req: the request.
+
+        Returns:
+            The reply (its content may be anything the model wrote, valid or not).
+
+        Raises:
+            InfraError: timeouts, connect errors, 429 or 5xx persisted past ``max_retries``.
+            ParameterRejected, ReasoningNotDisableable, RequestRejected: the request was refused.
+            ModelError: the API-key environment variable is not set.
+        """
+        return await self.send(self.build_body(req))
+
+    async def send(self, body: dict) -> ChatReply:
+        """Send a prepared body (see :meth:`build_body`); the probe uses this to relax parameters."""
+        digest = body_digest(body)
+        content = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        resp, latency, attempts = await self._request("POST", "/chat/completions", content)
+        return self._parse_reply(resp, latency, attempts, digest)
+
+    async def list_endpoints(self) -> list[EndpointInfo]:
+        """List the gateway's endpoints for this model (``GET /models/{author}/{slug}/endpoints``).
+
+        Returns:
+            The endpoints, in the gateway's order.
+        """
+        resp, _, _ = await self._request("GET", f"/models/{self.cfg.wire_model}/endpoints", None)
+        try:
+            data = resp.json()["data"]
+            items = data.get("endpoints") or []
+            return [_endpoint_info(e) for e in items]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise RequestRejected(f"{self.cfg.id}: endpoint listing is not in the expected shape",
+                                  model=self.cfg.id, status=resp.status_code) from None
+
+    # -- transport and retries ----------------------------------------------------------
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"content-type": "application/json", "accept": "application/json"}
+        env = self.cfg.api_key_env
+        if env:
+            # Read at call time so the key lives only in this dict and the outgoing request.
+            key = os.environ.get(env)
+            if not key:
+                raise ModelError(f"model '{self.cfg.id}': environment variable {env} "
+                                 "(api_key_env) is not set")
+            headers["authorization"] = f"Bearer {key}"
+        if self.cfg.provider == "openrouter":
+            headers["x-title"] = "foldscope"
+        return headers
+
+    def _secret(self) -> str | None:
+        env = self.cfg.api_key_env
+        return os.environ.get(env) if env else None
+
+    def _scrub(self, text: str) -> str:
+        # A gateway could echo the key in an error body; never let it into a message.
+        secret = self._secret()
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "[redacted]")
+        return " ".join(text.split())[:300]
+
+    def _acquire(self) -> httpx.AsyncClient:
+        if self._pool is None or self._pool.is_closed:
+            self._pool_key, self._pool = POOLS.acquire(self.cfg.base_url, self._transport)
+        return self._pool
+
+    async def _request(self, method: str, path: str, content: bytes | None
+                       ) -> tuple[httpx.Response, float, int]:
+        cfg = self.cfg
+        url = cfg.base_url + path
+        headers = self._headers()
+        pool = self._acquire()
+        max_attempts = cfg.max_retries + 1
+        for attempt in range(1, max_attempts + 1):
+            headers[RETRY_COUNT_HEADER] = str(attempt - 1)
+            retry_after: float | None = None
+            status: int | None = None
+            started = time.monotonic()
+            try:
+                resp = await pool.request(method, url, content=content, headers=headers,
+                                          timeout=cfg.timeout_s)
+            except httpx.TimeoutException as exc:
+                kind, detail = "timeout", type(exc).__name__
+            except httpx.TransportError as exc:
+                kind, detail = "connect", type(exc).__name__
+            else:
+                latency = time.monotonic() - started
+                status = resp.status_code
+                if status < 400 and not _is_error_body(resp):
+                    return resp, latency, attempt
+                if status < 400:  # a 200 carrying {"error": …}: use the code it states
+                    status = _error_code(resp) or 502
+                message = self._scrub(_error_message(resp))
+                if status == 429:
+                    kind, retry_after = "rate_limited", _retry_after(resp)
+                elif status >= 500 or status == 408:
+                    kind = "server_error" if status != 408 else "timeout"
+                else:
+                    raise self._rejection(status, message, attempt)
+                detail = f"HTTP {status} {message}".strip()
+            if attempt == max_attempts:
+                raise InfraError(f"{cfg.id}: {kind} after {attempt} attempt"
+                                 f"{'s' if attempt > 1 else ''} (last: {self._scrub(detail)})",
+                                 model=cfg.id, kind=kind, status=status,
+                                 attempts=attempt) from None
+            delay = self._delay(attempt, retry_after)
+            log.info("retrying %s after %s (attempt %d, waiting %.2fs)", cfg.id, kind, attempt, delay)
+            if self.on_retry is not None:
+                self.on_retry(kind, delay)
+            await self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, RETRY_AFTER_CAP_S)
+        # Equal jitter: half the exponential step is fixed, half random, so waits stay bounded
+        # below and concurrent rows that failed together do not retry in lockstep.
+        step = min(self.cfg.backoff_cap_s, self.cfg.backoff_base_s * 2 ** (attempt - 1))
+        return step / 2 + self._rng.uniform(0, step / 2)
+
+    def _rejection(self, status: int, message: str, attempts: int) -> ClientError:
+        low = message.casefold()
+        model = self.cfg.id
+        if status == 404 and _PARAMS_REJECTED in low:
+            return ParameterRejected(f"{model}: HTTP 404 no endpoint accepts the request's "
+                                     f"parameters ({message})", model=model, status=status,
+                                     attempts=attempts)
+        if status == 400 and "reasoning" in low and any(
+                s in low for s in ("mandatory", "cannot be disabled", "can't be disabled",
+                                   "not be disabled", "cannot disable")):
+            return ReasoningNotDisableable(f"{model}: HTTP 400 reasoning cannot be disabled "
+                                           f"({message})", model=model, status=status,
+                                           attempts=attempts)
+        return RequestRejected(f"{model}: HTTP {status} request rejected ({message})",
+                               model=model, status=status, attempts=attempts)
+
+    def _parse_reply(self, resp: httpx.Response, latency: float, attempts: int,
+                     digest: str) -> ChatReply:
+        cfg = self.cfg
+        try:
+            data = resp.json()
+            choice = data["choices"][0]
+            content = (choice.get("message") or {}).get("content") or ""
+            finish = choice.get("finish_reason") or "unknown"
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise InfraError(f"{cfg.id}: server_error (reply is not a chat completion)",
+                             model=cfg.id, kind="server_error", status=resp.status_code,
+                             attempts=attempts) from None
+        if not isinstance(content, str):
+            content = json.dumps(content, ensure_ascii=False)
+        usage = data.get("usage") or {}
+        prompt = _int_or_none(usage.get("prompt_tokens"))
+        completion = _int_or_none(usage.get("completion_tokens"))
+        cost = usage.get("cost")
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            cost_usd: float | None = float(cost)
+        elif (prompt is not None and completion is not None
+              and cfg.price_prompt_per_mtok is not None
+              and cfg.price_completion_per_mtok is not None):
+            cost_usd = (prompt * cfg.price_prompt_per_mtok
+                        + completion * cfg.price_completion_per_mtok) / 1e6
+        else:
+            cost_usd = None
+        simulated = (resp.headers.get(SIMULATED_HEADER) == "1"
+                     or data.get("system_fingerprint") == SIM_FINGERPRINT)
+        return ChatReply(content=content, finish_reason=str(finish), prompt_tokens=prompt,
+                         completion_tokens=completion, latency_s=latency, cost_usd=cost_usd,
+                         simulated=simulated, attempts=attempts, request_digest=digest)
+
+
+def make_client(cfg: ModelConfig, *, transport: httpx.AsyncBaseTransport | None = None,
+                **kwargs: Any) -> ModelClient:
+    """Return a client for ``cfg``; built-in sims get the in-process sim transport by default.
+
+    Args:
+        cfg: the model config.
+        transport: override the transport (tests).
+        **kwargs: passed to :class:`ModelClient` (``sleep``, ``rng``, ``on_retry``).
+
+    Returns:
+        The client.
+    """
+    return ModelClient(cfg, transport=transport, **kwargs)
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _is_error_body(resp: httpx.Response) -> bool:
+    if "json" not in resp.headers.get("content-type", ""):
+        return False
+    try:
+        data = resp.json()
+    except ValueError:
+        return False
+    return isinstance(data, dict) and "error" in data and "choices" not in data and "data" not in data
+
+
+def _error_code(resp: httpx.Response) -> int | None:
+    try:
+        code = resp.json()["error"].get("code")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return code if isinstance(code, int) and 400 <= code < 600 else None
+
+
+def _error_message(resp: httpx.Response) -> str:
+    try:
+        data = resp.json()
+    except ValueError:
+        return resp.text[:300]
+    err = data.get("error") if isinstance(data, dict) else None
+    if isinstance(err, dict):
+        return str(err.get("message") or err)
+    if isinstance(err, str):
+        return err
+    return json.dumps(data, ensure_ascii=False)[:300]
+
+
+def _retry_after(resp: httpx.Response) -> float | None:
+    value = resp.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:  # an HTTP date: fall back to our own backoff
+        return None
+    return max(0.0, seconds)
+
+
+def _per_mtok(value: Any) -> float | None:
+    try:
+        return float(value) * 1e6
+    except (TypeError, ValueError):
+        return None
+
+
+def _endpoint_info(e: dict) -> EndpointInfo:
+    pricing = e.get("pricing") or {}
+    return EndpointInfo(
+        name=str(e.get("name") or e.get("provider_name") or "?"),
+        provider_name=str(e.get("provider_name") or e.get("name") or "?"),
+        tag=e.get("tag"),
+        quantization=e.get("quantization"),
+        context_length=_int_or_none(e.get("context_length")),
+        max_completion_tokens=_int_or_none(e.get("max_completion_tokens")),
+        price_prompt_per_mtok=_per_mtok(pricing.get("prompt")),
+        price_completion_per_mtok=_per_mtok(pricing.get("completion")),
+        supported_parameters=tuple(e.get("supported_parameters") or ()),
+    )

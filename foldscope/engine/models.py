@@ -1,0 +1,244 @@
+"""Model configuration: the ``ModelConfig`` schema, the TOML model file and the id registry."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from foldscope.core.errors import ConfigError, ModelError
+from foldscope.engine.sim import catalog
+from foldscope.engine.sim.faults import FaultConfig
+
+Provider = Literal["sim", "openrouter", "openai", "vllm", "ollama", "llamacpp"]
+ReasoningParam = Literal["openrouter", "vllm", "none"]
+
+SIM_BASE_URL = "http://sim.foldscope.invalid/v1"
+"""Base URL of the in-process simulated endpoint (``.invalid`` never resolves, so nothing leaks
+onto the network if a sim config is ever sent through a real transport)."""
+
+DEFAULT_BASE_URLS: dict[str, str] = {
+    "sim": SIM_BASE_URL,
+    "openrouter": "https://openrouter.ai/api/v1",
+    "openai": "https://api.openai.com/v1",
+    "vllm": "http://127.0.0.1:8000/v1",
+    "ollama": "http://127.0.0.1:11434/v1",
+    "llamacpp": "http://127.0.0.1:8080/v1",
+}
+
+DEFAULT_REASONING_PARAM: dict[str, str] = {
+    # Sims speak the gateway dialect so that probe culprits are testable offline.
+    "sim": "openrouter",
+    "openrouter": "openrouter",
+    "vllm": "vllm",
+}
+
+DEFAULT_API_KEY_ENV: dict[str, str] = {
+    "openrouter": "OPENROUTER_API_KEY",
+    "openai": "OPENAI_API_KEY",
+}
+
+ROUTING_GATEWAYS = frozenset({"openrouter", "sim"})
+"""Providers that route one model to many endpoints (sims imitate one, with a single endpoint)."""
+
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class ModelConfig(BaseModel):
+    """How to call one model. Holds the *name* of the API-key variable, never the key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1)
+    """The id sweeps and the UI use (``sim/faithful``, ``qwen3-235b@deepinfra``)."""
+    provider: Provider
+    model: str | None = None
+    """Model name sent on the wire; defaults to ``id``."""
+    base_url: str = ""
+    """Chat Completions base URL (``…/v1``); defaults per provider."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the API key, read at request time."""
+    pin: str | None = None
+    """The one provider endpoint a routing gateway is held to (fallbacks off)."""
+    quantizations: list[str] | None = None
+    reasoning_param: ReasoningParam = "none"
+    """How reasoning is suppressed: ``openrouter`` (``reasoning.enabled=false``), ``vllm``
+    (``chat_template_kwargs.enable_thinking=false``) or ``none`` (send nothing)."""
+    temperature: float = 0.0
+    seed: int | None = None
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(4, ge=0, le=20)
+    backoff_base_s: float = Field(1.0, ge=0)
+    backoff_cap_s: float = Field(30.0, ge=0)
+    context_tokens: int | None = Field(None, gt=0)
+    price_prompt_per_mtok: float | None = Field(None, ge=0)
+    price_completion_per_mtok: float | None = Field(None, ge=0)
+    faults: FaultConfig | None = None
+    """Injected faults (provider ``sim`` only)."""
+    latency_scale: float = Field(1.0, ge=0)
+    """Multiplier on simulated latency; tests and benchmarks use 0 to run at full speed."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_provider_defaults(cls, data: Any) -> Any:
+        # Defaults that depend on the provider are filled before validation so the frozen model
+        # never carries placeholder values.
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        provider = data.get("provider")
+        if isinstance(provider, str):
+            if not data.get("base_url"):
+                data["base_url"] = DEFAULT_BASE_URLS.get(provider, "")
+            if data.get("reasoning_param") is None:
+                data["reasoning_param"] = DEFAULT_REASONING_PARAM.get(provider, "none")
+            if "api_key_env" not in data:
+                data["api_key_env"] = DEFAULT_API_KEY_ENV.get(provider)
+        return data
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        # A value that is not a variable name is most likely a pasted key: refuse it without
+        # echoing it (the message below never includes the value).
+        if value is not None and not _ENV_NAME_RE.match(value):
+            raise ValueError("must name an environment variable (the key itself is never stored)")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http(s) URL")
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _sim_only_faults(self) -> ModelConfig:
+        if self.faults is not None and self.provider != "sim":
+            raise ValueError("faults are only for provider 'sim'")
+        return self
+
+    @property
+    def wire_model(self) -> str:
+        """The model name sent in request bodies."""
+        return self.model or self.id
+
+    @property
+    def is_simulated(self) -> bool:
+        """True for simulated models."""
+        return self.provider == "sim"
+
+
+def builtin_model(model_id: str) -> ModelConfig | None:
+    """Return the config of a built-in ``sim/<temperament>`` id, or None if it is not one."""
+    name = model_id[len(catalog.SIM_PREFIX):] if model_id.startswith(catalog.SIM_PREFIX) else None
+    if name not in catalog.TEMPERAMENTS:
+        return None
+    return ModelConfig(id=model_id, provider="sim", pin=catalog.SIM_ENDPOINT_TAG, seed=0,
+                       price_prompt_per_mtok=0.0, price_completion_per_mtok=0.0,
+                       context_tokens=131072)
+
+
+def resolve_model(model_id: str, overrides: Mapping[str, ModelConfig | Mapping[str, Any]] | None = None
+                  ) -> ModelConfig:
+    """Resolve a model id to its configuration.
+
+    Args:
+        model_id: the id to resolve.
+        overrides: configured models by id (as from :func:`load_models_toml`); an entry wins over
+            a built-in sim of the same id. Values may be ``ModelConfig`` or raw field mappings.
+
+    Returns:
+        The configuration.
+
+    Raises:
+        ModelError: the id is neither built in nor configured.
+    """
+    if overrides and model_id in overrides:
+        entry = overrides[model_id]
+        if isinstance(entry, ModelConfig):
+            return entry
+        try:
+            return ModelConfig(**{"id": model_id, **dict(entry)})
+        except ValidationError as exc:
+            raise ModelError(f"model '{model_id}': {_first_error(exc)}") from None
+    builtin = builtin_model(model_id)
+    if builtin is not None:
+        return builtin
+    names = ", ".join(catalog.builtin_ids())
+    raise ModelError(f"unknown model '{model_id}' (built-in: {names}; "
+                     "others need an entry in the config file)")
+
+
+def load_models_toml(path: str | Path) -> dict[str, ModelConfig]:
+    """Load a model file: ``[[models]]`` tables, each one ``ModelConfig`` (faults under
+    ``[models.faults]``).
+
+    Args:
+        path: the TOML file.
+
+    Returns:
+        Configs by id, in file order.
+
+    Raises:
+        ConfigError: one line naming the file and the offending entry and field.
+    """
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read model file ({exc.strerror or exc})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid TOML: {_one_line(str(exc))}") from None
+    extra = sorted(set(raw) - {"models"})
+    if extra:
+        raise ConfigError(f"{path}: unknown top-level key '{extra[0]}' (expected [[models]] tables)")
+    entries = raw.get("models", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ConfigError(f"{path}: field 'models' must be an array of tables ([[models]])")
+    out: dict[str, ModelConfig] = {}
+    for i, entry in enumerate(entries):
+        where = f"models[{i}]" + (f" ('{entry['id']}')" if isinstance(entry.get("id"), str) else "")
+        try:
+            cfg = ModelConfig(**entry)
+        except ValidationError as exc:
+            raise ConfigError(f"{path}: {where}: {_first_error(exc)}") from None
+        if cfg.id in out:
+            raise ConfigError(f"{path}: {where}: field 'id': duplicate model id '{cfg.id}'")
+        out[cfg.id] = cfg
+    return out
+
+
+def is_routing_gateway(cfg: ModelConfig) -> bool:
+    """True when the provider routes one model to many endpoints (so a pin matters)."""
+    return cfg.provider in ROUTING_GATEWAYS
+
+
+def warnings(cfg: ModelConfig) -> list[str]:
+    """Return human-readable warnings about a config that would weaken a sweep's validity."""
+    out: list[str] = []
+    if is_routing_gateway(cfg) and not cfg.pin:
+        out.append("no pin on a routing gateway")
+    if cfg.quantizations and not cfg.pin:
+        out.append("quantizations given without a pin")
+    if cfg.provider in DEFAULT_API_KEY_ENV and not cfg.api_key_env:
+        out.append("no api_key_env for a hosted provider")
+    if cfg.temperature != 0.0:
+        out.append(f"temperature {cfg.temperature} (sweeps usually run at 0)")
+    return out
+
+
+def _first_error(exc: ValidationError) -> str:
+    # Only the location and pydantic's message: never ``input_value``, which could be a secret.
+    err = exc.errors(include_url=False, include_input=False)[0]
+    loc = ".".join(str(p) for p in err.get("loc", ())) or "(entry)"
+    msg = err.get("msg", "invalid").removeprefix("Value error, ")
+    return f"field '{loc}': {_one_line(msg)}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

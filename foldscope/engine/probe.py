@@ -1,0 +1,283 @@
+"""Capability probe: does this model × endpoint × request accept a strict-schema call?
+
+A probe sends the smallest request a sweep would send (one required string property, strict
+schema, reasoning suppressed per the model's ``reasoning_param``, the pin applied). A rejection can
+be caused by the harness's own parameters, so after one the probe re-sends with each optional
+parameter relaxed in turn and names the culprit: the first parameter whose relaxation passes.
+A verdict is about the model *on that endpoint with that request*, never about the model alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from foldscope.core.errors import ModelError
+from foldscope.engine.client import (
+    ChatRequest,
+    ClientError,
+    InfraError,
+    ModelClient,
+    ParameterRejected,
+    ReasoningNotDisableable,
+    make_client,
+)
+from foldscope.engine.models import ModelConfig
+
+OK = "ok"
+REJECTED_PARAMETERS = "probe_rejected_no_endpoint_for_parameters"
+REJECTED_REASONING = "probe_rejected_reasoning_not_disableable"
+NONCONFORMING = "schema_advertised_reply_nonconforming"
+TRANSPORT_ERROR = "transport_error"
+VERDICTS = (OK, REJECTED_PARAMETERS, REJECTED_REASONING, NONCONFORMING, TRANSPORT_ERROR)
+
+PROBE_PROPERTY = "status"
+PROBE_SCHEMA: dict[str, Any] = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "probe",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": {PROBE_PROPERTY: {"type": "string", "maxLength": 16}},
+            "required": [PROBE_PROPERTY],
+            "additionalProperties": False,
+        },
+    },
+}
+PROBE_MESSAGES: list[dict] = [
+    {"role": "system", "content": "You are a capability probe. Reply with JSON only."},
+    {"role": "user", "content": 'Reply with the JSON object {"status": "ok"}.'},
+]
+PROBE_MAX_TOKENS = 32
+
+
+@dataclass(frozen=True)
+class Relaxation:
+    """One optional parameter a re-probe can relax: its name, when it applies, how to relax."""
+
+    name: str
+    applies: Callable[[dict], bool]
+    relax: Callable[[dict], None]
+
+
+def _drop(key: str) -> Callable[[dict], None]:
+    return lambda body: body.pop(key, None)
+
+
+def _set_provider(key: str, value: Any) -> Callable[[dict], None]:
+    def relax(body: dict) -> None:
+        if value is None:
+            body["provider"].pop(key, None)
+        else:
+            body["provider"][key] = value
+    return relax
+
+
+def _provider_has(key: str, truthy: bool = True) -> Callable[[dict], bool]:
+    return lambda body: isinstance(body.get("provider"), dict) and (
+        bool(body["provider"].get(key)) if truthy else key in body["provider"])
+
+
+def _strict(body: dict) -> bool:
+    rf = body.get("response_format")
+    return isinstance(rf, dict) and bool((rf.get("json_schema") or {}).get("strict"))
+
+
+def _unstrict(body: dict) -> None:
+    body["response_format"]["json_schema"]["strict"] = False
+
+
+RELAXATIONS: tuple[Relaxation, ...] = (
+    # Order matters: the first relaxation that passes is named, so the cheapest-to-drop and most
+    # often guilty parameters come first and un-pinning comes last.
+    Relaxation("reasoning", lambda b: "reasoning" in b, _drop("reasoning")),
+    Relaxation("chat_template_kwargs", lambda b: "chat_template_kwargs" in b,
+               _drop("chat_template_kwargs")),
+    Relaxation("response_format.strict", _strict, _unstrict),
+    Relaxation("seed", lambda b: "seed" in b, _drop("seed")),
+    Relaxation("temperature", lambda b: "temperature" in b, _drop("temperature")),
+    Relaxation("provider.require_parameters", _provider_has("require_parameters"),
+               _set_provider("require_parameters", False)),
+    Relaxation("provider.quantizations", _provider_has("quantizations"),
+               _set_provider("quantizations", None)),
+    Relaxation("response_format", lambda b: "response_format" in b, _drop("response_format")),
+    Relaxation("provider.order", _provider_has("order"), _drop("provider")),
+)
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """The verdict for one model × endpoint × request."""
+
+    model: str
+    verdict: str
+    culprit: str | None
+    pin: str | None
+    endpoint: dict | None
+    """The pinned endpoint as the gateway lists it (None when it has no listing)."""
+    request: list[str]
+    """Parameter names sent in the first probe request."""
+    detail: str
+    simulated: bool = False
+    tried: list[dict] = field(default_factory=list)
+    """Each re-probe: ``{"relaxed": name, "passed": bool}``."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return a JSON-ready dict (the ``--json`` output object)."""
+        return {"model": self.model, "verdict": self.verdict, "culprit": self.culprit,
+                "pin": self.pin, "endpoint": self.endpoint, "request": self.request,
+                "detail": self.detail, "simulated": self.simulated, "tried": self.tried}
+
+
+def parameter_names(body: dict) -> list[str]:
+    """Name the parameters of a body: top-level keys, with ``provider`` and ``response_format``
+    expanded one level (``provider.require_parameters``, ``response_format.strict``)."""
+    names: list[str] = []
+    for key, value in body.items():
+        if key == "provider" and isinstance(value, dict):
+            names += [f"provider.{k}" for k in value]
+        elif key == "response_format" and isinstance(value, dict):
+            names.append(key)
+            if _strict(body):
+                names.append("response_format.strict")
+        else:
+            names.append(key)
+    return names
+
+
+def conformance_problem(content: str, response_format: dict) -> str | None:
+    """Check a reply against the probe's (flat) JSON schema.
+
+    Args:
+        content: the reply text.
+        response_format: the ``response_format`` that was sent.
+
+    Returns:
+        None if the reply conforms, else a one-line reason.
+    """
+    schema = (response_format.get("json_schema") or {}).get("schema") or {}
+    try:
+        obj = json.loads(content)
+    except ValueError:
+        return "reply is not JSON"
+    if not isinstance(obj, dict):
+        return "reply is not a JSON object"
+    props = schema.get("properties") or {}
+    for name in schema.get("required") or []:
+        if name not in obj:
+            return f"reply lacks required property '{name}'"
+    for name, prop in props.items():
+        if name in obj and prop.get("type") == "string" and not isinstance(obj[name], str):
+            return f"property '{name}' is not a string"
+    if schema.get("additionalProperties") is False:
+        extra = sorted(set(obj) - set(props))
+        if extra:
+            return f"reply has undeclared property '{extra[0]}'"
+    return None
+
+
+def _safe(text: str, limit: int = 200) -> str:
+    # Model and gateway text is data: escape control characters so a terminal shows them literally.
+    out = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return out[:limit]
+
+
+async def _endpoint_record(client: ModelClient) -> dict | None:
+    cfg = client.cfg
+    if cfg.provider not in ("openrouter", "sim"):
+        return None
+    try:
+        endpoints = await client.list_endpoints()
+    except (ClientError, ModelError):
+        return None
+    if cfg.pin:
+        endpoints = [e for e in endpoints if e.matches_pin(cfg.pin)]
+    return endpoints[0].as_dict() if len(endpoints) == 1 or (endpoints and cfg.pin) else None
+
+
+async def probe_model(cfg: ModelConfig, *, transport: httpx.AsyncBaseTransport | None = None,
+                      client: ModelClient | None = None) -> ProbeResult:
+    """Probe one model.
+
+    Args:
+        cfg: the model config.
+        transport: transport override (tests); ignored when ``client`` is given.
+        client: an existing client to use (not closed here).
+
+    Returns:
+        The probe result.
+    """
+    own = client is None
+    client = client or make_client(cfg, transport=transport)
+    try:
+        return await _probe(client)
+    finally:
+        if own:
+            await client.aclose()
+
+
+async def _probe(client: ModelClient) -> ProbeResult:
+    cfg = client.cfg
+    body = client.build_body(ChatRequest(PROBE_MESSAGES, PROBE_MAX_TOKENS, PROBE_SCHEMA))
+    sent = parameter_names(body)
+    endpoint = await _endpoint_record(client)
+
+    def result(verdict: str, detail: str, culprit: str | None = None,
+               tried: list[dict] | None = None, simulated: bool = cfg.is_simulated) -> ProbeResult:
+        return ProbeResult(cfg.id, verdict, culprit, cfg.pin, endpoint, sent, _safe(detail),
+                           simulated, tried or [])
+
+    try:
+        reply = await client.send(body)
+    except (ParameterRejected, ReasoningNotDisableable) as exc:
+        verdict = REJECTED_PARAMETERS if isinstance(exc, ParameterRejected) else REJECTED_REASONING
+        culprit, tried = await _find_culprit(client, body)
+        detail = str(exc) + (f"; passes without {culprit}" if culprit
+                             else "; no single relaxed parameter makes it pass")
+        return result(verdict, detail, culprit, tried)
+    except (InfraError, ClientError, ModelError) as exc:
+        return result(TRANSPORT_ERROR, str(exc))
+    problem = conformance_problem(reply.content, PROBE_SCHEMA)
+    if problem is not None:
+        return result(NONCONFORMING, f"{problem} (finish_reason {reply.finish_reason})",
+                      simulated=reply.simulated)
+    return result(OK, f"strict schema honoured in {reply.attempts} attempt(s)",
+                  simulated=reply.simulated)
+
+
+async def _find_culprit(client: ModelClient, body: dict) -> tuple[str | None, list[dict]]:
+    tried: list[dict] = []
+    for relaxation in RELAXATIONS:
+        if not relaxation.applies(body):
+            continue
+        relaxed = copy.deepcopy(body)
+        relaxation.relax(relaxed)
+        try:
+            await client.send(relaxed)
+        except (ClientError, ModelError):
+            tried.append({"relaxed": relaxation.name, "passed": False})
+            continue
+        tried.append({"relaxed": relaxation.name, "passed": True})
+        return relaxation.name, tried
+    return None, tried
+
+
+async def probe_models(cfgs: Sequence[ModelConfig], *,
+                       transport: httpx.AsyncBaseTransport | None = None) -> list[ProbeResult]:
+    """Probe several models concurrently; results keep the input order."""
+    return list(await asyncio.gather(*(probe_model(c, transport=transport) for c in cfgs)))
+
+
+def format_line(result: ProbeResult) -> str:
+    """One human-readable line for a result."""
+    culprit = f" culprit={result.culprit}" if result.culprit else ""
+    pin = f" pin={result.pin}" if result.pin else ""
+    sim = " [simulated]" if result.simulated else ""
+    return f"{result.model}: {result.verdict}{culprit}{pin}{sim} — {result.detail}"

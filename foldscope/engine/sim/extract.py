@@ -1,0 +1,260 @@
+"""How a simulated model reads text: planted-fact lines, transcript turns and summary sections.
+
+Transcript convention (scenario generators follow it): turns start ``[assistant] …``,
+``[operator] …`` or ``[tool result: name]`` (then output lines); filler log lines start with an
+ISO timestamp and an upper-case level and are noise. A fact is a ``<label>: <value>`` line inside
+tool output, or a turn containing ``the <label> is <value>``. Summaries carry facts as
+``- label: value`` lines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz, process
+
+from foldscope.core.sections import SECTIONS, match_heading
+
+LOG_LINE_RE = re.compile(r"^\s*\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?\s+[A-Z]{3,8}\b")
+TURN_RE = re.compile(r"^\s*\[(?P<role>assistant|operator|user|system)\]\s*(?P<text>.*)$", re.I)
+TOOL_RE = re.compile(r"^\s*\[tool result:\s*(?P<name>[^\]]+)\]\s*(?P<text>.*)$", re.I)
+# A label is short and starts with a letter; the value is the rest of the line.
+KV_RE = re.compile(r"^\s*(?:[-*•]\s+)?(?P<label>[^\W\d_][\w .'/()@#+\-]{0,59}?)\s*:\s+(?P<value>\S.*?)\s*$")
+# Commas and colons are excluded from labels so "For the record, the X is Y" binds X, not "record".
+THE_IS_RE = re.compile(r"\bthe (?P<label>[^,;:.!?\[\]]{1,60}?) is (?P<value>\S.*?)\s*$", re.I)
+PATH_RE = re.compile(r"(?<![\w.])(/[\w.\-]+(?:/[\w.\-]+)+)")
+
+_NON_FACT_SECTIONS = {"progress", "decisions_and_constraints", "failures", "open_items"}
+MAX_LABEL_WORDS = 6
+MAX_VALUE_WORDS = 6
+DECISION_WORDS = ("decid", "decision", "we will", "we'll", "must", "agreed", "constraint",
+                  "do not", "don't", "never", "only after", "plan is")
+FAILURE_WORDS = ("error", "failed", "failure", "refused", "denied", "timed out", "crash",
+                 "rollback", "rolled back")
+OPEN_WORDS = ("todo", "to do", "next", "pending", "still need", "open question", "follow up",
+              "follow-up", "later", "remaining")
+
+
+@dataclass
+class SegmentDigest:
+    """What a sim noticed in one or more transcript segments."""
+
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    """Tool names, one per tool call, in order."""
+    assistant_turns: int = 0
+    operator_turns: int = 0
+    log_lines: int = 0
+    decisions: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    open_items: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+
+
+def is_log_line(line: str) -> bool:
+    """True for filler log lines (``2026-07-12T10:14:03.221Z INFO …``)."""
+    return bool(LOG_LINE_RE.match(line))
+
+
+def clean_value(value: str) -> str:
+    """Strip a value and one final sentence period (``19 shards.`` → ``19 shards``)."""
+    value = value.strip().strip("`\"'").strip()
+    if value.endswith(".") and not value.endswith(".."):
+        value = value[:-1].rstrip()
+    return value
+
+
+NOT_LABELS = frozenset({"error", "warning", "warn", "info", "debug", "note", "noted", "fatal",
+                        "exception", "traceback", "hint", "caused by", "stderr", "stdout"})
+"""Words that open diagnostic lines (``error: connection refused``), not labels of facts."""
+
+
+def _ok(label: str, value: str) -> bool:
+    return (0 < len(label.split()) <= MAX_LABEL_WORDS and bool(value)
+            and label.casefold() not in NOT_LABELS
+            and len(value.split()) <= MAX_VALUE_WORDS)
+
+
+def _kv(line: str) -> tuple[str, str] | None:
+    m = KV_RE.match(line)
+    if not m:
+        return None
+    label, value = m.group("label").strip(), clean_value(m.group("value"))
+    return (label, value) if _ok(label, value) else None
+
+
+def _the_is(text: str) -> tuple[str, str] | None:
+    m = THE_IS_RE.search(text)
+    if not m:
+        return None
+    label, value = m.group("label").strip(), clean_value(m.group("value"))
+    return (label, value) if _ok(label, value) else None
+
+
+def _summary_text(text: str) -> str:
+    # A carrier may be a raw JSON envelope (arm f): read its string values as lines.
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            return text
+        if isinstance(data, dict):
+            parts = [v for v in data.values() if isinstance(v, str)]
+            return "\n".join(parts)
+    return text
+
+
+def split_sections(text: str) -> dict[str, list[str]]:
+    """Split headed text into lines per fixed section key (text outside headings → ``other``).
+
+    Args:
+        text: a summary.
+
+    Returns:
+        Section key → its non-empty lines, in order; unknown headings count as ``other``.
+    """
+    out: dict[str, list[str]] = {}
+    current = "other"
+    for line in _summary_text(text).splitlines():
+        section = match_heading(line)
+        if section is not None:
+            current = section.key
+            continue
+        if line.lstrip().startswith("#"):
+            current = "other"
+            continue
+        if line.strip():
+            out.setdefault(current, []).append(line.strip())
+    return out
+
+
+def extract_facts(text: str) -> list[tuple[str, str]]:
+    """Extract planted-fact pairs from transcript segments or from a summary.
+
+    Args:
+        text: segment text, a headed summary, a prose summary or a JSON envelope.
+
+    Returns:
+        ``(label, value)`` pairs in order of appearance; a label seen again keeps its latest
+        value at its latest position.
+    """
+    found: list[tuple[str, str]] = []
+    in_tool = False
+    current = "other"
+    for raw in _summary_text(text).splitlines():
+        line = raw.strip()
+        if not line or is_log_line(line):
+            continue
+        heading = match_heading(line)
+        if heading is not None or line.startswith("#"):
+            current = heading.key if heading is not None else "other"
+            in_tool = False
+            continue
+        if TOOL_RE.match(line):
+            in_tool = True
+            continue
+        turn = TURN_RE.match(line)
+        if turn:
+            in_tool = False
+            pair = _the_is(turn.group("text"))
+        elif current in _NON_FACT_SECTIONS:
+            # Progress or decision prose in a summary is not a fact list, even if it has colons.
+            pair = None
+        else:
+            pair = _kv(line)
+            if pair is not None and pair[1].casefold().startswith("the "):
+                # "Noted: the X is Y." is a sentence about X, not a fact labelled "Noted".
+                pair = _the_is(line) or pair
+            elif pair is None and not in_tool:
+                pair = _the_is(line)
+        if pair is not None:
+            found.append(pair)
+    return dedupe_facts(found)
+
+
+def dedupe_facts(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Keep one pair per label (case-insensitive): the latest value, at its latest position."""
+    latest: dict[str, tuple[str, str]] = {}
+    for label, value in pairs:
+        key = label.casefold()
+        latest.pop(key, None)
+        latest[key] = (label, value)
+    return list(latest.values())
+
+
+def digest_segment(text: str) -> SegmentDigest:
+    """Read transcript segment text: facts, tool calls, turns and notable lines.
+
+    Args:
+        text: one or more segments' transcript text.
+
+    Returns:
+        The digest.
+    """
+    d = SegmentDigest(facts=extract_facts(text))
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if is_log_line(line):
+            d.log_lines += 1
+            continue
+        tool = TOOL_RE.match(line)
+        if tool:
+            d.tools.append(tool.group("name").strip())
+            continue
+        for path in PATH_RE.findall(line):
+            if path not in d.paths:
+                d.paths.append(path)
+        turn = TURN_RE.match(line)
+        if not turn:
+            low = line.casefold()
+            if any(w in low for w in FAILURE_WORDS) and _kv(line) is None:
+                d.failures.append(line)
+            continue
+        role, said = turn.group("role").casefold(), turn.group("text").strip()
+        if role == "assistant":
+            d.assistant_turns += 1
+        elif role == "operator":
+            d.operator_turns += 1
+        if _the_is(said) is not None:
+            continue
+        low = said.casefold()
+        if any(w in low for w in DECISION_WORDS):
+            d.decisions.append(said)
+        elif any(w in low for w in FAILURE_WORDS):
+            d.failures.append(said)
+        elif any(w in low for w in OPEN_WORDS):
+            d.open_items.append(said)
+    return d
+
+
+def find_answer(carrier: str, label: str, *, cutoff: float = 85.0) -> str | None:
+    """Find the value a carrier gives for ``label``, matching labels fuzzily.
+
+    Args:
+        carrier: the summary to read.
+        label: the label asked for.
+        cutoff: minimum rapidfuzz score (0-100) for a label match.
+
+    Returns:
+        The value, or None when the carrier holds nothing for that label.
+    """
+    facts = extract_facts(carrier)
+    if not facts:
+        return None
+    exact = {lab.casefold(): val for lab, val in facts}
+    if label.casefold() in exact:
+        return exact[label.casefold()]
+    labels = [lab for lab, _ in facts]
+    best = process.extractOne(label, labels, scorer=fuzz.token_sort_ratio,
+                              processor=str.casefold, score_cutoff=cutoff)
+    if best is None:
+        return None
+    return facts[best[2]][1]
+
+
+SECTION_KEYS = tuple(s.key for s in SECTIONS)

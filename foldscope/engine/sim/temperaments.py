@@ -1,0 +1,385 @@
+"""Simulated summarisers: what each temperament writes for a fold, a recall or any other request.
+
+Everything here is a pure function of the parsed request body and a seeded ``random.Random``;
+the endpoint derives the seed from the body digest, so a sim is deterministic per request.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from foldscope.core.messages import UNKNOWN
+from foldscope.core.sections import SECTIONS
+from foldscope.engine.sim.extract import (
+    SegmentDigest,
+    dedupe_facts,
+    digest_segment,
+    extract_facts,
+    find_answer,
+    split_sections,
+)
+from foldscope.engine.sim.request import Shape, SimRequest, StringField
+
+HEADINGS = {s.key: f"## {s.heading}" for s in SECTIONS}
+NOTE_SECTIONS = ("progress", "decisions_and_constraints", "failures", "open_items")
+_KEEP_NOTES = {"progress": 5, "decisions_and_constraints": 6, "failures": 4, "open_items": 4}
+_NEW_NOTES = {"decisions_and_constraints": 3, "failures": 2, "open_items": 3}
+_NOTE_CHARS = 160
+
+
+# --------------------------------------------------------------------------------------------
+# A draft carrier, independent of the reply shape
+
+
+@dataclass
+class Draft:
+    """What a temperament wants to carry, before it is fitted to a shape and its ceilings."""
+
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    """Section key → note lines (already ``- `` bulleted), oldest first."""
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    """Facts to carry, oldest first; the faithful drop the oldest when out of room."""
+    prose: list[str] = field(default_factory=list)
+    """Paragraphs for an undivided description (describer); oldest first."""
+    fact_style: str = "line"
+    """``line`` (``- label: value``) or ``sentence`` (``Noted: the label is value.``)."""
+    paths: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+
+
+def _note(text: str) -> str:
+    # Notes are never shaped like ``label: value`` so that a later fold does not read them as facts.
+    text = " ".join(text.replace(": ", " - ").split())
+    text = text.lstrip("-*• ").strip()
+    if len(text) > _NOTE_CHARS:
+        text = text[: _NOTE_CHARS - 1].rstrip() + "…"
+    return f"- {text}"
+
+
+def _fact_line(label: str, value: str, style: str = "line") -> str:
+    return f"Noted: the {label} is {value}." if style == "sentence" else f"- {label}: {value}"
+
+
+def _tool_summary(tools: list[str]) -> str:
+    names = list(dict.fromkeys(tools))
+    if not names:
+        return "no tool calls"
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} others" if len(names) > 3 else "")
+    return f"{len(tools)} tool call{'s' if len(tools) != 1 else ''} ({shown})"
+
+
+def _progress_line(req: SimRequest, d: SegmentDigest) -> str:
+    seg = req.segment_label[0].upper() + req.segment_label[1:]
+    return _note(f"{seg} covered {_tool_summary(d.tools)}, {d.assistant_turns} assistant and "
+                 f"{d.operator_turns} operator turns")
+
+
+def faithful_draft(req: SimRequest) -> Draft:
+    """Carry every fact plus short progress, decision, failure and open-item notes."""
+    prev = split_sections(req.previous)
+    d = digest_segment(req.segments)
+    draft = Draft(facts=dedupe_facts(extract_facts(req.previous) + d.facts),
+                  paths=d.paths[:5], tools=list(dict.fromkeys(d.tools))[:5])
+    new = {"progress": [_progress_line(req, d)],
+           "decisions_and_constraints": [_note(x) for x in d.decisions[:3]],
+           "failures": [_note(x) for x in d.failures[:2]],
+           "open_items": [_note(x) for x in d.open_items[:3]]}
+    for key in NOTE_SECTIONS:
+        old = [_note(x) for x in prev.get(key, []) if x.lstrip("-*• ").strip() != "none noted"]
+        draft.notes[key] = (old + new[key])[-_KEEP_NOTES[key]:]
+    return draft
+
+
+def gist_draft(req: SimRequest, rng: random.Random) -> Draft:
+    """A short gist replacing the old one, and at most two values."""
+    d = digest_segment(req.segments)
+    candidates = dedupe_facts(extract_facts(req.previous) + d.facts)
+    keep = sorted(rng.sample(range(len(candidates)), min(2, len(candidates))))
+    gist = (f"Up to {req.segment_label} the agent kept working through the task with "
+            f"{_tool_summary(d.tools)} in the latest part; nothing else stood out")
+    return Draft(notes={"progress": [_note(gist)]}, facts=[candidates[i] for i in keep],
+                 paths=d.paths[:2], tools=list(dict.fromkeys(d.tools))[:2])
+
+
+_TOTALS_RE = re.compile(r"Across the segments so far the agent ran (\d+) tool calls?, recorded "
+                        r"(\d+) configuration values? and made (\d+) decisions?")
+
+
+def describe_draft(req: SimRequest, rng: random.Random) -> Draft:
+    """Describe the conversation (counting, not listing) and keep at most two identifiers."""
+    d = digest_segment(req.segments)
+    m = _TOTALS_RE.search(req.previous)
+    totals = [int(x) for x in m.groups()] if m else [0, 0, 0]
+    totals = [totals[0] + len(d.tools), totals[1] + len(d.facts), totals[2] + len(d.decisions)]
+    labels = [lab for lab, _ in d.facts]
+    named = rng.sample(labels, min(2, len(labels)))
+    such_as = (", among them the " + " and the ".join(named)) if named else ""
+    para = (f"In {req.segment_label} the agent ran {_tool_summary(d.tools)} over {d.assistant_turns} assistant and "
+            f"{d.operator_turns} operator turns; it recorded {len(d.facts)} configuration values"
+            f"{such_as}, made {len(d.decisions)} decisions about the work and ran into "
+            f"{len(d.failures)} failures. Most of the output, {d.log_lines} log lines, was routine "
+            "logging with nothing that changed the plan.")
+    old = [p for p in split_sections(req.previous).get("other", []) if p.startswith("In segment")]
+    candidates = dedupe_facts(extract_facts(req.previous) + d.facts)
+    k = min(len(candidates), 1 + (rng.random() < 0.5))
+    keep = sorted(rng.sample(range(len(candidates)), k))
+    head = (f"Across the segments so far the agent ran {totals[0]} tool calls, recorded "
+            f"{totals[1]} configuration values and made {totals[2]} decisions about the work.")
+    return Draft(prose=[head] + old + [para], facts=[candidates[i] for i in keep],
+                 fact_style="sentence", paths=d.paths[:3], tools=list(dict.fromkeys(d.tools))[:3])
+
+
+# --------------------------------------------------------------------------------------------
+# Fitting a draft to text under a ceiling
+
+
+def _render(draft: Draft, headed: bool) -> str:
+    lines: list[str] = []
+    if draft.prose:
+        lines += draft.prose
+        lines += [_fact_line(lab, val, draft.fact_style) for lab, val in draft.facts]
+        return "\n".join(lines)
+    for key in HEADINGS:
+        body = (draft.notes.get(key, []) if key != "facts_and_values"
+                else [_fact_line(lab, val) for lab, val in draft.facts])
+        if headed:
+            lines.append(HEADINGS[key])
+            lines += body or ["- none noted"]
+        else:
+            lines += body
+    return "\n".join(lines)
+
+
+def fit_text(draft: Draft, ceiling: int | None, headed: bool) -> str:
+    """Render a draft, dropping the oldest notes, then the oldest facts, to fit ``ceiling``.
+
+    Args:
+        draft: the draft (copied, not changed).
+        ceiling: maximum characters, or None for no limit.
+        headed: render under the five headings.
+
+    Returns:
+        The text, at most ``ceiling`` characters.
+    """
+    draft = Draft(notes={k: list(v) for k, v in draft.notes.items()}, facts=list(draft.facts),
+                  prose=list(draft.prose), fact_style=draft.fact_style)
+    text = _render(draft, headed)
+    while ceiling is not None and len(text) > ceiling:
+        longest = max(draft.notes.items(), key=lambda kv: len(kv[1]), default=(None, []))
+        if len(draft.prose) > 1:
+            draft.prose.pop(1)  # keep the running totals line; drop the oldest paragraph
+        elif longest[0] is not None and len(longest[1]) > 1:
+            longest[1].pop(0)
+        elif draft.facts:
+            draft.facts.pop(0)
+        else:
+            return text[:ceiling]
+        text = _render(draft, headed)
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# Divided fields
+
+
+_FIELD_WORDS: dict[str, tuple[str, ...]] = {
+    "facts_and_values": ("fact", "value", "identifier", "config", "setting"),
+    "progress": ("progress", "status", "done", "history", "summary"),
+    "decisions_and_constraints": ("decision", "constraint", "plan", "rule"),
+    "failures": ("fail", "error", "problem", "issue"),
+    "open_items": ("open", "todo", "next", "pending", "question"),
+}
+
+
+def map_fields(strings: list[StringField]) -> tuple[dict[str, str], str]:
+    """Map each draft section onto a string field, and choose the field facts go in.
+
+    Args:
+        strings: the schema's string fields.
+
+    Returns:
+        (section key → field name, facts field name).
+    """
+    mapping: dict[str, str] = {}
+    for key, words in _FIELD_WORDS.items():
+        exact = [f.name for f in strings if f.name.casefold() == key]
+        fuzzy = [f.name for f in strings
+                 if any(w in f"{f.name} {f.description}".casefold() for w in words)]
+        taken = set(mapping.values())
+        for name in exact + fuzzy:
+            if name not in taken:
+                mapping[key] = name
+                break
+    facts_field = mapping.get("facts_and_values") or max(
+        strings, key=lambda f: (f.max_length or 10**9)).name
+    mapping["facts_and_values"] = facts_field
+    return mapping, facts_field
+
+
+def fit_fields(draft: Draft, strings: list[StringField]) -> dict[str, str]:
+    """Fill several string fields: notes by section, facts in the facts field, spilling the
+    overflow into fields with room; the oldest facts go first when everything is full."""
+    mapping, facts_field = map_fields(strings)
+    ceilings = {f.name: f.max_length for f in strings}
+    texts: dict[str, list[str]] = {f.name: [] for f in strings}
+    for key in NOTE_SECTIONS:
+        name = mapping.get(key)
+        if name is None or name == facts_field:
+            continue
+        notes = list(draft.notes.get(key, []))
+        cap = ceilings[name]
+        while cap is not None and notes and len("\n".join(texts[name] + notes)) > cap:
+            notes.pop(0)
+        texts[name] += notes
+
+    def room(name: str) -> float:
+        cap = ceilings[name]
+        used = len("\n".join(texts[name]))
+        return float("inf") if cap is None else cap - used
+
+    placed: dict[str, list[tuple[str, str]]] = {f.name: [] for f in strings}
+    others = [f.name for f in strings if f.name != facts_field]
+    for fact in reversed(draft.facts):  # newest first: the oldest are the ones left out
+        line = _fact_line(*fact)
+        for name in [facts_field] + sorted(others, key=room, reverse=True):
+            extra = len(line) + (1 if texts[name] else 0)
+            if room(name) >= extra:
+                texts[name].append(line)
+                placed[name].append(fact)
+                break
+    out: dict[str, str] = {}
+    for name, lines in texts.items():
+        facts = {_fact_line(*f) for f in placed[name]}
+        notes = [ln for ln in lines if ln not in facts]
+        ordered = [_fact_line(*f) for f in reversed(placed[name])]
+        out[name] = "\n".join(notes + ordered if name != facts_field else ordered + notes)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Whole replies
+
+
+def _json_reply(shape: Shape, strings: dict[str, str], draft: Draft | None) -> str:
+    obj: dict[str, Any] = {}
+    for name in shape.order:
+        if name in strings:
+            obj[name] = strings[name]
+        elif name in shape.arrays:
+            low = name.casefold()
+            if draft is not None and "path" in low:
+                obj[name] = draft.paths
+            elif draft is not None and "tool" in low:
+                obj[name] = draft.tools
+            else:
+                obj[name] = []
+        else:
+            obj[name] = _neutral(shape.other_props.get(name) or {})
+    return json.dumps(obj, ensure_ascii=False)
+
+
+def _neutral(prop: dict) -> Any:
+    return {"integer": 0, "number": 0, "boolean": False, "object": {}, "null": None}.get(
+        prop.get("type"), "")
+
+
+def render_fold(draft: Draft, shape: Shape) -> str:
+    """Render a draft in the requested shape, within each declared ceiling."""
+    if shape.kind == "json":
+        if len(shape.strings) == 1:
+            f = shape.strings[0]
+            strings = {f.name: fit_text(draft, f.max_length, headed=not draft.prose)}
+        else:
+            strings = fit_fields(draft, shape.strings) if shape.strings else {}
+        return _json_reply(shape, strings, draft)
+    return fit_text(draft, None, headed=shape.kind == "headed")
+
+
+def fold(temperament: str, req: SimRequest, rng: random.Random) -> str:
+    """Write the new carrier for a fold request.
+
+    Args:
+        temperament: the summarising behaviour (``faithful``, ``describer``, ``gister``,
+            ``inventor``).
+        req: the parsed request.
+        rng: seeded per request.
+
+    Returns:
+        The reply content (before any output-budget truncation).
+    """
+    if temperament in ("gister", "inventor"):
+        draft = gist_draft(req, rng)
+    elif temperament == "describer" and not req.shape.divided:
+        draft = describe_draft(req, rng)
+    else:
+        draft = faithful_draft(req)
+    return render_fold(draft, req.shape)
+
+
+# --------------------------------------------------------------------------------------------
+# Recall
+
+
+_STOCK: list[tuple[tuple[str, ...], Callable[[random.Random], str]]] = [
+    (("port",), lambda r: "8080"),
+    (("path", "lock", "file", "dir"), lambda r: "/var/lib/app/app.lock"),
+    (("uuid", "guid"), lambda r: "%08x-%04x-4%03x-%04x-%012x" % (
+        r.getrandbits(32), r.getrandbits(16), r.getrandbits(12),
+        0x8000 | r.getrandbits(14), r.getrandbits(48))),
+    (("date", "cutoff", "expiry", "start", "time", "deadline", "freeze"),
+     lambda r: f"2026-{r.randint(1, 12):02d}-{r.randint(1, 28):02d}T00:00Z"),
+    (("count", "number", "shard", "replica"), lambda r: str(r.choice((4, 8, 16)))),
+    (("handle", "on-call", "owner"), lambda r: "@oncall"),
+    (("url", "origin", "endpoint"), lambda r: "https://cdn.example.com/assets"),
+    (("zone", "dns", "domain", "host"), lambda r: "zone-a.internal.example.com"),
+    (("key id", "kid", "key"), lambda r: f"kid-{r.getrandbits(32):08X}"),
+    (("tag", "version", "release"), lambda r: "v1.0.0"),
+    (("department", "team", "org"), lambda r: "Platform Engineering"),
+]
+
+
+def stock_value(label: str, rng: random.Random) -> str:
+    """A plausible made-up value for a label (what an inventing model answers)."""
+    low = label.casefold()
+    for words, make in _STOCK:
+        if any(w in low for w in words):
+            return make(rng)
+    return "default"
+
+
+def recall(temperament: str, req: SimRequest, rng: random.Random) -> str:
+    """Answer a recall turn: ``label: value`` per asked label, from the summary only."""
+    lines = []
+    for label in req.labels:
+        value = find_answer(req.recall_summary, label)
+        if value is None:
+            value = stock_value(label, rng) if temperament == "inventor" else UNKNOWN
+        lines.append(f"{label}: {value}")
+    text = "\n".join(lines)
+    if req.shape.kind == "json" and req.shape.strings:
+        first = req.shape.strings[0].name
+        return _json_reply(req.shape, {f.name: (text if f.name == first else "")
+                                       for f in req.shape.strings}, None)
+    return text
+
+
+def other(req: SimRequest) -> str:
+    """Answer a request that is neither a fold nor a recall (a capability probe): ``ok``."""
+    if req.shape.kind == "json":
+        return _json_reply(req.shape, {f.name: "ok"[: f.max_length or 2]
+                                       for f in req.shape.strings}, None)
+    return "ok"
+
+
+def respond(temperament: str, req: SimRequest, rng: random.Random) -> str:
+    """Return a temperament's reply content for any parsed request."""
+    if req.kind == "fold":
+        return fold(temperament, req, rng)
+    if req.kind == "recall":
+        return recall(temperament, req, rng)
+    return other(req)

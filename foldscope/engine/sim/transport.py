@@ -1,0 +1,47 @@
+"""``SimTransport``: the simulated endpoint served in-process, behind a real ``httpx`` client."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from foldscope.engine.sim.endpoint import SimEndpoint
+
+if TYPE_CHECKING:
+    from foldscope.engine.models import ModelConfig
+
+
+class SimTransport(httpx.AsyncBaseTransport):
+    """An httpx transport that answers from a :class:`SimEndpoint` without a socket.
+
+    Args:
+        endpoint: the simulated endpoint (default: built-in sims, no configured faults).
+        latency_scale: multiplier on simulated latency (0: full speed, for tests).
+        sleep: the coroutine that waits out simulated latency.
+    """
+
+    def __init__(self, endpoint: SimEndpoint | None = None, *, latency_scale: float = 1.0,
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
+        self.endpoint = endpoint or SimEndpoint()
+        self.latency_scale = latency_scale
+        self._sleep = sleep
+
+    @classmethod
+    def for_model(cls, cfg: ModelConfig) -> SimTransport:
+        """Return a transport carrying one model config's faults and latency scale."""
+        faults = {cfg.wire_model: cfg.faults} if cfg.faults is not None else {}
+        return cls(SimEndpoint(faults), latency_scale=cfg.latency_scale)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Answer one request from the simulated endpoint."""
+        body = await request.aread()
+        resp = self.endpoint.respond(request.method, request.url.path, request.headers, body)
+        delay = resp.delay_s * self.latency_scale
+        if delay > 0:
+            await self._sleep(delay)
+        if resp.stall:
+            raise httpx.ReadTimeout("simulated timeout", request=request)
+        return httpx.Response(resp.status, headers=resp.headers, content=resp.body)

@@ -1,0 +1,31 @@
+"""Shared fixtures: small sweeps run at full speed against in-process simulated models."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from foldscope.engine.launch import prepare_sweep
+from foldscope.engine.runner import SweepRunner
+
+
+def definition(scenario="smoke", models=("sim/faithful", "sim/describer"), arms=("j", "q", "m"),
+               repeats=1, **sweep):
+    """A sweep definition as the CLI and TOML files produce it."""
+    return {"sweep": {"scenario": scenario, "arms": list(arms), "repeats": repeats,
+                      "concurrency": 8, "seed": 3, **sweep},
+            "models": [m if isinstance(m, dict) else {"id": m} for m in models]}
+
+
+def run_sweep(db: Path, data: dict, **runner_kw) -> str:
+    """Plan and run a sweep to the end; return its id."""
+    prepared = prepare_sweep(db, data, "test", fresh=True)
+    asyncio.run(SweepRunner(db, prepared.sweep_id, latency_scale=0.0, **runner_kw).run())
+    return prepared.sweep_id
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "sweep.sqlite"

@@ -1,0 +1,47 @@
+"""The TUI driven with Pilot: a tiny sweep runs in a worker and the grid fills."""
+
+from conftest import definition
+
+from foldscope.engine.launch import prepare_sweep
+from foldscope.engine.store import Store
+from foldscope.ui.app import FoldscopeApp
+from foldscope.ui.widgets.sweep_grid import SweepGrid
+
+
+async def test_grid_fills_while_the_sweep_runs(tmp_path):
+    db = tmp_path / "app.sqlite"
+    prepared = prepare_sweep(db, definition(), "test")
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await app.workers.wait_for_complete()  # the sweep worker ends when every row is done
+        await pilot.pause()
+        app.screen.poll()
+        await app.screen.workers.wait_for_complete()
+        await pilot.pause()
+        grid = app.screen.query_one(SweepGrid)
+        assert grid.row_count == 3 and len(grid.columns) == 3
+        faithful_j = grid.get_cell("j", "sim/faithful").plain
+        assert faithful_j.startswith(" 1.00") and "1/1" in faithful_j
+        describer_j = grid.get_cell("j", "sim/describer").plain
+        assert not describer_j.startswith(" 1.00")
+        assert app.sweep_status == "done"
+    store = Store(db, readonly=True)
+    assert store.progress(prepared.sweep_id)["done"] == 6
+
+
+async def test_quit_mid_sweep_leaves_a_consistent_database(tmp_path):
+    db = tmp_path / "quit.sqlite"
+    data = definition(scenario="kestrel", models=({"id": "sim/faithful",
+                                                  "faults": {"latency_s": 0.2}},), arms=("j", "q"))
+    prepared = prepare_sweep(db, data, "test")
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await pilot.pause(0.5)
+        await pilot.press("ctrl+q")
+    await app.workers.wait_for_complete()
+    store = Store(db)
+    for row in store.rows(prepared.sweep_id):
+        folds = store.folds(row["id"])
+        assert row["folds_done"] == len(folds)
+        assert [f["fold_index"] for f in folds] == list(range(len(folds)))
+        assert row["status"] != "done" or store.checks(row["id"])

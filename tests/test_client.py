@@ -1,0 +1,276 @@
+"""Tests for the model client: request bodies, retries, typed errors, accounting, secrets."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import httpx
+import pytest
+
+from foldscope.core.errors import ModelError
+from foldscope.engine.client import (
+    POOLS,
+    ChatRequest,
+    InfraError,
+    ModelClient,
+    ParameterRejected,
+    ReasoningNotDisableable,
+    RequestRejected,
+    body_digest,
+)
+from foldscope.engine.models import ModelConfig
+
+SECRET = "sk-or-v1-THIS-IS-A-TEST-SECRET-0123456789"
+REQ = ChatRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=64)
+
+
+def ok_reply(content: str = "hello", usage: dict | None = None) -> httpx.Response:
+    return httpx.Response(200, json={
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content}}],
+        "usage": usage if usage is not None else {"prompt_tokens": 10, "completion_tokens": 5},
+    })
+
+
+class Script:
+    """A MockTransport handler replaying scripted responses and recording requests."""
+
+    def __init__(self, *responses: httpx.Response | Exception) -> None:
+        self.responses = list(responses)
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        item = self.responses.pop(0) if len(self.responses) > 1 else self.responses[0]
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    def bodies(self) -> list[dict]:
+        return [json.loads(r.content) for r in self.requests]
+
+
+def make(cfg: ModelConfig, script: Script, delays: list[float] | None = None,
+         retries: list[tuple[str, float]] | None = None) -> ModelClient:
+    async def sleep(d: float) -> None:
+        if delays is not None:
+            delays.append(d)
+
+    hook = (lambda kind, d: retries.append((kind, d))) if retries is not None else None
+    return ModelClient(cfg, transport=httpx.MockTransport(script), sleep=sleep, on_retry=hook)
+
+
+def openrouter(**kw) -> ModelConfig:
+    base = dict(id="qwen/qwen3-235b", provider="openrouter", api_key_env="FS_TEST_KEY",
+                pin="deepinfra/fp8", quantizations=["fp8"], max_retries=3)
+    base.update(kw)
+    return ModelConfig(**base)
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch):
+    monkeypatch.setenv("FS_TEST_KEY", SECRET)
+
+
+async def test_openrouter_body_pins_and_suppresses_reasoning():
+    script = Script(ok_reply())
+    rf = {"type": "json_schema", "json_schema": {"name": "x", "strict": True, "schema": {}}}
+    async with make(openrouter(seed=7), script) as client:
+        await client.chat(ChatRequest(REQ.messages, 64, response_format=rf))
+    body = script.bodies()[0]
+    assert body["model"] == "qwen/qwen3-235b"
+    assert body["max_tokens"] == 64 and body["temperature"] == 0.0 and body["seed"] == 7
+    assert body["response_format"] == rf
+    assert body["reasoning"] == {"enabled": False}
+    assert body["provider"] == {"order": ["deepinfra/fp8"], "allow_fallbacks": False,
+                                "require_parameters": True, "quantizations": ["fp8"]}
+    assert script.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    assert str(script.requests[0].url) == "https://openrouter.ai/api/v1/chat/completions"
+
+
+async def test_vllm_and_none_reasoning_params():
+    script = Script(ok_reply())
+    cfg = ModelConfig(id="local", provider="vllm", pin="ignored")
+    async with make(cfg, script) as client:
+        await client.chat(REQ)
+    body = script.bodies()[0]
+    assert body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert "provider" not in body and "reasoning" not in body and "seed" not in body
+    assert "authorization" not in script.requests[0].headers
+    script = Script(ok_reply())
+    async with make(ModelConfig(id="m", provider="ollama"), script) as client:
+        await client.chat(REQ)
+    assert not {"reasoning", "chat_template_kwargs"} & set(script.bodies()[0])
+
+
+async def test_reply_accounting_and_digest():
+    script = Script(ok_reply(usage={"prompt_tokens": 1000, "completion_tokens": 500}))
+    cfg = openrouter(price_prompt_per_mtok=2.0, price_completion_per_mtok=10.0)
+    async with make(cfg, script) as client:
+        reply = await client.chat(REQ)
+    assert reply.content == "hello" and reply.finish_reason == "stop"
+    assert (reply.prompt_tokens, reply.completion_tokens) == (1000, 500)
+    assert reply.cost_usd == pytest.approx((1000 * 2 + 500 * 10) / 1e6)
+    assert reply.attempts == 1 and not reply.simulated
+    assert reply.request_digest == body_digest(script.bodies()[0])
+    script = Script(ok_reply(usage={"prompt_tokens": 1, "completion_tokens": 1, "cost": 0.25}))
+    async with make(cfg, script) as client:
+        assert (await client.chat(REQ)).cost_usd == 0.25
+    script = Script(ok_reply())
+    async with make(openrouter(), script) as client:
+        assert (await client.chat(REQ)).cost_usd is None
+
+
+@pytest.mark.parametrize("status,kind", [(500, "server_error"), (502, "server_error"),
+                                         (503, "server_error"), (429, "rate_limited")])
+async def test_infra_status_retried_then_raised(status, kind):
+    script = Script(httpx.Response(status, json={"error": {"message": "busy"}}))
+    delays: list[float] = []
+    retries: list[tuple[str, float]] = []
+    async with make(openrouter(max_retries=3), script, delays, retries) as client:
+        with pytest.raises(InfraError) as info:
+            await client.chat(REQ)
+    assert info.value.kind == kind and info.value.attempts == 4
+    assert len(script.requests) == 4 and len(delays) == 3
+    assert [k for k, _ in retries] == [kind] * 3
+    # Bounded exponential backoff with jitter: each wait within [step/2, step].
+    for i, d in enumerate(delays):
+        step = min(30.0, 1.0 * 2 ** i)
+        assert step / 2 <= d <= step
+
+
+async def test_retry_after_is_honoured_and_retry_can_succeed():
+    script = Script(httpx.Response(429, headers={"retry-after": "7"}, json={"error": {}}),
+                    httpx.Response(429, headers={"retry-after": "2.5"}, json={"error": {}}),
+                    ok_reply("fine"))
+    delays: list[float] = []
+    async with make(openrouter(), script, delays) as client:
+        reply = await client.chat(REQ)
+    assert delays == [7.0, 2.5]
+    assert reply.content == "fine" and reply.attempts == 3
+    assert [r.headers["x-retry-count"] for r in script.requests] == ["0", "1", "2"]
+
+
+@pytest.mark.parametrize("exc,kind", [
+    (httpx.ReadTimeout("slow"), "timeout"),
+    (httpx.ConnectTimeout("slow"), "timeout"),
+    (httpx.ConnectError("refused"), "connect"),
+])
+async def test_transport_faults_retried(exc, kind):
+    script = Script(exc, ok_reply())
+    delays: list[float] = []
+    async with make(openrouter(), script, delays) as client:
+        reply = await client.chat(REQ)
+    assert reply.attempts == 2 and len(delays) == 1
+    script = Script(exc)
+    async with make(openrouter(max_retries=1), script, []) as client:
+        with pytest.raises(InfraError) as info:
+            await client.chat(REQ)
+    assert info.value.kind == kind and info.value.attempts == 2
+
+
+async def test_parameter_rejection_not_retried():
+    script = Script(httpx.Response(404, json={"error": {
+        "message": "No endpoints found that can handle the requested parameters.", "code": 404}}))
+    delays: list[float] = []
+    async with make(openrouter(), script, delays) as client:
+        with pytest.raises(ParameterRejected):
+            await client.chat(REQ)
+    assert len(script.requests) == 1 and delays == []
+
+
+async def test_reasoning_refusal_not_retried():
+    script = Script(httpx.Response(400, json={"error": {
+        "message": "Reasoning is mandatory for this endpoint and cannot be disabled."}}))
+    delays: list[float] = []
+    async with make(openrouter(), script, delays) as client:
+        with pytest.raises(ReasoningNotDisableable):
+            await client.chat(REQ)
+    assert len(script.requests) == 1 and delays == []
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+async def test_other_4xx_rejected_not_retried(status):
+    script = Script(httpx.Response(status, json={"error": {"message": "nope"}}))
+    delays: list[float] = []
+    async with make(openrouter(), script, delays) as client:
+        with pytest.raises(RequestRejected) as info:
+            await client.chat(REQ)
+    assert info.value.status == status and len(script.requests) == 1 and delays == []
+
+
+async def test_nonconforming_json_is_returned_not_retried():
+    script = Script(ok_reply('{"wrong": 1'))
+    rf = {"type": "json_schema", "json_schema": {"name": "x", "strict": True, "schema": {}}}
+    async with make(openrouter(), script, []) as client:
+        reply = await client.chat(ChatRequest(REQ.messages, 64, response_format=rf))
+    assert reply.content == '{"wrong": 1' and reply.attempts == 1 and len(script.requests) == 1
+
+
+async def test_error_inside_200_body_is_classified():
+    script = Script(httpx.Response(200, json={"error": {"message": "overloaded", "code": 503}}),
+                    ok_reply())
+    async with make(openrouter(), script, []) as client:
+        assert (await client.chat(REQ)).attempts == 2
+
+
+async def test_missing_key_names_the_variable(monkeypatch):
+    monkeypatch.delenv("FS_TEST_KEY")
+    async with make(openrouter(), Script(ok_reply())) as client:
+        with pytest.raises(ModelError, match="FS_TEST_KEY"):
+            await client.chat(REQ)
+
+
+async def test_keys_never_leak(caplog):
+    caplog.set_level(logging.DEBUG)
+    echo = httpx.Response(401, json={"error": {"message": f"bad key Bearer {SECRET}"}})
+    cfg = openrouter(max_retries=1)
+    seen: list[str] = [repr(cfg), cfg.model_dump_json(), str(cfg)]
+    for responses in ([echo], [httpx.Response(503, text=f"down {SECRET}")],
+                      [httpx.ConnectError(f"refused {SECRET}")]):
+        async with make(cfg, Script(*responses), []) as client:
+            seen.append(repr(client))
+            with pytest.raises(Exception) as info:
+                await client.chat(REQ)
+            seen += [str(info.value), repr(info.value), repr(vars(info.value))]
+            assert info.value.__cause__ is None
+    async with make(cfg, Script(ok_reply()), []) as client:
+        reply = await client.chat(REQ)
+    seen.append(repr(reply))
+    seen += [r.getMessage() for r in caplog.records]
+    for text in seen:
+        assert SECRET not in text
+
+
+async def test_pools_shared_per_base_url_and_released():
+    transport = httpx.MockTransport(Script(ok_reply()))
+    a = ModelClient(openrouter(id="a"), transport=transport)
+    b = ModelClient(openrouter(id="b"), transport=transport)
+    await a.chat(REQ)
+    await b.chat(REQ)
+    assert a._pool is b._pool
+    pool = a._pool
+    await a.aclose()
+    assert not pool.is_closed
+    await b.aclose()
+    assert pool.is_closed
+    assert not any(k[1] == "https://openrouter.ai/api/v1" and k[2] == id(transport)
+                   for k in POOLS._pools)
+
+
+async def test_list_endpoints_parses_openrouter_shape():
+    listing = {"data": {"id": "qwen/qwen3-235b", "endpoints": [
+        {"name": "DeepInfra | qwen/qwen3-235b", "provider_name": "DeepInfra", "tag": "deepinfra/fp8",
+         "quantization": "fp8", "context_length": 40960, "max_completion_tokens": 8192,
+         "pricing": {"prompt": "0.0000002", "completion": "0.0000006"},
+         "supported_parameters": ["max_tokens", "response_format", "reasoning"]}]}}
+    script = Script(httpx.Response(200, json=listing))
+    async with make(openrouter(), script) as client:
+        endpoints = await client.list_endpoints()
+    assert str(script.requests[0].url).endswith("/models/qwen/qwen3-235b/endpoints")
+    (e,) = endpoints
+    assert e.quantization == "fp8" and e.context_length == 40960
+    assert e.price_prompt_per_mtok == pytest.approx(0.2)
+    assert e.matches_pin("deepinfra/fp8") and e.matches_pin("DeepInfra")
+    assert not e.matches_pin("together")

@@ -1,0 +1,377 @@
+"""Tests for the graders: whole-token boundaries, label binding, presence and diagnostics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import assume, example, given
+from hypothesis import strategies as st
+
+from foldscope.core.grading import (
+    ANSWER_CLASSES,
+    FactGrade,
+    classify_answer,
+    contains_token,
+    grade_answer,
+    is_abstention,
+    near_miss,
+    normalize,
+    parse_answer,
+    present_in,
+    presence,
+    recall,
+    unit_dropped,
+)
+
+
+@dataclass(frozen=True)
+class Fact:
+    label: str
+    value: str
+
+
+KESTREL = [
+    Fact("ledger service port", "62114"),
+    Fact("install lock path", "/opt/kestrel/state/install.lock"),
+    Fact("backup cutoff", "2026-07-14 01:26 UTC"),
+    Fact("admin console port", "47031"),
+    Fact("ledger shard count", "19 shards"),
+    Fact("on-call handle", "@marta.v-oncall"),
+    Fact("tenant UUID", "3f1c9a52-7d4e-4b8a-9e21-c5d0b7a6f413"),
+    Fact("freeze start", "2026-07-18T22:45Z"),
+    Fact("certificate expiry", "2026-08-02 06:10 UTC"),
+    Fact("cache origin", "https://origin-7.cdn.kestrel-internal.net/assets"),
+    Fact("DNS zone", "zone-b.kestrel-internal.net"),
+    Fact("signing key id", "kid-7F3A9C21"),
+    Fact("owning department", "Отдел расчётов-4"),
+    Fact("release tag", "v4.18.2-rc3"),
+]
+LABELS = [f.label for f in KESTREL]
+
+
+# --- contains_token: the hostile cases ------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("port is 62114.", "62114"),
+        ("port is 62114. Next", "62114"),
+        ("62114", "62114"),
+        ("62114 at start", "62114"),
+        ("at end 62114", "62114"),
+        ("localhost:62114", "62114"),
+        ("62114/tcp", "62114"),
+        ("(62114)", "62114"),
+        ("**62114**", "62114"),
+        ("`62114`", "62114"),
+        ("ports 62114, 47031", "62114"),
+        ("lock at /opt/x.lock.", "/opt/x.lock"),
+        ("lock at /opt/x.lock", "/opt/x.lock"),
+        ("«Отдел расчётов-4»", "Отдел расчётов-4"),
+        ("owner: Отдел расчётов-4.", "Отдел расчётов-4"),
+        ("cut 2026-07-14  01:26 UTC ok", "2026-07-14 01:26 UTC"),
+        ("cut 2026-07-14\n01:26\u00a0UTC", "2026-07-14 01:26 UTC"),
+        ("19 shards.", "19 shards"),
+        ("ping @marta.v-oncall now", "@marta.v-oncall"),
+        ("ping x@marta.v-oncall", "@marta.v-oncall"),  # edge is '@': not checked
+        ("see https://origin-7.cdn.kestrel-internal.net/assets.", "https://origin-7.cdn.kestrel-internal.net/assets"),
+        ("zone zone-b.kestrel-internal.net.", "zone-b.kestrel-internal.net"),
+        ("tag v4.18.2-rc3", "v4.18.2-rc3"),
+        ("freeze 2026-07-18T22:45Z, then", "2026-07-18T22:45Z"),
+        ("162114 then 62114", "62114"),  # first glued, second free
+        ("12 12 12", "12 12"),
+        ("112 12 12", "12 12"),  # overlapping: glued at 1, free at 4
+        ("port 62114\u200b!", "62114"),  # zero-width space separates
+        ("port 621\u200d14", "62114"),  # an invisible joiner inside is ignored
+        ("value: x.", "x."),  # a value ending in '.'
+        ("(see note a)", "note a)"),  # a value ending in ')'
+        ("ends with path/", "path/"),
+    ],
+)
+def test_whole_token_matches(text, value):
+    assert contains_token(text, value)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("621140", "62114"),
+        ("162114", "62114"),
+        ("62114.5", "62114"),
+        ("62114_backup", "62114"),
+        ("ports 62110-62114", "62114"),  # a range is not the port
+        ("/opt/x.lockfile", "/opt/x.lock"),
+        ("/opt/x.lock.bak", "/opt/x.lock"),
+        ("v4.18.2-rc31", "v4.18.2-rc3"),
+        ("v4.18.2-rc3.1", "v4.18.2-rc3"),
+        ("Отдел расчётов-42", "Отдел расчётов-4"),
+        ("подОтдел расчётов-4", "Отдел расчётов-4"),
+        ("zone-b.kestrel-internal.network", "kestrel-internal.net"),
+        ("zone-b.kestrel-internal.net", "kestrel-internal.net"),
+        ("2026-07-14 01:26 UTC-5", "2026-07-14 01:26 UTC"),
+        ("kid-7f3a9c21", "kid-7F3A9C21"),  # identifiers are case-sensitive
+        ("６２１１４", "62114"),  # full-width digits are not folded (NFC, not NFKC)
+        ("port 62114\u0301", "62114"),  # a combining mark glues to the digit
+        ("port 62114\u200d0", "62114"),  # a joiner is invisible: this reads 621140
+        ("", "62114"),
+        ("anything", ""),
+        ("anything", "   "),
+    ],
+)
+def test_whole_token_rejects(text, value):
+    assert not contains_token(text, value)
+
+
+def test_nfc_both_sides():
+    composed, decomposed = "расчётов", "расче\u0308тов"
+    assert contains_token(f"Отдел {decomposed}-4", f"Отдел {composed}-4")
+    assert contains_token(f"Отдел {composed}-4", f"Отдел {decomposed}-4")
+    assert normalize("e\u0301") == "\u00e9"
+
+
+def test_casefold_option_is_for_diagnostics():
+    assert contains_token("KID-7f3a9c21", "kid-7F3A9C21", casefold=True)
+    assert not contains_token("KID-7f3a9c210", "kid-7F3A9C21", casefold=True)
+
+
+# --- contains_token: properties -------------------------------------------------------------
+
+WORD_CHARS = "abcxyzXYZ0123456789_жЖёЯдф"
+PUNCT = ".-/@:()«»#+"
+VALUE_ALPHABET = WORD_CHARS + PUNCT + " "
+# Characters that end a token on either side: not word characters and not the infix joiners.
+FREE_SEPARATORS = " ,;:!?()«»\"'\n\t/"
+GLUE = "aZ9_жЁ"
+
+values = st.text(alphabet=VALUE_ALPHABET, min_size=1, max_size=20).map(str.strip).filter(bool)
+free_prefixes = st.one_of(
+    st.just(""),
+    st.tuples(st.text(alphabet=VALUE_ALPHABET, max_size=10), st.sampled_from(FREE_SEPARATORS))
+    .map("".join),
+)
+free_suffixes = st.one_of(
+    st.just(""),
+    st.just("."),  # a sentence end
+    st.tuples(st.sampled_from(FREE_SEPARATORS), st.text(alphabet=VALUE_ALPHABET, max_size=10))
+    .map("".join),
+    st.tuples(st.just("."), st.sampled_from(" \n"), st.text(alphabet=VALUE_ALPHABET, max_size=10))
+    .map("".join),
+)
+
+
+def is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+@given(free_prefixes, values, free_suffixes)
+@example("«", "Отдел расчётов-4", "»")
+@example("", "62114", ". Next")
+def test_free_value_always_matches(prefix, value, suffix):
+    assert contains_token(prefix + value + suffix, value)
+
+
+@given(values, st.sampled_from(GLUE), st.sampled_from(["", ".", "-"]))
+def test_glued_right_edge_never_matches(value, glue, joiner):
+    assume(is_word(value[-1]))
+    assert not contains_token(value + joiner + glue, value)
+
+
+@given(values, st.sampled_from(GLUE), st.sampled_from(["", ".", "-"]))
+def test_glued_left_edge_never_matches(value, glue, joiner):
+    assume(is_word(value[0]))
+    assert not contains_token(glue + joiner + value, value)
+
+
+@given(values, st.sampled_from(GLUE))
+def test_punctuation_edges_are_not_checked(value, glue):
+    assume(not is_word(value[-1]))
+    assert contains_token(value + glue, value)
+
+
+@given(values, st.lists(st.sampled_from([" ", "  ", "\t", "\n", "\u00a0", " \n "]), min_size=10,
+                        max_size=10))
+def test_whitespace_runs_are_equivalent(value, spaces):
+    parts = value.split()
+    respaced = parts[0] + "".join(s + p for s, p in zip(spaces, parts[1:]))
+    assert contains_token(f"is {respaced}!", value)
+
+
+@given(values)
+def test_every_value_matches_itself(value):
+    assert contains_token(value, value)
+
+
+# --- presence -------------------------------------------------------------------------------
+
+def test_presence_of_a_carrier():
+    carrier = (
+        "## Facts and values\n- ledger port 62114; admin console 470310 (typo)\n"
+        "- lock: /opt/kestrel/state/install.lock.\n- department «Отдел расчётов-4»\n"
+    )
+    got = presence(carrier, KESTREL)
+    assert list(got) == LABELS
+    assert got["ledger service port"] and got["install lock path"] and got["owning department"]
+    assert not got["admin console port"]
+    assert sum(got.values()) == 3
+    assert present_in(carrier, "62114") and not present_in(carrier, "47031")
+
+
+# --- parse_answer ---------------------------------------------------------------------------
+
+def test_parse_tolerates_markdown_bullets_case_and_numbering():
+    answer = """Here is what the summary says:
+1. **Ledger service port:** 62114
+- **install lock path**: `/opt/kestrel/state/install.lock`
+* Backup Cutoff - 2026-07-14 01:26 UTC
+  2) admin console port = 47031
+### ledger shard count
+19 shards
+> on-call handle: "@marta.v-oncall"
+"""
+    got = parse_answer(answer, LABELS)
+    assert got["ledger service port"] == "62114"
+    assert got["install lock path"] == "/opt/kestrel/state/install.lock"
+    assert got["backup cutoff"] == "2026-07-14 01:26 UTC"
+    assert got["admin console port"] == "47031"
+    assert got["ledger shard count"] == "19 shards"
+    assert got["on-call handle"] == "@marta.v-oncall"
+    assert got["tenant UUID"] is None
+
+
+def test_parse_binds_near_labels_with_rapidfuzz_only_above_cutoff():
+    got = parse_answer("ledger servce port: 62114\nshard: 19 shards\n", LABELS)
+    assert got["ledger service port"] == "62114"
+    assert got["ledger shard count"] is None
+
+
+def test_parse_label_with_qualifier_and_label_then_value_without_separator():
+    got = parse_answer("ledger service port (TCP): 62114\nrelease tag v4.18.2-rc3\n", LABELS)
+    assert got["ledger service port"] == "62114"
+    assert got["release tag"] == "v4.18.2-rc3"
+
+
+def test_parse_first_answer_wins_but_an_echoed_question_does_not():
+    answer = "- ledger service port\n- admin console port\n\nledger service port: 62114\n" \
+             "admin console port: 47031\nledger service port: 99999\n"
+    got = parse_answer(answer, ["ledger service port", "admin console port"])
+    assert got == {"ledger service port": "62114", "admin console port": "47031"}
+
+
+def test_parse_table_and_json_answers():
+    table = "| label | value |\n|---|---|\n| DNS zone | zone-b.kestrel-internal.net |\n"
+    assert parse_answer(table, LABELS)["DNS zone"] == "zone-b.kestrel-internal.net"
+    js = '```json\n{"DNS zone": "zone-b.kestrel-internal.net", "release tag": null}\n```'
+    got = parse_answer(js, LABELS)
+    assert got["DNS zone"] == "zone-b.kestrel-internal.net"
+    assert got["release tag"] == "null" and is_abstention(got["release tag"])
+
+
+def test_parse_prose_is_not_bound():
+    got = parse_answer("I think the service probably uses 62114.", LABELS)
+    assert got["ledger service port"] is None
+
+
+def test_parse_empty_value_is_empty_string():
+    got = parse_answer("ledger service port:\nadmin console port: 47031", LABELS)
+    assert got["ledger service port"] == ""
+
+
+# --- grade_answer ---------------------------------------------------------------------------
+
+def test_grade_full_answer():
+    answer = "\n".join(f"- {f.label}: {f.value}" for f in KESTREL)
+    grades = grade_answer(answer, KESTREL)
+    assert all(g.correct for g in grades)
+    assert recall(grades) == 1.0
+
+
+def test_value_under_the_wrong_label_is_not_correct():
+    answer = "ledger service port: 47031\nadmin console port: 62114\n"
+    grades = {g.label: g for g in grade_answer(answer, KESTREL)}
+    assert not grades["ledger service port"].correct
+    assert not grades["admin console port"].correct
+
+
+def test_unit_drop_is_wrong_and_flagged():
+    answer = "ledger shard count: 19\nbackup cutoff: 2026-07-14 01:26\ncertificate expiry: " \
+             "2026-08-02 06:10 UTC\n"
+    grades = {g.label: g for g in grade_answer(answer, KESTREL)}
+    shards = grades["ledger shard count"]
+    assert not shards.correct and shards.unit_dropped and not shards.abstained
+    assert grades["backup cutoff"].unit_dropped and not grades["backup cutoff"].correct
+    assert grades["certificate expiry"].correct and not grades["certificate expiry"].unit_dropped
+
+
+def test_abstentions():
+    answer = "ledger service port: unknown\nadmin console port: N/A\nrelease tag: **unknown**\n" \
+             "DNS zone: not in summary\nsigning key id:\n"
+    grades = {g.label: g for g in grade_answer(answer, KESTREL)}
+    for label in ("ledger service port", "admin console port", "release tag", "DNS zone",
+                  "signing key id", "tenant UUID"):
+        assert grades[label].abstained and not grades[label].correct, label
+    assert grades["tenant UUID"].found is None
+
+
+def test_grade_is_frozen_and_recall_of_nothing_is_nan():
+    grade = grade_answer("", [Fact("a", "1")])[0]
+    with pytest.raises(AttributeError):
+        grade.correct = True  # type: ignore[misc]
+    assert recall([]) != recall([])  # NaN
+
+
+@pytest.mark.parametrize(
+    ("expected", "answer", "dropped"),
+    [
+        ("19 shards", "19", True),
+        ("19 shards", "19 shards", False),
+        ("19 shards", "19 Shards", False),  # the unit is there, the case is off: not a drop
+        ("19 shards", "190", False),
+        ("19 shards", "20", False),
+        ("2026-07-14 01:26 UTC", "2026-07-14 01:26", True),
+        ("2026-07-14 01:26 UTC", "2026-07-14 01:26Z", False),
+        ("62114", "62114", False),
+        ("Отдел расчётов-4", "Отдел", False),
+        ("19 shards", None, False),
+    ],
+)
+def test_unit_dropped(expected, answer, dropped):
+    assert unit_dropped(expected, answer) is dropped
+
+
+# --- classify_answer ------------------------------------------------------------------------
+
+def _grade(expected: str, found: str | None) -> FactGrade:
+    return grade_answer("" if found is None else f"x: {found}", [Fact("x", expected)])[0]
+
+
+@pytest.mark.parametrize(
+    ("expected", "found", "carrier_had", "cls"),
+    [
+        ("62114", "62114", True, "correct"),
+        ("62114", "unknown", True, "abstained"),
+        ("62114", None, False, "abstained"),
+        ("62114", "62141", True, "mutated"),  # ratio 80
+        ("kid-7F3A9C21", "kid-7f3a9c21", True, "mutated"),  # case only
+        ("2026-07-14 01:26 UTC", "2025-11-03 09:12 UTC", False, "mutated"),  # shape, new digits
+        ("19 shards", "19", True, "mutated"),  # unit dropped
+        ("62114", "8080", False, "fabricated"),
+        ("62114", "8080", True, "wrong"),
+        ("62114", "99999", False, "fabricated"),  # a bare number's shape says nothing
+        ("/opt/kestrel/state/install.lock", "/var/run/app.pid", False, "fabricated"),
+    ],
+)
+def test_classify_answer(expected, found, carrier_had, cls):
+    assert classify_answer(_grade(expected, found), carrier_had) == cls
+    assert cls in ANSWER_CLASSES
+
+
+def test_classify_swap_with_another_planted_value_is_wrong_not_fabricated():
+    grade = _grade("62114", "47031")
+    assert classify_answer(grade, False) == "fabricated"
+    assert classify_answer(grade, False, known_values=["47031", "62114"]) == "wrong"
+
+
+def test_near_miss_within_longer_answer():
+    assert near_miss("the port is 62115 (tcp)", "62114")
+    assert not near_miss("", "62114")

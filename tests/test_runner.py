@@ -1,0 +1,91 @@
+"""The sweep runner end to end: scenario -> folds -> simulated models -> SQLite -> report."""
+
+import asyncio
+
+from conftest import definition, run_sweep
+
+from foldscope.engine.launch import prepare_sweep
+from foldscope.engine.report import sweep_report
+from foldscope.engine.runner import SweepRunner
+from foldscope.engine.store import Store
+
+
+def _cells(db, sweep_id):
+    store = Store(db, readonly=True)
+    try:
+        return {(c["model"], c["arm"]): c for c in sweep_report(store, sweep_id)["cells"]}
+    finally:
+        store.close()
+
+
+def test_plan_is_stored_before_the_first_call(db):
+    prepared = prepare_sweep(db, definition(repeats=3), "test")
+    store = Store(db)
+    rows = store.rows(prepared.sweep_id)
+    assert len(rows) == 2 * 3 * 3 and all(r["status"] == "planned" for r in rows)
+    assert [r["position"] for r in rows] == list(range(len(rows)))
+    # Latin square: within each repeat's block of arms, each arm leads once across repeats.
+    leads = [rows[i]["arm"] for i in range(0, len(rows), 6)]
+    assert sorted(leads) == ["j", "m", "q"]
+
+
+def test_faithful_keeps_everything_and_describer_loses_under_j(db):
+    sweep_id = run_sweep(db, definition())
+    cells = _cells(db, sweep_id)
+    assert all(c["valid_rows"] == c["rows"] == 1 for c in cells.values())
+    for arm in "jqm":
+        assert cells[("sim/faithful", arm)]["mean_recall"] == 1.0
+    assert cells[("sim/describer", "j")]["mean_recall"] < 0.5
+    assert cells[("sim/describer", "q")]["mean_recall"] >= 0.8
+    assert cells[("sim/describer", "m")]["mean_recall"] >= 0.8
+
+
+def test_every_fold_is_committed_with_its_measurements(db):
+    sweep_id = run_sweep(db, definition(models=("sim/faithful",), arms=("q",)))
+    store = Store(db, readonly=True)
+    row = store.rows(sweep_id)[0]
+    folds = store.folds(row["id"])
+    assert len(folds) == 3 and [f["fold_index"] for f in folds] == [0, 1, 2]
+    assert all(f["simulated"] == 1 and f["finish_reason"] == "stop" for f in folds)
+    assert folds[-1]["headings_carried"] == 5
+    assert set(folds[-1]["fact_status"].values()) == {"present"}
+    assert len(store.checks(row["id"])) == 6
+
+
+def test_rerun_of_a_finished_sweep_does_nothing(db):
+    data = definition(models=("sim/faithful",), arms=("j",))
+    first = prepare_sweep(db, data, "test")
+    asyncio.run(SweepRunner(db, first.sweep_id, latency_scale=0.0).run())
+    again = prepare_sweep(db, data, "test")
+    assert again.resumed and again.sweep_id == first.sweep_id
+    runner = SweepRunner(db, again.sweep_id, latency_scale=0.0)
+    asyncio.run(runner.run())
+    assert runner.totals.folds == 0
+    assert len(Store(db).rows(first.sweep_id)) == 1
+
+
+def test_resume_continues_from_the_last_committed_fold(db):
+    prepared = prepare_sweep(db, definition(models=("sim/faithful",), arms=("j",)), "test")
+    events = []
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_first_fold(event):
+        events.append(event)
+        if event["event"] == "fold":
+            raise Stop
+
+    runner = SweepRunner(db, prepared.sweep_id, latency_scale=0.0, on_event=stop_after_first_fold)
+    try:
+        asyncio.run(runner.run())
+    except Stop:
+        pass
+    store = Store(db)
+    row = store.rows(prepared.sweep_id)[0]
+    assert row["status"] == "running" and row["folds_done"] == 1
+    resumed = SweepRunner(db, prepared.sweep_id, latency_scale=0.0)
+    asyncio.run(resumed.run())
+    row = store.rows(prepared.sweep_id)[0]
+    assert row["status"] == "done" and row["folds_done"] == 3
+    assert resumed.totals.folds == 2

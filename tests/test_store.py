@@ -1,0 +1,94 @@
+"""The store: versioned schema, refusal of newer or foreign databases, atomic fold commits."""
+
+import sqlite3
+
+import pytest
+
+from foldscope.core.errors import StoreError
+from foldscope.engine.store import SCHEMA_VERSION, Store
+
+
+def _plan(store, sweep_id="s1", n=2):
+    store.create_sweep(
+        {"id": sweep_id, "name": "t", "config_digest": "d", "config": {"sweep": {}, "models": []}},
+        [{"position": i, "scenario": "smoke", "model": "sim/faithful", "arm": "j", "repeat": i,
+          "prompt_digest": "p", "declared_ceilings": {"summary": 9600}, "output_budget": 4096,
+          "carry_cap": 2400} for i in range(n)])
+
+
+def _fold(i):
+    return {"fold_index": i, "first_chunk": i, "last_chunk": i, "catch_up": 0, "reply": "r",
+            "carrier": "c", "carrier_chars": 1, "carrier_tokens_est": 1, "clipped_chars": 0,
+            "headings_carried": 0, "fill_fraction": None, "parse_status": "ok", "recovery": "",
+            "finish_reason": "stop", "prompt_tokens": 10, "completion_tokens": 5,
+            "est_prompt_tokens": 9, "latency_s": 0.0, "cost_usd": None, "attempts": 1,
+            "simulated": 1, "fact_status_json": "{}", "created_at": 0.0}
+
+
+def test_new_database_is_wal_and_versioned(tmp_path):
+    store = Store(tmp_path / "a.sqlite")
+    assert store.schema_version == SCHEMA_VERSION
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_newer_schema_is_refused_with_one_line(tmp_path):
+    path = tmp_path / "new.sqlite"
+    Store(path).db.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    with pytest.raises(StoreError) as err:
+        Store(path)
+    assert "newer" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_corrupt_and_foreign_files_are_refused(tmp_path):
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StoreError, match="not a usable foldscope database"):
+        Store(junk)
+    other = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE people (name TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="not a foldscope database"):
+        Store(other)
+    with pytest.raises(StoreError, match="no such database"):
+        Store(tmp_path / "missing.sqlite", readonly=True)
+
+
+def test_fold_commit_is_atomic_and_never_duplicated(tmp_path):
+    store = Store(tmp_path / "a.sqlite")
+    _plan(store)
+    row = store.rows("s1")[0]
+    store.commit_fold(row["id"], _fold(0), next_chunk=1, catch_up=False, parse_failure=False,
+                      length_stop=False, call_retries=0)
+    with pytest.raises(sqlite3.IntegrityError):
+        store.commit_fold(row["id"], _fold(0), next_chunk=1, catch_up=False,
+                          parse_failure=False, length_stop=False, call_retries=0)
+    fresh = store.row(row["id"])
+    assert fresh["folds_done"] == 1 and fresh["next_chunk"] == 1  # the failed duplicate changed nothing
+    assert len(store.folds(row["id"])) == 1
+
+
+def test_retry_resets_a_row_and_counts_it(tmp_path):
+    store = Store(tmp_path / "a.sqlite")
+    _plan(store)
+    row = store.rows("s1")[0]
+    store.commit_fold(row["id"], _fold(0), next_chunk=1, catch_up=False, parse_failure=False,
+                      length_stop=False, call_retries=0)
+    store.fail_row(row["id"], error="timeout", reason="infra_fault", retryable=True, wall_s=1.0)
+    store.reset_row_for_retry(row["id"])
+    fresh = store.row(row["id"])
+    assert fresh["status"] == "planned" and fresh["attempt"] == 1 and fresh["infra_retries"] == 1
+    assert store.folds(row["id"]) == []
+
+
+def test_reader_sees_writer_commits(tmp_path):
+    path = tmp_path / "a.sqlite"
+    writer = Store(path)
+    _plan(writer)
+    reader = Store(path, readonly=True)
+    assert reader.progress("s1")["planned"] == 2
+    row = writer.rows("s1")[0]
+    writer.commit_fold(row["id"], _fold(0), next_chunk=1, catch_up=False, parse_failure=False,
+                       length_stop=False, call_retries=0)
+    assert reader.progress("s1")["folds"] == 1

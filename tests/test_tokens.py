@@ -1,0 +1,88 @@
+"""Tests for the character-class token estimator."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from foldscope.core.tokens import (
+    CHARS_PER_TOKEN,
+    CLASSES,
+    class_chars,
+    dominant_class,
+    estimate_by_class,
+    estimate_tokens,
+    estimator_error,
+)
+
+
+def test_empty_text_costs_nothing():
+    assert estimate_tokens("") == 0
+    assert all(c.chars == 0 and c.tokens == 0 for c in estimate_by_class("").values())
+    assert dominant_class("") == "latin"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("abcd", 1),
+        ("abcde", 2),  # rounds up
+        ("a" * 400, 100),
+        ("ж" * 25, 10),
+        ("{}[]" * 7, 8),  # 28 JSON chars / 3.5
+        ("漢" * 3, 2),
+        ("🚀", 1),
+    ],
+)
+def test_estimates_per_class(text, expected):
+    assert estimate_tokens(text) == expected
+
+
+def test_classes_are_counted_separately():
+    text = 'Отдел {"port": 62114} 漢字 café'
+    counts = class_chars(text)
+    assert counts == {"cyrillic": 5, "json": 5, "other": 2, "latin": len(text) - 12}
+    by_class = estimate_by_class(text)
+    assert set(by_class) == set(CLASSES)
+    assert by_class["cyrillic"].tokens == pytest.approx(5 / CHARS_PER_TOKEN["cyrillic"])
+    total = sum(c.tokens for c in by_class.values())
+    assert estimate_tokens(text) == math.ceil(total)
+
+
+def test_latin_with_diacritics_counts_as_latin():
+    assert class_chars("Ærøskøbing ñ")["latin"] == 12
+
+
+def test_lone_surrogate_is_counted_not_raised():
+    assert class_chars("a\ud800b") == {"latin": 2, "cyrillic": 0, "json": 0, "other": 1}
+
+
+@given(st.text())
+def test_class_counts_cover_every_character(text):
+    counts = class_chars(text)
+    assert sum(counts.values()) == len(text)
+    assert all(v >= 0 for v in counts.values())
+
+
+@given(st.text(), st.text())
+def test_estimate_is_subadditive_within_one_token(a, b):
+    # Rounding happens once per text, so a concatenation never costs more than its parts.
+    assert estimate_tokens(a + b) <= estimate_tokens(a) + estimate_tokens(b)
+    assert estimate_tokens(a + b) >= estimate_tokens(a) + estimate_tokens(b) - 2
+
+
+def test_dominant_class():
+    assert dominant_class("plain English text") == "latin"
+    assert dominant_class("Отдел расчётов переносит реестр") == "cyrillic"
+    assert dominant_class("{}" * 10) == "json"
+    assert dominant_class("漢字漢字 ab") == "other"
+
+
+def test_estimator_error():
+    assert estimator_error(110, 100) == pytest.approx(0.10)
+    assert estimator_error(90, 100) == pytest.approx(-0.10)
+    assert estimator_error(0, 0) == 0.0
+    assert math.isnan(estimator_error(5, 0))
