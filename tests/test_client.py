@@ -149,6 +149,7 @@ async def test_retry_after_is_honoured_and_retry_can_succeed():
         reply = await client.chat(REQ)
     assert delays == [7.0, 2.5]
     assert reply.content == "fine" and reply.attempts == 3
+    assert reply.retry_kinds == ("rate_limited", "rate_limited") and reply.rate_limited
     assert [r.headers["x-retry-count"] for r in script.requests] == ["0", "1", "2"]
 
 

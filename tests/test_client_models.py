@@ -9,6 +9,7 @@ from foldscope.engine.models import (
     ModelConfig,
     is_routing_gateway,
     load_models_toml,
+    lookup_model,
     resolve_model,
     warnings,
 )
@@ -30,8 +31,17 @@ def test_unknown_model_is_one_line_listing_builtins():
     assert "sim/faithful, sim/describer" in msg and "config file" in msg
 
 
-def test_overrides_win_and_accept_raw_dicts():
-    cfg = resolve_model("qwen", {"qwen": {"provider": "openrouter", "pin": "deepinfra/fp8"}})
+def test_overrides_are_fields_laid_over_builtins():
+    cfg = resolve_model("sim/gister", {"faults": {"rate_429": 0.5}, "latency_scale": 0})
+    assert cfg.provider == "sim" and cfg.faults.rate_429 == 0.5 and cfg.latency_scale == 0
+    assert cfg.pin == "foldscope-sim"
+    tagged = resolve_model("sim/faithful:slow")
+    assert tagged.wire_model == "sim/faithful:slow"
+    with pytest.raises(ModelError, match="field 'faults.rate_429'"):
+        resolve_model("sim/gister", {"faults": {"rate_429": 5}})
+    with pytest.raises(ModelError, match="unknown model 'qwen'"):
+        resolve_model("qwen", {"pin": "x"})
+    cfg = resolve_model("qwen", {"provider": "openrouter", "pin": "deepinfra/fp8"})
     assert cfg.base_url == "https://openrouter.ai/api/v1"
     assert cfg.reasoning_param == "openrouter" and cfg.api_key_env == "OPENROUTER_API_KEY"
     assert is_routing_gateway(cfg)
@@ -63,7 +73,8 @@ reasoning_mandatory = true
     assert q.wire_model == "qwen/qwen3-235b-a22b" and q.quantizations == ["fp8"]
     s = models["sim/faithful:slow"]
     assert s.faults.latency_s == 0.5 and s.faults.reasoning_mandatory
-    assert resolve_model("sim/faithful:slow", models) is s
+    assert lookup_model("sim/faithful:slow", models) is s
+    assert lookup_model("sim/gister", models).provider == "sim"
 
 
 @pytest.mark.parametrize("text,needle", [

@@ -75,7 +75,8 @@ LABELS = [f.label for f in KESTREL]
         ("19 shards.", "19 shards"),
         ("ping @marta.v-oncall now", "@marta.v-oncall"),
         ("ping x@marta.v-oncall", "@marta.v-oncall"),  # edge is '@': not checked
-        ("see https://origin-7.cdn.kestrel-internal.net/assets.", "https://origin-7.cdn.kestrel-internal.net/assets"),
+        ("see https://origin-7.cdn.kestrel-internal.net/assets.",
+         "https://origin-7.cdn.kestrel-internal.net/assets"),
         ("zone zone-b.kestrel-internal.net.", "zone-b.kestrel-internal.net"),
         ("tag v4.18.2-rc3", "v4.18.2-rc3"),
         ("freeze 2026-07-18T22:45Z, then", "2026-07-18T22:45Z"),
@@ -174,13 +175,17 @@ def test_free_value_always_matches(prefix, value, suffix):
 @given(values, st.sampled_from(GLUE), st.sampled_from(["", ".", "-"]))
 def test_glued_right_edge_never_matches(value, glue, joiner):
     assume(is_word(value[-1]))
-    assert not contains_token(value + joiner + glue, value)
+    text = value + joiner + glue
+    assume(text.find(value, 1) == -1)  # the only occurrence is the glued one
+    assert not contains_token(text, value)
 
 
 @given(values, st.sampled_from(GLUE), st.sampled_from(["", ".", "-"]))
 def test_glued_left_edge_never_matches(value, glue, joiner):
     assume(is_word(value[0]))
-    assert not contains_token(glue + joiner + value, value)
+    text = glue + joiner + value
+    assume(text.find(value) == len(glue + joiner))  # the only occurrence is the glued one
+    assert not contains_token(text, value)
 
 
 @given(values, st.sampled_from(GLUE))

@@ -86,3 +86,19 @@ def test_estimator_error():
     assert estimator_error(90, 100) == pytest.approx(-0.10)
     assert estimator_error(0, 0) == 0.0
     assert math.isnan(estimator_error(5, 0))
+
+
+def test_my_core_modules_stay_pure():
+    # In a fresh interpreter, so modules other tests imported cannot mask an import.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import foldscope.core.tokens, foldscope.core.grading, foldscope.core.validity\n"
+        "import foldscope.core.designs, foldscope.core.stats\n"
+        "bad = [m for m in ('textual', 'httpx', 'sqlite3', 'sqlite_utils') if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

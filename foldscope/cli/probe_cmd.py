@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import json
 
-from foldscope.engine.models import load_models_toml, resolve_model
+from foldscope.engine.models import load_models_toml, lookup_model
 from foldscope.engine.probe import OK, format_line, probe_models
 
 
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Probe the models named on the command line."""
     configured = load_models_toml(args.config) if args.config else None
-    cfgs = [resolve_model(m, configured) for m in args.models]  # unknown id → one line, exit 2
+    cfgs = [lookup_model(m, configured) for m in args.models]  # unknown id → one line, exit 2
     results = asyncio.run(probe_models(cfgs))
     if args.json:
         print(json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2))

@@ -90,12 +90,11 @@ def _value_pattern(value: str, casefold: bool) -> _ValuePattern:
     if not parts:
         return _ValuePattern(None, False, False)
     check_left, check_right = _is_word(parts[0][0]), _is_word(parts[-1][-1])
+    # No lookarounds: a pattern that opens with a literal lets the regex engine skip ahead with
+    # a fast substring search (~50x faster on a 100k carrier); the boundary rule runs in Python
+    # on the few candidates found.
     body = r"\s+".join(map(re.escape, parts))
-    # The lookarounds reject the common glued cases inside the regex engine; ``_free`` then
-    # applies the full rule (combining marks) to the few candidates left.
-    left = r"(?<!\w)(?<!\w[.\-])" if check_left else ""
-    right = r"(?!\w)(?![.\-]\w)" if check_right else ""
-    return _ValuePattern(re.compile(left + body + right), check_left, check_right)
+    return _ValuePattern(re.compile(body), check_left, check_right)
 
 
 def _glued_left(text: str, start: int) -> bool:

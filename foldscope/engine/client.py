@@ -79,6 +79,10 @@ class RequestRejected(ClientError):
     """Any other 4xx: the request was refused and retrying it would not help."""
 
 
+class MissingApiKey(ClientError, ModelError):
+    """The environment variable named by ``api_key_env`` is not set (the message names it)."""
+
+
 # --------------------------------------------------------------------------------------------
 # Requests and replies
 
@@ -110,6 +114,13 @@ class ChatReply:
     simulated: bool
     attempts: int
     request_digest: str
+    retry_kinds: tuple[str, ...] = ()
+    """The fault kind behind each retry, in order (``rate_limited``, ``timeout``, …)."""
+
+    @property
+    def rate_limited(self) -> bool:
+        """True when any attempt was answered 429 (adaptive concurrency backs off on this)."""
+        return "rate_limited" in self.retry_kinds
 
 
 @dataclass(frozen=True)
@@ -290,8 +301,8 @@ class ModelClient:
         """Send a prepared body (see :meth:`build_body`); the probe uses this to relax parameters."""
         digest = body_digest(body)
         content = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        resp, latency, attempts = await self._request("POST", "/chat/completions", content)
-        return self._parse_reply(resp, latency, attempts, digest)
+        resp, latency, kinds = await self._request("POST", "/chat/completions", content)
+        return self._parse_reply(resp, latency, kinds, digest)
 
     async def list_endpoints(self) -> list[EndpointInfo]:
         """List the gateway's endpoints for this model (``GET /models/{author}/{slug}/endpoints``).
@@ -317,8 +328,8 @@ class ModelClient:
             # Read at call time so the key lives only in this dict and the outgoing request.
             key = os.environ.get(env)
             if not key:
-                raise ModelError(f"model '{self.cfg.id}': environment variable {env} "
-                                 "(api_key_env) is not set")
+                raise MissingApiKey(f"model '{self.cfg.id}': environment variable {env} "
+                                    "(api_key_env) is not set", model=self.cfg.id, attempts=0)
             headers["authorization"] = f"Bearer {key}"
         if self.cfg.provider == "openrouter":
             headers["x-title"] = "foldscope"
@@ -341,12 +352,13 @@ class ModelClient:
         return self._pool
 
     async def _request(self, method: str, path: str, content: bytes | None
-                       ) -> tuple[httpx.Response, float, int]:
+                       ) -> tuple[httpx.Response, float, tuple[str, ...]]:
         cfg = self.cfg
         url = cfg.base_url + path
         headers = self._headers()
         pool = self._acquire()
         max_attempts = cfg.max_retries + 1
+        kinds: list[str] = []
         for attempt in range(1, max_attempts + 1):
             headers[RETRY_COUNT_HEADER] = str(attempt - 1)
             retry_after: float | None = None
@@ -363,7 +375,7 @@ class ModelClient:
                 latency = time.monotonic() - started
                 status = resp.status_code
                 if status < 400 and not _is_error_body(resp):
-                    return resp, latency, attempt
+                    return resp, latency, tuple(kinds)
                 if status < 400:  # a 200 carrying {"error": …}: use the code it states
                     status = _error_code(resp) or 502
                 message = self._scrub(_error_message(resp))
@@ -379,6 +391,7 @@ class ModelClient:
                                  f"{'s' if attempt > 1 else ''} (last: {self._scrub(detail)})",
                                  model=cfg.id, kind=kind, status=status,
                                  attempts=attempt) from None
+            kinds.append(kind)
             delay = self._delay(attempt, retry_after)
             log.info("retrying %s after %s (attempt %d, waiting %.2fs)", cfg.id, kind, attempt, delay)
             if self.on_retry is not None:
@@ -410,9 +423,10 @@ class ModelClient:
         return RequestRejected(f"{model}: HTTP {status} request rejected ({message})",
                                model=model, status=status, attempts=attempts)
 
-    def _parse_reply(self, resp: httpx.Response, latency: float, attempts: int,
+    def _parse_reply(self, resp: httpx.Response, latency: float, kinds: tuple[str, ...],
                      digest: str) -> ChatReply:
         cfg = self.cfg
+        attempts = len(kinds) + 1
         try:
             data = resp.json()
             choice = data["choices"][0]
@@ -441,7 +455,8 @@ class ModelClient:
                      or data.get("system_fingerprint") == SIM_FINGERPRINT)
         return ChatReply(content=content, finish_reason=str(finish), prompt_tokens=prompt,
                          completion_tokens=completion, latency_s=latency, cost_usd=cost_usd,
-                         simulated=simulated, attempts=attempts, request_digest=digest)
+                         simulated=simulated, attempts=attempts, request_digest=digest,
+                         retry_kinds=kinds)
 
 
 def make_client(cfg: ModelConfig, *, transport: httpx.AsyncBaseTransport | None = None,

@@ -134,44 +134,62 @@ class ModelConfig(BaseModel):
 
 
 def builtin_model(model_id: str) -> ModelConfig | None:
-    """Return the config of a built-in ``sim/<temperament>`` id, or None if it is not one."""
-    name = model_id[len(catalog.SIM_PREFIX):] if model_id.startswith(catalog.SIM_PREFIX) else None
-    if name not in catalog.TEMPERAMENTS:
+    """Return the config of a built-in sim id, or None if it is not one.
+
+    ``sim/<temperament>`` ids are built in; so are tagged variants (``sim/faithful:slow``), which
+    behave like their temperament and exist so a sweep can give one sim several fault profiles.
+    """
+    if catalog.temperament_of(model_id) is None:
         return None
-    return ModelConfig(id=model_id, provider="sim", pin=catalog.SIM_ENDPOINT_TAG, seed=0,
-                       price_prompt_per_mtok=0.0, price_completion_per_mtok=0.0,
-                       context_tokens=131072)
+    return ModelConfig(**_builtin_fields(model_id))
 
 
-def resolve_model(model_id: str, overrides: Mapping[str, ModelConfig | Mapping[str, Any]] | None = None
-                  ) -> ModelConfig:
+def _builtin_fields(model_id: str) -> dict[str, Any]:
+    return {"id": model_id, "provider": "sim", "pin": catalog.SIM_ENDPOINT_TAG, "seed": 0,
+            "price_prompt_per_mtok": 0.0, "price_completion_per_mtok": 0.0,
+            "context_tokens": 131072}
+
+
+def resolve_model(model_id: str, overrides: Mapping[str, Any] | None = None) -> ModelConfig:
     """Resolve a model id to its configuration.
 
     Args:
         model_id: the id to resolve.
-        overrides: configured models by id (as from :func:`load_models_toml`); an entry wins over
-            a built-in sim of the same id. Values may be ``ModelConfig`` or raw field mappings.
+        overrides: config fields for this model (a sweep's or model file's entry, minus ``id``).
+            For a built-in sim they are laid over its defaults (``faults``, ``latency_scale``…);
+            any other id needs them, with at least ``provider``.
 
     Returns:
         The configuration.
 
     Raises:
-        ModelError: the id is neither built in nor configured.
+        ModelError: the id is neither built in nor configured, or its fields are invalid.
     """
-    if overrides and model_id in overrides:
-        entry = overrides[model_id]
-        if isinstance(entry, ModelConfig):
-            return entry
-        try:
-            return ModelConfig(**{"id": model_id, **dict(entry)})
-        except ValidationError as exc:
-            raise ModelError(f"model '{model_id}': {_first_error(exc)}") from None
-    builtin = builtin_model(model_id)
-    if builtin is not None:
-        return builtin
-    names = ", ".join(catalog.builtin_ids())
-    raise ModelError(f"unknown model '{model_id}' (built-in: {names}; "
-                     "others need an entry in the config file)")
+    overrides = {k: v for k, v in (overrides or {}).items() if k != "id"}
+    base = _builtin_fields(model_id) if catalog.temperament_of(model_id) else None
+    if base is None and "provider" not in overrides:
+        names = ", ".join(catalog.builtin_ids())
+        raise ModelError(f"unknown model '{model_id}' (built-in: {names}; "
+                         "others need an entry in the config file)")
+    data = {**(base or {}), **overrides, "id": model_id}
+    if base is not None and overrides.get("provider", "sim") != "sim":
+        # A configured entry that reuses a sim id for a real provider starts from scratch.
+        data = {**overrides, "id": model_id}
+    try:
+        return ModelConfig(**data)
+    except ValidationError as exc:
+        raise ModelError(f"model '{model_id}': {_first_error(exc)}") from None
+
+
+def lookup_model(model_id: str, registry: Mapping[str, ModelConfig] | None = None) -> ModelConfig:
+    """Return ``registry[model_id]`` (as from :func:`load_models_toml`) or the built-in config.
+
+    Raises:
+        ModelError: the id is neither in the registry nor built in.
+    """
+    if registry and model_id in registry:
+        return registry[model_id]
+    return resolve_model(model_id)
 
 
 def load_models_toml(path: str | Path) -> dict[str, ModelConfig]:

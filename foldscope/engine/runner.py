@@ -220,7 +220,8 @@ class SweepRunner:
             while next_chunk < n:
                 first = pending_from if pending_from is not None else next_chunk
                 texts = [scenario.chunks[i].text for i in range(first, next_chunk + 1)]
-                spec = fold_call(arm, carrier, texts, first, n)
+                spec = fold_call(arm, carrier, texts, first, n,
+                                 chunk_tokens[first:next_chunk + 1])
                 request = ChatRequest(spec.messages, spec.max_tokens, spec.response_format,
                                       cfg.temperature, seed)
                 try:
@@ -284,12 +285,13 @@ class SweepRunner:
             return self._fail(store, row, scenario, str(failure), failure.infra, started)
 
         grades = grade_answer(reply.content, graded)
+        planted = [f.value for f in scenario.facts]
         carried = presence(carrier, graded)
         checks = [{
             "label": g.label, "expected": g.expected, "found": g.found, "correct": g.correct,
             "abstained": g.abstained, "unit_dropped": g.unit_dropped,
             "in_carrier": carried[g.label],
-            "classification": classify_answer(g, carried[g.label]),
+            "classification": classify_answer(g, carried[g.label], known_values=planted),
         } for g in grades]
         correct = sum(1 for g in grades if g.correct)
         fresh = store.row(row["id"]) or {}

@@ -31,8 +31,7 @@ MAX_LABEL_WORDS = 6
 MAX_VALUE_WORDS = 6
 DECISION_WORDS = ("decid", "decision", "we will", "we'll", "must", "agreed", "constraint",
                   "do not", "don't", "never", "only after", "plan is")
-FAILURE_WORDS = ("error", "failed", "failure", "refused", "denied", "timed out", "crash",
-                 "rollback", "rolled back")
+FAILURE_WORDS = ("error", "failed", "failure", "refused", "denied", "timed out", "crash")
 OPEN_WORDS = ("todo", "to do", "next", "pending", "still need", "open question", "follow up",
               "follow-up", "later", "remaining")
 

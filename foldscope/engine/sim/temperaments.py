@@ -65,12 +65,17 @@ def _fact_line(label: str, value: str, style: str = "line") -> str:
     return f"Noted: the {label} is {value}." if style == "sentence" else f"- {label}: {value}"
 
 
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _tool_summary(tools: list[str]) -> str:
     names = list(dict.fromkeys(tools))
     if not names:
         return "no tool calls"
-    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} others" if len(names) > 3 else "")
-    return f"{len(tools)} tool call{'s' if len(tools) != 1 else ''} ({shown})"
+    rest = len(names) - 3
+    shown = ", ".join(names[:3]) + (f" and {rest} other{'s' if rest > 1 else ''}" if rest > 0 else "")
+    return f"{_n(len(tools), 'tool call')} ({shown})"
 
 
 def _progress_line(req: SimRequest, d: SegmentDigest) -> str:
@@ -91,7 +96,9 @@ def faithful_draft(req: SimRequest) -> Draft:
            "open_items": [_note(x) for x in d.open_items[:3]]}
     for key in NOTE_SECTIONS:
         old = [_note(x) for x in prev.get(key, []) if x.lstrip("-*• ").strip() != "none noted"]
-        draft.notes[key] = (old + new[key])[-_KEEP_NOTES[key]:]
+        # A note repeated across segments is carried once, at its latest position.
+        merged = list(reversed(dict.fromkeys(reversed(old + new[key]))))
+        draft.notes[key] = merged[-_KEEP_NOTES[key]:]
     return draft
 
 
@@ -120,16 +127,17 @@ def describe_draft(req: SimRequest, rng: random.Random) -> Draft:
     named = rng.sample(labels, min(2, len(labels)))
     such_as = (", among them the " + " and the ".join(named)) if named else ""
     para = (f"In {req.segment_label} the agent ran {_tool_summary(d.tools)} over {d.assistant_turns} assistant and "
-            f"{d.operator_turns} operator turns; it recorded {len(d.facts)} configuration values"
-            f"{such_as}, made {len(d.decisions)} decisions about the work and ran into "
-            f"{len(d.failures)} failures. Most of the output, {d.log_lines} log lines, was routine "
+            f"{d.operator_turns} operator turns; it recorded {_n(len(d.facts), 'configuration value')}"
+            f"{such_as}, made {_n(len(d.decisions), 'decision')} about the work and ran into "
+            f"{_n(len(d.failures), 'failure')}. Most of the output, {d.log_lines} log lines, was routine "
             "logging with nothing that changed the plan.")
     old = [p for p in split_sections(req.previous).get("other", []) if p.startswith("In segment")]
     candidates = dedupe_facts(extract_facts(req.previous) + d.facts)
     k = min(len(candidates), 1 + (rng.random() < 0.5))
     keep = sorted(rng.sample(range(len(candidates)), k))
-    head = (f"Across the segments so far the agent ran {totals[0]} tool calls, recorded "
-            f"{totals[1]} configuration values and made {totals[2]} decisions about the work.")
+    head = (f"Across the segments so far the agent ran {_n(totals[0], 'tool call')}, recorded "
+            f"{_n(totals[1], 'configuration value')} and made {_n(totals[2], 'decision')} about "
+            "the work.")
     return Draft(prose=[head] + old + [para], facts=[candidates[i] for i in keep],
                  fact_style="sentence", paths=d.paths[:3], tools=list(dict.fromkeys(d.tools))[:3])
 

@@ -1,0 +1,38 @@
+"""Per-fold forensics: present, mutated (near miss) or missing, and where a fact was lost."""
+
+from dataclasses import dataclass
+
+from foldscope.core.forensics import fact_state, fact_status, first_loss, near_miss
+
+
+@dataclass
+class F:
+    label: str
+    value: str
+
+
+def test_present_mutated_missing():
+    carrier = "- ledger service port: 62114\n- signing key id: kid-7F3A9C2l\n"
+    assert fact_state(carrier, "62114") == "present"
+    assert fact_state(carrier, "kid-7F3A9C21") == "mutated"
+    assert fact_state(carrier, "/opt/kestrel/state/install.lock") == "missing"
+
+
+def test_glued_value_is_not_present():
+    assert fact_state("port 621140", "62114") != "present"
+
+
+def test_whitespace_runs_still_present():
+    assert fact_status("cutoff 2026-07-14  01:26 UTC", [F("c", "2026-07-14 01:26 UTC")]) == {"c": "present"}
+
+
+def test_near_miss_reports_the_altered_text():
+    miss = near_miss("the tag was v4.18.2-rc4 yesterday", "v4.18.2-rc3")
+    assert miss is not None and miss.text.startswith("v4.18.2-rc")
+    assert near_miss("abc", "xyz") is None
+
+
+def test_first_loss():
+    folds = [{"a": "missing"}, {"a": "present"}, {"a": "present"}, {"a": "mutated"}]
+    assert first_loss(folds, "a") == 3
+    assert first_loss([{"a": "present"}], "a") is None
