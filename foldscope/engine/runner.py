@@ -215,7 +215,9 @@ class SweepRunner:
         pending_from: int | None = None
         n = len(scenario.chunks)
         graded = scenario.graded
-        seed = (s.seed * 1_000_003 + row["repeat"]) if cfg.seed is None else cfg.seed
+        # Each repeat gets its own seed (a model's own seed, if configured, offsets it), so
+        # repeats are independent draws yet a rerun of the sweep is reproducible.
+        seed = (cfg.seed or 0) + s.seed * 1_000_003 + row["repeat"]
         try:
             while next_chunk < n:
                 first = pending_from if pending_from is not None else next_chunk

@@ -123,15 +123,18 @@ def plan_rows(config: SweepConfig) -> list[dict[str, Any]]:
     """Lay out every row of the sweep with its execution position.
 
     Within each repeat, every model runs the arms in that repeat's sequence of the execution
-    design (a rotating Latin square or a Williams design), so each arm leads equally often.
+    design (a rotating Latin square or a Williams design), so each arm leads equally often;
+    the models take each step of the sequence side by side.
     """
     s = config.sweep
     sequences = execution_order(s.arms, s.repeats, s.design)
     rows: list[dict[str, Any]] = []
     for scenario in s.scenario_names():
         for repeat, sequence in enumerate(sequences):
-            for entry in config.models:
-                for arm_id in sequence:
+            # Models are interleaved step by step, so every model's column fills together while
+            # each model x repeat still runs its arms in the design's order.
+            for arm_id in sequence:
+                for entry in config.models:
                     arm = get_arm(arm_id)
                     rows.append({
                         "position": len(rows), "scenario": scenario, "model": entry["id"],
