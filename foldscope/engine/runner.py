@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -21,7 +22,8 @@ from foldscope.core.tokens import estimate_tokens
 from foldscope.core.validity import RowFacts, row_validity
 from foldscope.engine.client import ChatReply, ChatRequest, ClientError, InfraError, make_client
 from foldscope.engine.limiter import AdaptiveLimiter
-from foldscope.engine.models import ModelConfig, resolve_model
+from foldscope.engine.models import ModelConfig, is_routing_gateway, resolve_model
+from foldscope.engine.models import warnings as model_warnings
 from foldscope.engine.store import ROW_DONE, ROW_FAILED, Store
 from foldscope.engine.sweep import SweepConfig
 
@@ -44,6 +46,27 @@ class Totals:
     tokens: int = 0
     initial_finished: int = 0
     started: float = field(default_factory=time.monotonic)
+
+
+def cache_key(cfg: ModelConfig, request: ChatRequest, repeat: int) -> str:
+    """The response-cache key: model and pin, a digest of the request, and the repeat index."""
+    h = hashlib.sha256()
+    header = json.dumps([cfg.wire_model, cfg.provider, cfg.pin, request.max_tokens,
+                         request.response_format, request.temperature, request.seed, repeat],
+                        sort_keys=True)
+    h.update(header.encode())
+    for message in request.messages:
+        # Contents are hashed as they are rather than re-serialised: chunks are ~100k chars.
+        h.update(b"\x00" + message["role"].encode() + b"\x00" + message["content"].encode())
+    return h.hexdigest()
+
+
+def _reply_record(reply: ChatReply) -> dict[str, Any]:
+    return {"content": reply.content, "finish_reason": reply.finish_reason,
+            "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+            "latency_s": reply.latency_s, "cost_usd": reply.cost_usd,
+            "simulated": reply.simulated, "attempts": reply.attempts,
+            "request_digest": reply.request_digest}
 
 
 class _RowFailed(Exception):
@@ -116,14 +139,23 @@ class SweepRunner:
     async def _run(self, store: Store) -> str:
         config, scenarios, models = self._load(store)
         s = config.sweep
-        clients = {mid: make_client(cfg, transport=self.transport) for mid, cfg in models.items()}
+        # One limiter per provider (each simulated model is its own provider), fed by the
+        # client's retry hook so a 429 shrinks the limit while the call is still backing off.
         limiters: dict[str, AdaptiveLimiter] = {}
+        model_limiter: dict[str, AdaptiveLimiter] = {}
+        clients = {}
         for mid, cfg in models.items():
             key = cfg.provider if cfg.provider != "sim" else f"sim:{mid}"
-            cap = s.rate_limits.get(cfg.provider, s.concurrency)
-            limiters.setdefault(key, AdaptiveLimiter(min(cap, s.concurrency)))
-        model_limiter = {mid: limiters[cfg.provider if cfg.provider != "sim" else f"sim:{mid}"]
-                         for mid, cfg in models.items()}
+            if key not in limiters:
+                limit = s.rate_limit(cfg.provider)
+                limiters[key] = AdaptiveLimiter(limit.concurrency or s.concurrency, limit.rpm)
+            limiter = model_limiter[mid] = limiters[key]
+            clients[mid] = make_client(cfg, transport=self.transport,
+                                       on_retry=self._retry_hook(limiter))
+        self.limiters = limiters
+        self._cache_on = {mid: (s.cache if s.cache is not None else cfg.temperature == 0.0)
+                          for mid, cfg in models.items()}
+        await self._record_pins(store, models, clients)
         chunk_tokens = {name: [estimate_tokens(c.text) for c in sc.chunks]
                         for name, sc in scenarios.items()}
 
@@ -193,11 +225,61 @@ class SweepRunner:
                 return
             row = {**row, "status": ROW_FAILED}
 
-    async def _call(self, client: Any, limiter: AdaptiveLimiter, request: ChatRequest) -> ChatReply:
+    def _retry_hook(self, limiter: AdaptiveLimiter) -> Callable[[str, float], None]:
+        def on_retry(kind: str, delay: float) -> None:
+            limiter.on_fault(kind)
+            self._emit("retry", fault=kind, delay_s=round(delay, 3), limit=limiter.limit)
+        return on_retry
+
+    async def _record_pins(self, store: Store, models: dict[str, ModelConfig],
+                           clients: dict[str, Any]) -> None:
+        """Record each model's pin with its endpoint's quantization, context, prices, parameters.
+
+        A routing gateway without a pin, or a pin the gateway does not list, is recorded as a
+        warning that the UI and the report show; it does not stop the sweep.
+        """
+        pins: dict[str, Any] = {}
+        for mid, cfg in models.items():
+            entry: dict[str, Any] = {"provider": cfg.provider, "pin": cfg.pin,
+                                     "warnings": model_warnings(cfg), "endpoint": None}
+            if is_routing_gateway(cfg) and cfg.pin:
+                try:
+                    endpoints = await clients[mid].list_endpoints()
+                except ClientError as exc:
+                    entry["warnings"].append(f"endpoint list unavailable: {exc}")
+                else:
+                    match = next((e for e in endpoints if e.matches_pin(cfg.pin)), None)
+                    if match is None:
+                        entry["warnings"].append(f"pin '{cfg.pin}' is not among the gateway's "
+                                                 f"{len(endpoints)} endpoints")
+                    else:
+                        entry["endpoint"] = match.as_dict()
+            pins[mid] = entry
+        store.set_pins(self.sweep_id, pins)
+        for mid, entry in pins.items():
+            for warning in entry["warnings"]:
+                self._emit("warning", model=mid, warning=warning)
+
+    async def _call(self, store: Store, client: Any, limiter: AdaptiveLimiter,
+                    request: ChatRequest, model: str, repeat: int) -> tuple[ChatReply, bool]:
+        """Make one call through the provider's limiter, or replay it from the cache.
+
+        Returns:
+            The reply and whether it came from the cache.
+        """
+        key = None
+        if self._cache_on.get(model):
+            key = cache_key(client.cfg, request, repeat)
+            hit = store.cached_reply(key)
+            if hit is not None:
+                return ChatReply(**{**hit, "latency_s": 0.0, "cost_usd": 0.0, "attempts": 1,
+                                    "retry_kinds": ()}), True
         async with limiter:
             reply = await client.chat(request)
-        limiter.record(rate_limited=reply.attempts > 1 and getattr(reply, "rate_limited", False))
-        return reply
+        limiter.record_success()
+        if key is not None and reply.finish_reason in ("stop", "length"):
+            store.cache_reply(key, model, _reply_record(reply))
+        return reply, False
 
     async def _run_row(self, store: Store, row: dict[str, Any], scenario: Scenario,
                        chunk_tokens: list[int], client: Any, cfg: ModelConfig,
@@ -227,7 +309,8 @@ class SweepRunner:
                 request = ChatRequest(spec.messages, spec.max_tokens, spec.response_format,
                                       cfg.temperature, seed)
                 try:
-                    reply = await self._call(client, limiter, request)
+                    reply, cached = await self._call(store, client, limiter, request,
+                                                     row["model"], row["repeat"])
                 except InfraError as exc:
                     raise _RowFailed(f"fold {fold_index}: {exc}", infra=True) from None
                 except ClientError as exc:
@@ -256,7 +339,7 @@ class SweepRunner:
                     "latency_s": round(reply.latency_s, 4), "cost_usd": reply.cost_usd,
                     "attempts": reply.attempts, "simulated": int(reply.simulated),
                     "fact_status_json": json.dumps(status, ensure_ascii=False),
-                    "created_at": time.time(),
+                    "created_at": time.time(), "cached": int(cached),
                 }
                 store.commit_fold(row["id"], fold, next_chunk=next_chunk + 1, catch_up=catch_up,
                                   parse_failure=result.parse_status in PARSE_FAILURES,
@@ -277,7 +360,8 @@ class SweepRunner:
             spec = recall_call(carrier, [f.label for f in graded])
             request = ChatRequest(spec.messages, spec.max_tokens, None, cfg.temperature, seed)
             try:
-                reply = await self._call(client, limiter, request)
+                reply, recall_cached = await self._call(store, client, limiter, request,
+                                                        row["model"], row["repeat"])
             except InfraError as exc:
                 raise _RowFailed(f"recall: {exc}", infra=True) from None
             except ClientError as exc:
@@ -308,7 +392,8 @@ class SweepRunner:
             answer_usage={"prompt_tokens": reply.prompt_tokens,
                           "completion_tokens": reply.completion_tokens,
                           "est_prompt_tokens": spec.estimated_prompt_tokens,
-                          "cost_usd": reply.cost_usd, "retries": reply.attempts - 1},
+                          "cost_usd": reply.cost_usd, "retries": reply.attempts - 1,
+                          "cached": recall_cached},
             wall_s=time.monotonic() - started)
         self.totals.rows_done += 1
         self._emit("row_done", row=row["id"], model=row["model"], arm=row["arm"],

@@ -14,7 +14,7 @@ import sqlite_utils
 
 from foldscope.core.errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema this foldscope writes. Older databases are migrated; newer ones are refused."""
 
 _MIGRATIONS: dict[int, str] = {
@@ -115,6 +115,17 @@ _MIGRATIONS: dict[int, str] = {
         flagged INTEGER NOT NULL DEFAULT 0,
         UNIQUE (row_id, label)
     );
+    """,
+    # 2: the response cache, and which folds and rows were answered from it.
+    2: """
+    CREATE TABLE IF NOT EXISTS cache (
+        key TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        reply_json TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    ALTER TABLE folds ADD COLUMN cached INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE rows ADD COLUMN cached_calls INTEGER NOT NULL DEFAULT 0;
     """,
 }
 
@@ -268,7 +279,7 @@ class Store:
             "SELECT id, position, scenario, model, arm, repeat, status, attempt, infra_retries, "
             "call_retries, next_chunk, folds_done, catch_up, parse_failures, length_stops, "
             "infra_error, recall, correct, graded, valid, validity_reason, retryable, simulated, "
-            "prompt_tokens, completion_tokens, est_prompt_tokens, cost_usd, wall_s "
+            "prompt_tokens, completion_tokens, est_prompt_tokens, cost_usd, wall_s, cached_calls "
             "FROM rows WHERE sweep_id = ? ORDER BY position", [sweep_id]))
 
     def row(self, row_id: int) -> dict[str, Any] | None:
@@ -299,11 +310,12 @@ class Store:
                 "parse_failures=parse_failures+?, length_stops=length_stops+?, "
                 "call_retries=call_retries+?, prompt_tokens=prompt_tokens+?, "
                 "completion_tokens=completion_tokens+?, est_prompt_tokens=est_prompt_tokens+?, "
-                "cost_usd=cost_usd+?, simulated=MAX(simulated, ?) WHERE id=?",
+                "cost_usd=cost_usd+?, simulated=MAX(simulated, ?), cached_calls=cached_calls+? "
+                "WHERE id=?",
                 [next_chunk, int(catch_up), int(parse_failure), int(length_stop), call_retries,
                  fold.get("prompt_tokens") or 0, fold.get("completion_tokens") or 0,
                  fold["est_prompt_tokens"], fold.get("cost_usd") or 0.0,
-                 fold.get("simulated", 0), row_id])
+                 fold.get("simulated", 0), int(fold.get("cached", 0)), row_id])
 
     def folds(self, row_id: int) -> list[dict[str, Any]]:
         """Every committed fold of a row, in order."""
@@ -336,11 +348,12 @@ class Store:
                 "validity_reason=?, retryable=?, prompt_tokens=prompt_tokens+?, "
                 "completion_tokens=completion_tokens+?, est_prompt_tokens=est_prompt_tokens+?, "
                 "cost_usd=cost_usd+?, call_retries=call_retries+?, wall_s=wall_s+?, "
-                "finished_at=? WHERE id=?",
+                "cached_calls=cached_calls+?, finished_at=? WHERE id=?",
                 [answer, recall, correct, graded, int(valid), reason, int(retryable),
                  answer_usage.get("prompt_tokens") or 0, answer_usage.get("completion_tokens") or 0,
                  answer_usage.get("est_prompt_tokens") or 0, answer_usage.get("cost_usd") or 0.0,
-                 answer_usage.get("retries") or 0, wall_s, time.time(), row_id])
+                 answer_usage.get("retries") or 0, wall_s, int(bool(answer_usage.get("cached"))),
+                 time.time(), row_id])
 
     def fail_row(self, row_id: int, *, error: str, reason: str, retryable: bool,
                  wall_s: float) -> None:
@@ -361,6 +374,19 @@ class Store:
                 "infra_error=NULL, answer=NULL, recall=NULL, correct=NULL, graded=NULL, valid=NULL, "
                 "validity_reason=NULL, retryable=0, started_at=NULL, finished_at=NULL WHERE id=?",
                 [row_id])
+
+    # -- response cache ------------------------------------------------------------------------
+
+    def cached_reply(self, key: str) -> dict[str, Any] | None:
+        """A cached reply by key (pin, request digest and repeat index), or None."""
+        row = self.db.execute("SELECT reply_json FROM cache WHERE key=?", [key]).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def cache_reply(self, key: str, model: str, reply: dict[str, Any]) -> None:
+        """Store a successful reply for replay; an existing entry is kept (first answer wins)."""
+        self.db.execute("INSERT OR IGNORE INTO cache (key, model, reply_json, created_at) "
+                        "VALUES (?,?,?,?)",
+                        [key, model, json.dumps(reply, ensure_ascii=False), time.time()])
 
     def checks(self, row_id: int) -> list[dict[str, Any]]:
         """The per-fact checks of a finished row."""

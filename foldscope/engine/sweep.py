@@ -17,6 +17,15 @@ from foldscope.core.errors import ConfigError
 from foldscope.core.scenario import load_scenario
 
 
+class RateLimit(BaseModel):
+    """One provider's limits: calls in flight and call starts per minute."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    concurrency: int | None = Field(None, ge=1, le=1024)
+    rpm: int | None = Field(None, ge=1)
+
+
 class SweepSection(BaseModel):
     """The ``[sweep]`` table of a sweep file."""
 
@@ -34,8 +43,19 @@ class SweepSection(BaseModel):
     budget_usd: float | None = Field(None, ge=0)
     budget_tokens: int | None = Field(None, ge=0)
     cache: bool | None = None
-    rate_limits: dict[str, int] = Field(default_factory=dict)
-    """Per-provider cap on calls in flight, e.g. ``{openrouter = 8}``."""
+    """Replay identical requests from the response cache; None: on for temperature-0 models."""
+    rate_limits: dict[str, int | RateLimit] = Field(default_factory=dict)
+    """Per provider: calls in flight (``openrouter = 8``) or ``{concurrency = 8, rpm = 120}``."""
+
+    def rate_limit(self, provider: str) -> RateLimit:
+        """The limits for one provider: its table, or the sweep's concurrency alone."""
+        entry = self.rate_limits.get(provider)
+        if entry is None:
+            return RateLimit(concurrency=self.concurrency)
+        if isinstance(entry, int):
+            return RateLimit(concurrency=min(entry, self.concurrency))
+        return RateLimit(concurrency=min(entry.concurrency or self.concurrency, self.concurrency),
+                         rpm=entry.rpm)
 
     @field_validator("arms")
     @classmethod

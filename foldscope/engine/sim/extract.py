@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
@@ -191,8 +192,21 @@ def digest_segment(text: str) -> SegmentDigest:
         text: one or more segments' transcript text.
 
     Returns:
-        The digest.
+        The digest (a fresh object the caller may change).
     """
+    d = _digest_cached(text)
+    return replace(d, facts=list(d.facts), tools=list(d.tools), decisions=list(d.decisions),
+                   failures=list(d.failures), open_items=list(d.open_items), paths=list(d.paths))
+
+
+# Every row of a sweep folds the same ~100k-character chunks, and reading one costs several
+# milliseconds of line-by-line regex work, so the digest is memoised by the segment text itself
+# (a digest is a pure function of it). The key is the text rather than a hash of it, so a hit is
+# exact; the bound keeps at most 32 segments (a few MB) alive, enough for every chunk of a few
+# scenarios plus their catch-up combinations. The cached digest is never handed out: callers get
+# copies, so nothing can alter what a later request reads.
+@lru_cache(maxsize=32)
+def _digest_cached(text: str) -> SegmentDigest:
     d = SegmentDigest(facts=extract_facts(text))
     for raw in text.splitlines():
         line = raw.strip()
@@ -242,7 +256,23 @@ def find_answer(carrier: str, label: str, *, cutoff: float = 85.0) -> str | None
     Returns:
         The value, or None when the carrier holds nothing for that label.
     """
-    facts = extract_facts(carrier)
+    return answer_from(extract_facts(carrier), label, cutoff=cutoff)
+
+
+def answer_from(facts: list[tuple[str, str]], label: str, *, cutoff: float = 85.0) -> str | None:
+    """Find the value for ``label`` among facts already extracted from a carrier.
+
+    A recall asks for many labels from one carrier; extracting its facts once and asking this
+    for each label gives the same answers as ``find_answer`` per label without re-reading it.
+
+    Args:
+        facts: ``extract_facts(carrier)``.
+        label: the label asked for.
+        cutoff: minimum rapidfuzz score (0-100) for a label match.
+
+    Returns:
+        The value, or None when the facts hold nothing for that label.
+    """
     if not facts:
         return None
     exact = {lab.casefold(): val for lab, val in facts}

@@ -17,10 +17,10 @@ from foldscope.core.messages import UNKNOWN
 from foldscope.core.sections import SECTIONS
 from foldscope.engine.sim.extract import (
     SegmentDigest,
+    answer_from,
     dedupe_facts,
     digest_segment,
     extract_facts,
-    find_answer,
     split_sections,
 )
 from foldscope.engine.sim.request import Shape, SimRequest, StringField
@@ -363,8 +363,9 @@ def stock_value(label: str, rng: random.Random) -> str:
 def recall(temperament: str, req: SimRequest, rng: random.Random) -> str:
     """Answer a recall turn: ``label: value`` per asked label, from the summary only."""
     lines = []
+    facts = extract_facts(req.recall_summary)  # once per recall, not once per label
     for label in req.labels:
-        value = find_answer(req.recall_summary, label)
+        value = answer_from(facts, label)
         if value is None:
             value = stock_value(label, rng) if temperament == "inventor" else UNKNOWN
         lines.append(f"{label}: {value}")

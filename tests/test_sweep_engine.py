@@ -1,0 +1,173 @@
+"""Sweep engine behaviour: cache replay, migration, budgets, retries, rate limits, pins, catch-up."""
+
+import asyncio
+import json
+import sqlite3
+
+import httpx
+import pytest
+from conftest import definition, run_sweep
+
+from foldscope.core.errors import ConfigError
+from foldscope.engine.launch import prepare_sweep
+from foldscope.engine.runner import SweepRunner
+from foldscope.engine.sim.transport import SimTransport
+from foldscope.engine.store import _MIGRATIONS, SCHEMA_VERSION, Store
+from foldscope.engine.sweep import build_config
+
+
+def test_identical_requests_replay_from_the_cache(db):
+    data = definition(models=("sim/faithful",), arms=("j", "q"))
+    first = run_sweep(db, data)
+    second = run_sweep(db, data)  # a fresh sweep of the same definition, same database
+    store = Store(db)
+    a, b = store.rows(first), store.rows(second)
+    assert all(r["cached_calls"] == 0 for r in a)
+    assert all(r["cached_calls"] == 4 for r in b)  # three folds and the recall turn
+    assert [r["recall"] for r in a] == [r["recall"] for r in b]
+    assert all(f["cached"] == 1 for r in b for f in store.folds(r["id"]))
+
+
+def test_cache_can_be_switched_off(db):
+    data = definition(models=("sim/faithful",), arms=("j",), cache=False)
+    run_sweep(db, data)
+    second = run_sweep(db, data)
+    assert Store(db).rows(second)[0]["cached_calls"] == 0
+
+
+def test_older_database_is_migrated(tmp_path):
+    path = tmp_path / "v1.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(_MIGRATIONS[1] + "; INSERT INTO meta VALUES ('schema_version', '1');")
+    conn.execute("INSERT INTO sweeps (id, created_at, name, config_digest, config_json) "
+                 "VALUES ('old', 0, 'old', 'd', '{}')")
+    conn.commit()
+    conn.close()
+    store = Store(path)
+    assert store.schema_version == SCHEMA_VERSION
+    assert store.sweep("old")["name"] == "old"  # nothing committed is lost
+    assert "cache" in store.db.table_names()
+
+
+def test_token_budget_stops_new_rows_and_says_why(db):
+    data = definition(models=("sim/faithful",), arms=("j", "q", "m"), repeats=2,
+                      budget_tokens=1, concurrency=1)
+    sweep_id = run_sweep(db, data)
+    store = Store(db)
+    sweep = store.sweep(sweep_id)
+    assert sweep["status"] == "stopped" and "budget" in sweep["stop_reason"]
+    progress = store.progress(sweep_id)
+    assert progress["done"] == 1 and progress["planned"] == 5
+
+
+class FlakyTransport(httpx.AsyncBaseTransport):
+    """Fails the first ``failures`` chat calls with a connect error, then delegates."""
+
+    def __init__(self, failures: int) -> None:
+        self.inner = SimTransport(latency_scale=0.0)
+        self.failures = failures
+
+    async def handle_async_request(self, request):
+        if request.url.path.endswith("/chat/completions") and self.failures > 0:
+            self.failures -= 1
+            raise httpx.ConnectError("simulated outage", request=request)
+        return await self.inner.handle_async_request(request)
+
+
+def test_infra_faults_retry_the_row_and_count_it(db):
+    # max_retries=0 on the client: every connect error fails the row, which the sweep retries.
+    data = definition(models=({"id": "sim/faithful", "max_retries": 0},), arms=("j",),
+                      max_row_retries=3)
+    prepared = prepare_sweep(db, data, "test")
+    runner = SweepRunner(db, prepared.sweep_id, transport=FlakyTransport(2), latency_scale=0.0)
+    asyncio.run(runner.run())
+    row = Store(db).rows(prepared.sweep_id)[0]
+    assert row["status"] == "done" and row["valid"] == 1
+    assert row["infra_retries"] == 2 and runner.totals.row_retries == 2
+
+
+def test_infra_retries_are_bounded(db):
+    data = definition(models=({"id": "sim/faithful", "max_retries": 0},), arms=("j",),
+                      max_row_retries=1)
+    prepared = prepare_sweep(db, data, "test")
+    asyncio.run(SweepRunner(db, prepared.sweep_id, transport=FlakyTransport(10),
+                            latency_scale=0.0).run())
+    row = Store(db).rows(prepared.sweep_id)[0]
+    assert row["status"] == "failed" and row["validity_reason"] == "infra_fault"
+    assert row["infra_retries"] == 1
+
+
+def test_arm_behaviour_is_never_retried(db):
+    # Truncated replies are the arm's (and model's) own behaviour: recorded, never retried.
+    data = definition(models=({"id": "sim/faithful", "faults": {"rate_truncate": 1.0}},),
+                      arms=("j",))
+    sweep_id = run_sweep(db, data)
+    row = Store(db).rows(sweep_id)[0]
+    assert row["status"] == "done" and row["infra_retries"] == 0
+    assert row["length_stops"] == 3 and row["parse_failures"] >= 1
+
+
+def test_429s_shrink_concurrency_and_respect_the_rate(db):
+    model = {"id": "sim/faithful", "faults": {"rate_429": 0.3, "retry_after_s": 0.0},
+             "backoff_base_s": 0.0, "backoff_cap_s": 0.0, "max_retries": 10}
+    data = definition(models=(model,), arms=("j", "q", "m"), repeats=4, concurrency=6,
+                      rate_limits={"sim": {"concurrency": 4, "rpm": 6000}})
+    prepared = prepare_sweep(db, data, "test")
+    runner = SweepRunner(db, prepared.sweep_id, latency_scale=0.0)
+    asyncio.run(runner.run())
+    limiter = next(iter(runner.limiters.values()))
+    assert limiter.peak_in_flight <= 4
+    assert limiter.rate_limited > 0 and runner.totals.call_retries > 0
+    starts = list(limiter.starts)
+    assert all(b - a >= 0 for a, b in zip(starts, starts[1:]))
+    assert len(starts) <= 6000
+    assert Store(db).progress(prepared.sweep_id)["done"] == 12
+
+
+def test_pins_are_recorded_with_the_sweep(db):
+    sweep_id = run_sweep(db, definition(models=("sim/faithful",), arms=("j",)))
+    pins = Store(db).sweep(sweep_id)["pins"]
+    entry = pins["sim/faithful"]
+    assert entry["pin"] and entry["endpoint"]["context_length"]
+    assert "supported_parameters" in entry["endpoint"]
+
+
+class EmptyOnceTransport(httpx.AsyncBaseTransport):
+    """Answers the second fold of every row with empty content, forcing a catch-up fold."""
+
+    def __init__(self) -> None:
+        self.inner = SimTransport(latency_scale=0.0)
+
+    async def handle_async_request(self, request):
+        response = await self.inner.handle_async_request(request)
+        if not request.url.path.endswith("/chat/completions"):
+            return response
+        body = json.loads(await request.aread())
+        if "segment 2 of" in body["messages"][-1]["content"]:
+            await response.aread()
+            data = json.loads(response.content)
+            data["choices"][0]["message"]["content"] = ""
+            return httpx.Response(200, json=data, headers={"content-type": "application/json"})
+        return response
+
+
+def test_catch_up_fold_is_marked_and_invalidates_distributed_rows(db):
+    prepared = prepare_sweep(db, definition(models=("sim/faithful",), arms=("j",)), "test")
+    asyncio.run(SweepRunner(db, prepared.sweep_id, transport=EmptyOnceTransport(),
+                            latency_scale=0.0).run())
+    store = Store(db)
+    row = store.rows(prepared.sweep_id)[0]
+    folds = store.folds(row["id"])
+    assert [(f["first_chunk"], f["last_chunk"], f["catch_up"]) for f in folds] == [
+        (0, 0, 0), (1, 2, 1)]
+    assert row["catch_up"] == 1 and row["valid"] == 0
+    assert row["validity_reason"] == "catch_up_distributed"
+
+
+def test_unknown_keys_and_bad_values_in_sweep_config():
+    with pytest.raises(ConfigError, match="sweep.colour"):
+        build_config({"sweep": {"scenario": "smoke", "arms": ["j"], "colour": 1},
+                      "models": [{"id": "sim/faithful"}]}, "x.toml")
+    with pytest.raises(ConfigError, match="x.toml: sweep.design"):
+        build_config({"sweep": {"scenario": "smoke", "arms": ["j"], "design": "random"},
+                      "models": [{"id": "sim/faithful"}]}, "x.toml")
