@@ -6,6 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 from foldscope.core.stats import design_effect, icc_binary, wilson_interval
+from foldscope.core.tokens import estimator_error as token_error
 from foldscope.core.validity import RowFacts, row_validity
 from foldscope.engine.store import Store
 
@@ -98,6 +99,52 @@ def _finite(x: float | None) -> float | None:
     return round(x, 4)
 
 
+def estimator_error(store: Store, sweep_id: str) -> dict[str, Any]:
+    """The token estimator's relative error against reported usage, per content class.
+
+    Folds are grouped by the dominant character class of the chunk they fold; the error is
+    (estimated - reported) / reported, so a positive mean means the estimator over-counts.
+    """
+    by_class: dict[str, list[float]] = defaultdict(list)
+    for pair in store.token_pairs(sweep_id):
+        if pair["prompt_tokens"]:
+            err = token_error(pair["est_prompt_tokens"], pair["prompt_tokens"])
+            by_class[pair["content_class"] or "unknown"].append(err)
+    return {cls: {"folds": len(errs), "mean_relative_error": round(sum(errs) / len(errs), 4),
+                  "max_abs_relative_error": round(max(abs(e) for e in errs), 4)}
+            for cls, errs in sorted(by_class.items())}
+
+
+def accounting(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Spend, tokens (estimated and reported), retries, cache hits and wall time by model and arm."""
+    def add(bucket: dict[str, Any], r: dict[str, Any]) -> None:
+        bucket["rows"] += 1
+        bucket["cost_usd"] += r["cost_usd"]
+        bucket["prompt_tokens"] += r["prompt_tokens"]
+        bucket["completion_tokens"] += r["completion_tokens"]
+        bucket["est_prompt_tokens"] += r["est_prompt_tokens"]
+        bucket["row_retries"] += r["infra_retries"]
+        bucket["call_retries"] += r["call_retries"]
+        bucket["cached_calls"] += r.get("cached_calls") or 0
+        bucket["wall_s"] += r["wall_s"]
+
+    def empty() -> dict[str, Any]:
+        return dict.fromkeys(("rows", "cost_usd", "prompt_tokens", "completion_tokens",
+                              "est_prompt_tokens", "row_retries", "call_retries",
+                              "cached_calls", "wall_s"), 0)
+
+    total, by_model, by_arm = empty(), defaultdict(empty), defaultdict(empty)
+    for r in rows:
+        add(total, r)
+        add(by_model[r["model"]], r)
+        add(by_arm[r["arm"]], r)
+    for bucket in (total, *by_model.values(), *by_arm.values()):
+        bucket["cost_usd"] = round(bucket["cost_usd"], 6)
+        bucket["wall_s"] = round(bucket["wall_s"], 3)
+        bucket["cost_per_row_usd"] = round(bucket["cost_usd"] / bucket["rows"], 6) if bucket["rows"] else 0.0
+    return {"total": total, "by_model": dict(by_model), "by_arm": dict(by_arm)}
+
+
 def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
     """The whole report object for one sweep (what ``foldscope report --format json`` prints)."""
     sweep = store.sweep(sweep_id)
@@ -120,5 +167,9 @@ def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
         "design": config["sweep"]["design"],
         "progress": progress,
         "pins": sweep["pins"],
+        "warnings": [f"{model}: {w}" for model, entry in sweep["pins"].items()
+                     for w in entry.get("warnings", [])],
         "cells": cells(store, sweep_id),
+        "accounting": accounting(store.rows(sweep_id)),
+        "estimator": estimator_error(store, sweep_id),
     }

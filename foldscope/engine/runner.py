@@ -18,7 +18,7 @@ from foldscope.core.fold import fold_call, recall_call
 from foldscope.core.forensics import fact_status
 from foldscope.core.grading import classify_answer, grade_answer, presence
 from foldscope.core.scenario import Scenario, load_scenario
-from foldscope.core.tokens import estimate_tokens
+from foldscope.core.tokens import dominant_class, estimate_tokens
 from foldscope.core.validity import RowFacts, row_validity
 from foldscope.engine.client import ChatReply, ChatRequest, ClientError, InfraError, make_client
 from foldscope.engine.limiter import AdaptiveLimiter
@@ -158,6 +158,8 @@ class SweepRunner:
         await self._record_pins(store, models, clients)
         chunk_tokens = {name: [estimate_tokens(c.text) for c in sc.chunks]
                         for name, sc in scenarios.items()}
+        self._chunk_class = {name: [dominant_class(c.text) for c in sc.chunks]
+                             for name, sc in scenarios.items()}
 
         rows = store.rows(self.sweep_id)
         self.totals.rows_total = len(rows)
@@ -340,6 +342,7 @@ class SweepRunner:
                     "attempts": reply.attempts, "simulated": int(reply.simulated),
                     "fact_status_json": json.dumps(status, ensure_ascii=False),
                     "created_at": time.time(), "cached": int(cached),
+                    "content_class": self._chunk_class[row["scenario"]][next_chunk],
                 }
                 store.commit_fold(row["id"], fold, next_chunk=next_chunk + 1, catch_up=catch_up,
                                   parse_failure=result.parse_status in PARSE_FAILURES,

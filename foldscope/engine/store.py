@@ -125,6 +125,7 @@ _MIGRATIONS: dict[int, str] = {
         created_at REAL NOT NULL
     );
     ALTER TABLE folds ADD COLUMN cached INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE folds ADD COLUMN content_class TEXT;
     ALTER TABLE rows ADD COLUMN cached_calls INTEGER NOT NULL DEFAULT 0;
     """,
 }
@@ -387,6 +388,13 @@ class Store:
         self.db.execute("INSERT OR IGNORE INTO cache (key, model, reply_json, created_at) "
                         "VALUES (?,?,?,?)",
                         [key, model, json.dumps(reply, ensure_ascii=False), time.time()])
+
+    def token_pairs(self, sweep_id: str) -> list[dict[str, Any]]:
+        """Estimated vs reported prompt tokens of every fold that has a reported count."""
+        return list(self.db.query(
+            "SELECT f.content_class, f.est_prompt_tokens, f.prompt_tokens FROM folds f "
+            "JOIN rows r ON r.id=f.row_id WHERE r.sweep_id=? AND f.prompt_tokens IS NOT NULL "
+            "AND f.cached=0", [sweep_id]))
 
     def checks(self, row_id: int) -> list[dict[str, Any]]:
         """The per-fact checks of a finished row."""

@@ -31,6 +31,7 @@ class FoldscopeApp(App[None]):
     #title { margin: 1 0 0 0; }
     #progress { margin: 1 0 0 0; }
     #status { color: $text-muted; margin: 0 0 1 0; }
+    #warnings { color: $warning; margin: 0 0 1 0; display: none; }
     #legend { margin: 1 0 0 0; }
     """
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]

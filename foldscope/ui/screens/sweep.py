@@ -48,6 +48,7 @@ class SweepScreen(Screen[None]):
             yield Static(id="title")
             yield ProgressBar(id="progress", show_eta=False)
             yield Static(id="status")
+            yield Static(id="warnings")
             yield SweepGrid(id="grid")
             yield Static(id="legend")
         yield Footer()
@@ -114,6 +115,11 @@ class SweepScreen(Screen[None]):
             f"{message.sweep['status']}{reason} · rows {finished}/{p['total']} done "
             f"({p['running']} running, {p['failed']} failed) · {p['folds']} folds committed"))
         self.sub_title = f"{finished}/{p['total']} rows"
+        warnings = [f"⚠ {model}: {w}" for model, entry in message.sweep["pins"].items()
+                    for w in entry.get("warnings", [])]
+        box = self.query_one("#warnings", Static)
+        box.display = bool(warnings)
+        box.update(Text("\n".join(warnings)))
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:
