@@ -40,8 +40,24 @@ async def test_quit_mid_sweep_leaves_a_consistent_database(tmp_path):
         await pilot.press("ctrl+q")
     await app.workers.wait_for_complete()
     store = Store(db)
+    assert store.sweep(prepared.sweep_id)["status"] == "stopped"
     for row in store.rows(prepared.sweep_id):
         folds = store.folds(row["id"])
         assert row["folds_done"] == len(folds)
         assert [f["fold_index"] for f in folds] == list(range(len(folds)))
         assert row["status"] != "done" or store.checks(row["id"])
+
+
+async def test_unpinned_gateway_model_is_a_visible_warning(tmp_path):
+    db = tmp_path / "warn.sqlite"
+    prepared = prepare_sweep(db, definition(models=({"id": "sim/faithful", "pin": ""},),
+                                            arms=("j",)), "test")
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await app.workers.wait_for_complete()
+        app.screen.poll()
+        await app.screen.workers.wait_for_complete()
+        await pilot.pause()
+        box = app.screen.query_one("#warnings")
+        assert box.display and "no pin on a routing gateway" in str(box.render())
+

@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 
 from rapidfuzz import fuzz
 
-from foldscope.core.grading import normalize, present_in
+from foldscope.core.grading import contains_token_normalized, normalize, present_in
 
 FactState = Literal["present", "mutated", "missing"]
 
@@ -57,15 +57,13 @@ def fact_state(text: str, value: str) -> FactState:
 def fact_status(text: str, facts: Iterable[_Planted]) -> dict[str, str]:
     """Classify every planted fact against a carrier, keyed by label.
 
-    The carrier is normalised once for all facts (it runs after every fold), and a value whose
-    first word's first eight characters are nowhere in the carrier skips the boundary rule entirely.
+    The carrier is normalised once for all facts (it runs after every fold), not once per fact.
     """
     norm = normalize(text)
     out: dict[str, str] = {}
     for f in facts:
         value = normalize(f.value)
-        head = value.split()[0][:8] if value.strip() else value
-        if head in norm and present_in(norm, value):
+        if contains_token_normalized(norm, value):
             out[f.label] = "present"
         else:
             out[f.label] = "mutated" if near_miss(norm, value) else "missing"

@@ -50,7 +50,8 @@ class LabelledValue(Protocol):
 # ---------------------------------------------------------------------------------------------
 
 _JOINERS = ".-"
-_INVISIBLE_RE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
+_INVISIBLES = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+_INVISIBLE_RE = re.compile(f"[{_INVISIBLES}]")
 _INVISIBLE_REPLACEMENT = {"\u200b": " "}  # every other invisible character is deleted
 
 
@@ -69,7 +70,9 @@ def normalize(text: str) -> str:
     """
     if text.isascii():
         return text
-    if _INVISIBLE_RE.search(text):
+    # Six substring scans (memchr-fast) are several times quicker than one character-class
+    # regex scan over a long carrier, and almost every text has no invisible character at all.
+    if any(ch in text for ch in _INVISIBLES):
         text = _INVISIBLE_RE.sub(lambda m: _INVISIBLE_REPLACEMENT.get(m.group(), ""), text)
     return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
@@ -79,6 +82,10 @@ class _ValuePattern:
     regex: re.Pattern[str] | None  # None for a value that is empty after normalisation
     check_left: bool
     check_right: bool
+    literal: str | None = None
+    """The value itself when it is one word: then ``str.find`` finds exactly what the regex would."""
+    parts: tuple[str, ...] = ()
+    """The value's words; each must occur literally somewhere for the regex to match at all."""
 
 
 @lru_cache(maxsize=4096)
@@ -94,7 +101,8 @@ def _value_pattern(value: str, casefold: bool) -> _ValuePattern:
     # a fast substring search (~50x faster on a 100k carrier); the boundary rule runs in Python
     # on the few candidates found.
     body = r"\s+".join(map(re.escape, parts))
-    return _ValuePattern(re.compile(body), check_left, check_right)
+    return _ValuePattern(re.compile(body), check_left, check_right,
+                         literal=parts[0] if len(parts) == 1 else None, parts=tuple(parts))
 
 
 def _glued_left(text: str, start: int) -> bool:
@@ -119,6 +127,12 @@ def _contains_prepared(text: str, value: str, casefold: bool = False) -> bool:
     pattern = _value_pattern(value, casefold)
     if pattern.regex is None:
         return False
+    if pattern.literal is not None:
+        return _contains_literal(text, pattern.literal, pattern.check_left, pattern.check_right)
+    # A value of several words matches only where each word occurs literally: a substring test
+    # per word (memchr-fast) rejects most texts before the regex engine walks them.
+    if not all(part in text for part in pattern.parts):
+        return False
     pos = 0
     # Search from every candidate start, not just after the previous match: an occurrence that
     # is glued must not hide an overlapping one that is free (``162114 62114`` style).
@@ -128,6 +142,20 @@ def _contains_prepared(text: str, value: str, casefold: bool = False) -> bool:
         ):
             return True
         pos = match.start() + 1
+    return False
+
+
+def _contains_literal(text: str, literal: str, check_left: bool, check_right: bool) -> bool:
+    # The one-word case of ``_contains_prepared``: ``str.find`` visits the same candidate starts,
+    # in the same order, as the escaped-literal regex would, several times faster.
+    start = text.find(literal)
+    size = len(literal)
+    while start >= 0:
+        if not (check_left and _glued_left(text, start)) and not (
+            check_right and _glued_right(text, start + size)
+        ):
+            return True
+        start = text.find(literal, start + 1)
     return False
 
 
@@ -144,6 +172,22 @@ def contains_token(text: str, value: str, *, casefold: bool = False) -> bool:
     """
     text = normalize(text)
     return _contains_prepared(text.casefold() if casefold else text, value, casefold)
+
+
+def contains_token_normalized(text: str, value: str) -> bool:
+    """``contains_token`` for a text that has already been through ``normalize``.
+
+    Checking many values against one long carrier should normalise the carrier once; this skips
+    the per-call normalisation and gives the same answer (``normalize`` is idempotent).
+
+    Args:
+        text: ``normalize(some_text)``.
+        value: the expected value (normalised here, as by ``contains_token``).
+
+    Returns:
+        True when at least one occurrence is free on every side the rules check.
+    """
+    return _contains_prepared(text, value)
 
 
 def present_in(text: str, value: str) -> bool:

@@ -188,8 +188,16 @@ class SweepRunner:
                                                  model_limiter[row["model"]])
 
         try:
-            workers = [asyncio.create_task(worker()) for _ in range(min(s.concurrency, max(1, queue.qsize())))]
+            workers = [asyncio.create_task(worker())
+                       for _ in range(min(s.concurrency, max(1, queue.qsize())))]
             await asyncio.gather(*workers)
+        except asyncio.CancelledError:
+            # Calls in flight are lost; every committed fold stays and a rerun resumes from it.
+            store.set_sweep_status(self.sweep_id, "stopped", "cancelled; run again to resume")
+            self._emit("sweep_finished", sweep=self.sweep_id, status="stopped",
+                       reason="cancelled", rows_done=self.totals.rows_done,
+                       rows_failed=self.totals.rows_failed)
+            raise
         finally:
             for client in clients.values():
                 await client.aclose()

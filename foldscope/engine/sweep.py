@@ -91,9 +91,12 @@ class SweepConfig(BaseModel):
 
 
 def _format_validation(source: str, exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    err = exc.errors(include_url=False, include_input=False)[0]
+    loc = [str(p) for p in err["loc"]]
+    where = ".".join(loc) or "(top level)"
     msg = err["msg"].removeprefix("Value error, ")
+    if source == "command line" and len(loc) == 2 and loc[0] == "sweep":
+        where = f"--{loc[1].replace('_', '-')}"  # name the flag the person typed
     return f"{source}: {where}: {msg}"
 
 

@@ -111,9 +111,13 @@ class SweepScreen(Screen[None]):
             f" · {', '.join(s.get('scenarios') or [s.get('scenario')])} · arms {' '.join(s['arms'])}"
             f" · {s['repeats']} repeats · {s['design']}{sim}"))
         reason = f" · {message.sweep['stop_reason']}" if message.sweep.get("stop_reason") else ""
+        call_retries = sum(c["call_retries"] for c in message.cells)
+        row_retries = sum(c["row_retries"] for c in message.cells)
+        spend = sum(c["cost_usd"] for c in message.cells)
         self.query_one("#status", Static).update(Text(
             f"{message.sweep['status']}{reason} · rows {finished}/{p['total']} done "
-            f"({p['running']} running, {p['failed']} failed) · {p['folds']} folds committed"))
+            f"({p['running']} running, {p['failed']} failed) · {p['folds']} folds committed · "
+            f"retries {call_retries} calls, {row_retries} rows · ${spend:.4f}"))
         self.sub_title = f"{finished}/{p['total']} rows"
         warnings = [f"⚠ {model}: {w}" for model, entry in message.sweep["pins"].items()
                     for w in entry.get("warnings", [])]
