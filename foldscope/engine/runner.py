@@ -271,12 +271,26 @@ class SweepRunner:
                 self._emit("warning", model=mid, warning=warning)
 
     async def _call(self, store: Store, client: Any, limiter: AdaptiveLimiter,
-                    request: ChatRequest, model: str, repeat: int) -> tuple[ChatReply, bool]:
-        """Make one call through the provider's limiter, or replay it from the cache.
+                    request: ChatRequest, model: str, repeat: int, what: str
+                    ) -> tuple[ChatReply, bool]:
+        """Make one call (``what``: "fold 3", "recall") through the limiter or from the cache.
 
         Returns:
             The reply and whether it came from the cache.
+
+        Raises:
+            _RowFailed: the call failed; infrastructure faults (retries exhausted) make the row
+                retryable, a rejected request does not.
         """
+        try:
+            return await self._call_once(store, client, limiter, request, model, repeat)
+        except InfraError as exc:
+            raise _RowFailed(f"{what}: {exc}", infra=True) from None
+        except ClientError as exc:
+            raise _RowFailed(f"{what}: {exc}", infra=False) from None
+
+    async def _call_once(self, store: Store, client: Any, limiter: AdaptiveLimiter,
+                         request: ChatRequest, model: str, repeat: int) -> tuple[ChatReply, bool]:
         key = None
         if self._cache_on.get(model):
             key = cache_key(client.cfg, request, repeat)
@@ -318,13 +332,8 @@ class SweepRunner:
                                  chunk_tokens[first:next_chunk + 1])
                 request = ChatRequest(spec.messages, spec.max_tokens, spec.response_format,
                                       cfg.temperature, seed)
-                try:
-                    reply, cached = await self._call(store, client, limiter, request,
-                                                     row["model"], row["repeat"])
-                except InfraError as exc:
-                    raise _RowFailed(f"fold {fold_index}: {exc}", infra=True) from None
-                except ClientError as exc:
-                    raise _RowFailed(f"fold {fold_index}: {exc}", infra=False) from None
+                reply, cached = await self._call(store, client, limiter, request, row["model"],
+                                                 row["repeat"], what=f"fold {fold_index}")
                 if not reply.content.strip() and next_chunk + 1 < n:
                     # Nothing usable came back: this chunk is folded together with the next one,
                     # a catch-up that the row records (and that invalidates distributed rows).
@@ -370,13 +379,8 @@ class SweepRunner:
 
             spec = recall_call(carrier, [f.label for f in graded])
             request = ChatRequest(spec.messages, spec.max_tokens, None, cfg.temperature, seed)
-            try:
-                reply, recall_cached = await self._call(store, client, limiter, request,
-                                                        row["model"], row["repeat"])
-            except InfraError as exc:
-                raise _RowFailed(f"recall: {exc}", infra=True) from None
-            except ClientError as exc:
-                raise _RowFailed(f"recall: {exc}", infra=False) from None
+            reply, recall_cached = await self._call(store, client, limiter, request,
+                                                    row["model"], row["repeat"], what="recall")
             self._account(reply)
         except _RowFailed as failure:
             return self._fail(store, row, scenario, str(failure), failure.infra, started)
