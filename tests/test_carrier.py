@@ -104,3 +104,11 @@ def test_split_sections_collects_text_outside_headings():
     assert parts["other"] == "preamble"
     assert parts["progress"] == "step 1"
     assert parts["open_items"] == "thing"
+
+
+def test_storable_replaces_only_lone_surrogates():
+    from foldscope.core.text import storable
+
+    assert storable("ok [b]x[/b] \x1b[31m") == "ok [b]x[/b] \x1b[31m"
+    assert storable("a\ud800b") == "a\ufffdb"
+    assert storable("😀") == "😀"

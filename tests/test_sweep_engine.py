@@ -171,3 +171,35 @@ def test_unknown_keys_and_bad_values_in_sweep_config():
     with pytest.raises(ConfigError, match="x.toml: sweep.design"):
         build_config({"sweep": {"scenario": "smoke", "arms": ["j"], "design": "random"},
                       "models": [{"id": "sim/faithful"}]}, "x.toml")
+
+
+HOSTILE = "[bold red]boom[/] \x1b[31mred\x1b[0m \ud800 lone surrogate \x00 nul " + "x" * 50_000
+
+
+class HostileTransport(httpx.AsyncBaseTransport):
+    """Replaces every reply's content with markup, escape codes, a lone surrogate and bulk."""
+
+    def __init__(self) -> None:
+        self.inner = SimTransport(latency_scale=0.0)
+
+    async def handle_async_request(self, request):
+        response = await self.inner.handle_async_request(request)
+        if not request.url.path.endswith("/chat/completions"):
+            return response
+        await response.aread()
+        data = json.loads(response.content)
+        data["choices"][0]["message"]["content"] = HOSTILE
+        body = json.dumps(data).encode()  # ensure_ascii keeps the lone surrogate as \\ud800
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+
+def test_hostile_model_output_is_data_not_a_crash(db):
+    prepared = prepare_sweep(db, definition(models=("sim/faithful",), arms=("j", "m")), "test")
+    asyncio.run(SweepRunner(db, prepared.sweep_id, transport=HostileTransport(),
+                            latency_scale=0.0).run())
+    store = Store(db)
+    for row in store.rows(prepared.sweep_id):
+        assert row["status"] == "done" and row["recall"] == 0.0
+        folds = store.folds(row["id"])
+        assert "[bold red]boom[/]" in folds[0]["reply"] and "\x1b[31m" in folds[0]["reply"]
+        assert folds[0]["clipped_chars"] > 0  # the carry cap still applies

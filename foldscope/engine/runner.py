@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import time
@@ -18,6 +19,7 @@ from foldscope.core.fold import fold_call, recall_call
 from foldscope.core.forensics import fact_status
 from foldscope.core.grading import classify_answer, grade_answer, presence
 from foldscope.core.scenario import Scenario, load_scenario
+from foldscope.core.text import storable
 from foldscope.core.tokens import dominant_class, estimate_tokens
 from foldscope.core.validity import RowFacts, row_validity
 from foldscope.engine.client import ChatReply, ChatRequest, ClientError, InfraError, make_client
@@ -301,6 +303,9 @@ class SweepRunner:
         async with limiter:
             reply = await client.chat(request)
         limiter.record_success()
+        clean = storable(reply.content)
+        if clean is not reply.content:
+            reply = dataclasses.replace(reply, content=clean)
         if key is not None and reply.finish_reason in ("stop", "length"):
             store.cache_reply(key, model, _reply_record(reply))
         return reply, False
