@@ -41,12 +41,20 @@ def report(args: argparse.Namespace) -> int:
         return 0
     sim = " (simulated models)" if data["simulated"] else ""
     print(f"sweep {data['sweep']} · {data['scenario']} · {data['status']}{sim}")
+    for warning in data["warnings"]:
+        print(f"warning: {warning}")
     print(f"{'model':<28} {'arm':<4} {'recall':>6} {'valid/rows':>10} {'ICC':>6} {'DE':>6} "
-          f"{'abst':>5} {'fabr':>5}")
+          f"{'abst':>5} {'fabr':>5} {'parse':>5} {'len':>4} {'retry c/r':>9}")
     for c in data["cells"]:
         icc = "—" if c["icc"] is None else f"{c['icc']:.2f}"
         de = "—" if c["design_effect"] is None else f"{c['design_effect']:.2f}"
+        retries = f"{c['call_retries']}/{c['row_retries']}"
         print(f"{c['model']:<28} {c['arm']:<4} {_pct(c['mean_recall']):>6} "
               f"{c['valid_rows']:>4}/{c['rows']:<5} {icc:>6} {de:>6} {c['abstained']:>5} "
-              f"{c['fabricated']:>5}")
+              f"{c['fabricated']:>5} {c['parse_failures']:>5} {c['length_stops']:>4} "
+              f"{retries:>9}")
+    total = data["accounting"]["total"]
+    print(f"spend ${total['cost_usd']:.4f} · prompt tokens {total['prompt_tokens']:,} reported / "
+          f"{total['est_prompt_tokens']:,} estimated · retries {total['call_retries']} calls, "
+          f"{total['row_retries']} rows · {total['cached_calls']} calls from cache")
     return 0
