@@ -73,3 +73,21 @@ def test_help_lists_commands(capsys):
     out = capsys.readouterr().out
     for command in ("run", "report", "demo", "scenario", "arms"):
         assert command in out
+
+
+def test_example_sweep_file_runs_headless(tmp_path, capsys):
+    db = str(tmp_path / "ex.sqlite")
+    assert main(["run", "examples/kestrel-sweep.toml", "--scenario", "smoke", "--repeats", "1",
+                 "--db", db, "--headless", "--latency-scale", "0"]) == 0
+    assert "rows 6/6" in capsys.readouterr().err
+
+
+def test_missing_api_key_is_named_not_printed(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("FOLDSCOPE_TEST_KEY", raising=False)
+    sweep = tmp_path / "real.toml"
+    sweep.write_text('[sweep]\nscenario = "smoke"\narms = ["j"]\n[[models]]\n'
+                     'id = "qwen/qwen3.6-35b-a3b"\nprovider = "openrouter"\npin = "someprovider"\n'
+                     'api_key_env = "FOLDSCOPE_TEST_KEY"\n')
+    assert main(["run", str(sweep), "--db", str(tmp_path / "r.sqlite"), "--headless"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "FOLDSCOPE_TEST_KEY" in err and "not set" in err and len(err.splitlines()) == 1

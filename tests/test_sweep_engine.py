@@ -203,3 +203,22 @@ def test_hostile_model_output_is_data_not_a_crash(db):
         folds = store.folds(row["id"])
         assert "[bold red]boom[/]" in folds[0]["reply"] and "\x1b[31m" in folds[0]["reply"]
         assert folds[0]["clipped_chars"] > 0  # the carry cap still applies
+
+
+def test_dollar_budget_with_priced_model_and_accounting(db):
+    from foldscope.engine.report import sweep_report
+
+    model = {"id": "sim/faithful", "price_prompt_per_mtok": 100.0,
+             "price_completion_per_mtok": 100.0}
+    data = definition(models=(model,), arms=("j", "q", "m"), repeats=2, concurrency=1,
+                      budget_usd=1.0, cache=False)
+    sweep_id = run_sweep(db, data)
+    store = Store(db)
+    report = sweep_report(store, sweep_id)
+    total = report["accounting"]["total"]
+    assert report["status"] == "stopped" and "$" in report["stop_reason"]
+    # Each smoke row costs about (6k prompt + 1k completion tokens) x $100/M: ~$0.6-0.8.
+    assert 1.0 <= total["cost_usd"] < 2.0 and report["progress"]["done"] == 2
+    assert report["accounting"]["by_arm"]["j"]["cost_usd"] > 0
+    assert all(f["cost_usd"] > 0 for r in store.rows(sweep_id) if r["status"] == "done"
+               for f in store.folds(r["id"]))

@@ -8,7 +8,12 @@ import sys
 from typing import Any
 
 from foldscope.core.errors import ConfigError
-from foldscope.engine.launch import check_resumable, prepare_sweep
+from foldscope.engine.launch import (
+    check_credentials,
+    check_resumable,
+    prepare_sweep,
+    stored_config,
+)
 from foldscope.engine.sweep import load_sweep_file
 
 DEFAULT_DB = "db/foldscope.sqlite"
@@ -81,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
         data, source = definition_from_args(args)
         prepared = prepare_sweep(args.db, data, source, fresh=args.new)
         sweep_id, resumed = prepared.sweep_id, prepared.resumed
+    check_credentials(stored_config(args.db, sweep_id))
     if not args.headless:
         from foldscope.ui.app import FoldscopeApp
 

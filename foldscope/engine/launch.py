@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,29 @@ def _create(store: Store, config: SweepConfig, digest: str) -> Prepared:
     store.create_sweep({"id": sweep_id, "name": config.sweep.name, "config_digest": digest,
                         "config": config.model_dump(mode="json"), "simulated": simulated}, rows)
     return Prepared(sweep_id, False, len(rows))
+
+
+def check_credentials(config: SweepConfig) -> None:
+    """Refuse to start when a model's API key variable is unset (named, never printed)."""
+    from foldscope.engine.models import resolve_model
+
+    for entry in config.models:
+        cfg = resolve_model(entry["id"], {k: v for k, v in entry.items() if k != "id"} or None)
+        if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
+            raise ConfigError(f"model '{cfg.id}': environment variable {cfg.api_key_env} "
+                              "(api_key_env) is not set")
+
+
+def stored_config(db_path: str | Path, sweep_id: str) -> SweepConfig:
+    """The validated definition of a stored sweep."""
+    store = Store(db_path)
+    try:
+        sweep = store.sweep(sweep_id)
+    finally:
+        store.close()
+    if sweep is None:
+        raise ConfigError(f"{db_path}: no sweep '{sweep_id}'")
+    return SweepConfig.model_validate(sweep["config"])
 
 
 def check_resumable(db_path: str | Path, sweep_id: str) -> None:

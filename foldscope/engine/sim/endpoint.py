@@ -223,8 +223,10 @@ class SimEndpoint:
             "system_fingerprint": SIM_FINGERPRINT,
             "choices": [{"index": 0, "logprobs": None, "finish_reason": finish,
                          "message": {"role": "assistant", "content": content}}],
+            # No "cost": a simulated endpoint has no bill, so the client prices calls from the
+            # model's configured prices, which is how budgets are exercised offline.
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens, "cost": 0.0},
+                      "total_tokens": prompt_tokens + completion_tokens},
         }
         return _json(200, reply, delay_s=draw.latency_s)
 
