@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
-
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
@@ -12,7 +10,7 @@ from textual.worker import Worker, WorkerState
 
 from foldscope.engine.runner import SweepRunner
 from foldscope.ui.screens.sweep import SweepScreen
-from foldscope.ui.theme import FACT_VARIABLES, THEMES
+from foldscope.ui.theme import FACT_VARIABLES, FOLDSCOPE_DARK, discover_themes
 
 
 class FoldscopeApp(App[None]):
@@ -51,9 +49,13 @@ class FoldscopeApp(App[None]):
         return dict(FACT_VARIABLES)
 
     def on_mount(self) -> None:
-        for theme in THEMES:
+        self.register_theme(FOLDSCOPE_DARK)
+        themes, errors = discover_themes()
+        for theme in themes:
             self.register_theme(theme)
-        self.theme = "foldscope-dark"
+        for error in errors:
+            self.notify(error, severity="warning", timeout=10)
+        self.theme = FOLDSCOPE_DARK.name
         self.push_screen(SweepScreen(self.db_path, self.sweep_id))
         if self.run_sweep and self.sweep_id:
             self.runner = SweepRunner(self.db_path, self.sweep_id, latency_scale=self.latency_scale)
@@ -92,6 +94,3 @@ class FoldscopeApp(App[None]):
 
     def on_unmount(self) -> None:
         self.stop_sweep()
-
-    def _sweep_kwargs(self) -> dict[str, Any]:
-        return {"db_path": self.db_path, "sweep_id": self.sweep_id}

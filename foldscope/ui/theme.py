@@ -1,6 +1,10 @@
-"""foldscope's themes and the theme variables its widgets use for fact states."""
+"""foldscope's themes: the built-in dark theme, theme files from ``themes/``, and fact colours."""
 
 from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
 
 from textual.theme import Theme
 
@@ -26,21 +30,48 @@ FOLDSCOPE_DARK = Theme(
     dark=True,
     variables=dict(FACT_VARIABLES),
 )
+"""The default theme, built in so the app starts even without a ``themes/`` folder."""
 
-FOLDSCOPE_LIGHT = Theme(
-    name="foldscope-light",
-    primary="#0969da",
-    secondary="#8250df",
-    accent="#bc4c00",
-    warning="#9a6700",
-    error="#cf222e",
-    success="#1a7f37",
-    background="#ffffff",
-    surface="#f6f8fa",
-    panel="#eaeef2",
-    dark=False,
-    variables={"fact-present": "#1a7f37", "fact-mutated": "#9a6700",
-               "fact-missing": "#cf222e", "cell-pending": "#8c959f"},
-)
+_THEME_KEYS = {"name", "dark", "primary", "secondary", "accent", "warning", "error", "success",
+               "foreground", "background", "surface", "panel", "boost", "luminosity_spread",
+               "text_alpha", "variables"}
 
-THEMES = (FOLDSCOPE_DARK, FOLDSCOPE_LIGHT)
+
+class ThemeFileError(ValueError):
+    """A theme file is malformed; the message is one line naming the file and the problem."""
+
+
+def themes_dir() -> Path:
+    """The repository's ``themes/`` folder (overridable with ``FOLDSCOPE_THEMES``)."""
+    override = os.environ.get("FOLDSCOPE_THEMES")
+    return Path(override) if override else Path(__file__).resolve().parents[2] / "themes"
+
+
+def load_theme_file(path: Path) -> Theme:
+    """Read one theme file (TOML with Theme's keys and a ``[variables]`` table)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ThemeFileError(f"{path}: cannot read theme ({exc})") from None
+    unknown = set(data) - _THEME_KEYS
+    if unknown:
+        raise ThemeFileError(f"{path}: unknown key {sorted(unknown)[0]!r}")
+    if not isinstance(data.get("name"), str) or not isinstance(data.get("primary"), str):
+        raise ThemeFileError(f"{path}: 'name' and 'primary' are required strings")
+    variables = {**FACT_VARIABLES, **{str(k): str(v) for k, v in data.pop("variables", {}).items()}}
+    try:
+        return Theme(**data, variables=variables)
+    except (TypeError, ValueError) as exc:
+        raise ThemeFileError(f"{path}: {exc}") from None
+
+
+def discover_themes(folder: Path | None = None) -> tuple[list[Theme], list[str]]:
+    """Load every ``*.toml`` theme in a folder; return the themes and one-line errors."""
+    folder = folder or themes_dir()
+    themes, errors = [], []
+    for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+        try:
+            themes.append(load_theme_file(path))
+        except ThemeFileError as exc:
+            errors.append(str(exc))
+    return themes, errors
