@@ -18,8 +18,8 @@ demo: $(STAMP)
 	$(BIN)/foldscope demo --db db/demo.sqlite
 
 test: $(STAMP)
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest
-	$(BIN)/lint-imports
 
 bench: $(STAMP)
 	$(BIN)/python -m foldscope.bench
