@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from foldscope.core.errors import ModelError
 from foldscope.engine.client import (
@@ -18,6 +21,7 @@ from foldscope.engine.client import (
     ReasoningNotDisableable,
     RequestRejected,
     body_digest,
+    dumps_json,
 )
 from foldscope.engine.models import ModelConfig
 
@@ -275,3 +279,46 @@ async def test_list_endpoints_parses_openrouter_shape():
     assert e.price_prompt_per_mtok == pytest.approx(0.2)
     assert e.matches_pin("deepinfra/fp8") and e.matches_pin("DeepInfra")
     assert not e.matches_pin("together")
+
+
+_json_text = st.text(alphabet=st.sampled_from(list('ab "\\\n\t\x00\x1fé中😀\u2028Ё')), max_size=40)
+
+
+@settings(max_examples=60)
+@given(st.lists(_json_text, min_size=1, max_size=4), _json_text, st.integers(0, 3))
+def test_dumps_json_is_json_dumps(heads, tail_unit, repeat):
+    # Long strings sharing a tail exercise the escaped-block memo; each must encode exactly as
+    # json.dumps does, in wire form and in canonical form, however often it is seen.
+    tail = (tail_unit or "x") * (9000 // max(1, len(tail_unit or "x")) + 1) * (repeat + 1)
+    for head in heads:
+        body = {"messages": [{"role": "user", "content": head + tail}, {"content": head}],
+                "model": "m", "n": [1, 2.5, None, True, float("nan")], "t": tail}
+        for kwargs in ({}, {"sort_keys": True, "separators": (",", ":")}):
+            expected = json.dumps(body, ensure_ascii=False, **kwargs)
+            assert dumps_json(body, **kwargs) == expected
+            assert dumps_json(json.loads(expected), **kwargs) == expected
+        canon = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        assert body_digest(body) == hashlib.sha256(canon.encode()).hexdigest()
+
+
+def test_escape_memo_is_bounded(monkeypatch):
+    from foldscope.engine import client
+
+    monkeypatch.setattr(client, "_BLOCK_BUDGET_CHARS", 100_000)
+    for i in range(40):
+        dumps_json({"content": f"{i:06d}" * 5000})
+    memo = client._ESCAPE_MEMO
+    assert memo._block_chars <= 100_000
+    assert memo._block_chars == sum(len(b) + len(e) for b, e in memo._blocks.values())
+    assert len(memo._whole) <= client._WHOLE_ENTRIES
+
+
+def test_memos_tell_apart_texts_with_the_same_length_and_edges():
+    edge = "e" * 64
+    texts = [edge + middle * 20000 + edge for middle in ('"', "\n", "x", "\\")]
+    for _ in range(2):
+        for text in texts:
+            body = {"content": text, "more": [text[:9000], text[1:]]}
+            assert dumps_json(body) == json.dumps(body, ensure_ascii=False)
+            canon = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+            assert body_digest(body) == hashlib.sha256(canon.encode()).hexdigest()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 
 import pytest
@@ -13,6 +15,7 @@ from foldscope.core.grading import (
     FactGrade,
     classify_answer,
     contains_token,
+    contains_token_normalized,
     grade_answer,
     is_abstention,
     near_miss,
@@ -205,6 +208,49 @@ def test_whitespace_runs_are_equivalent(value, spaces):
 @given(values)
 def test_every_value_matches_itself(value):
     assert contains_token(value, value)
+
+
+def _reference_contains(text: str, value: str) -> bool:
+    """The module's rules written as one plain regex scan (the shape the fast paths replace)."""
+    text, parts = normalize(text), normalize(value).split()
+    if not parts:
+        return False
+
+    def word(ch: str) -> bool:
+        return ch.isalnum() or ch == "_" or unicodedata.category(ch).startswith("M")
+
+    def glued(i: int, step: int) -> bool:  # i: the neighbour's index, step: away from the value
+        if not 0 <= i < len(text):
+            return False
+        if word(text[i]):
+            return True
+        far = i + step
+        return text[i] in ".-" and 0 <= far < len(text) and word(text[far])
+
+    pattern = re.compile(r"\s+".join(map(re.escape, parts)))
+    pos = 0
+    while (m := pattern.search(text, pos)) is not None:
+        if not (word(parts[0][0]) and glued(m.start() - 1, -1)) and not (
+                word(parts[-1][-1]) and glued(m.end(), 1)):
+            return True
+        pos = m.start() + 1
+    return False
+
+
+_scan_alphabet = st.sampled_from(list("ab 0123456789.-_/:@\t\n") + [
+    "\u200b", "\u200d", "\u00ad", "\ufeff", "e\u0301", "é", "ё", "е\u0308", "\u0301", "６",
+    "\u00a0", "62114", "621140", "19 shards", "kid-7F3A9C21", "Отдел расчётов-4", ".."])
+_scan_values = st.sampled_from(["62114", "19 shards", "Отдел расчётов-4", "kid-7F3A9C21", "é",
+                                "ё", "a.b", "-a-", " 62114 ", "x  y", "\u200d", "1"])
+
+
+@given(st.lists(_scan_alphabet, max_size=25).map("".join), _scan_values)
+@example("62114.5 62114", "62114")
+@example("1621140 62114", "62114")
+def test_fast_paths_agree_with_a_plain_regex_scan(text, value):
+    expected = _reference_contains(text, value)
+    assert contains_token(text, value) == expected
+    assert contains_token_normalized(normalize(text), value) == expected
 
 
 # --- presence -------------------------------------------------------------------------------

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from foldscope.engine.sim.extract import (
+    KV_RE,
     NOT_LABELS,
+    THE_IS_RE,
+    answer_from,
+    clean_value,
     digest_segment,
     extract_facts,
     find_answer,
@@ -81,3 +87,53 @@ def test_round_trip_fact_lines(pairs):
     assert extract_facts(text) == pairs
     for lab, val in pairs:
         assert find_answer(text, lab) == val
+
+
+def test_digest_is_memoised_but_callers_get_their_own_copy():
+    first = digest_segment(SEGMENT)
+    first.tools.append("mutated")
+    first.facts.clear()
+    again = digest_segment(SEGMENT)
+    assert again.tools == ["kubectl"] and len(again.facts) == 4
+    assert again is not first
+
+
+def test_digest_memo_tells_apart_segments_with_the_same_length_and_edges():
+    edge = "[assistant] " + "x" * 70 + "\n"
+    one = edge + "[tool result: bash]\nport: 1\n" + edge
+    two = edge + "[tool result: psql]\nport: 2\n" + edge
+    for _ in range(2):
+        assert digest_segment(one).tools == ["bash"] and digest_segment(one).facts == [("port", "1")]
+        assert digest_segment(two).tools == ["psql"] and digest_segment(two).facts == [("port", "2")]
+
+
+def test_answer_from_extracted_facts_matches_find_answer():
+    carrier = "- Ledger service port: 62114\n- signing key ID: kid-7F3A9C21\nport: 1"
+    facts = extract_facts(carrier)
+    for label in ("ledger service port", "signing key id", "service port ledger", "port",
+                  "admin console port"):
+        assert answer_from(facts, label) == find_answer(carrier, label)
+    assert answer_from([], "x") is None
+
+
+# The lazy patterns the fact readers were written with; the shipped ones are greedy for speed and
+# must read every line the same way (callers strip what greediness adds: trailing whitespace).
+_LAZY_KV_RE = re.compile(
+    r"^\s*(?:[-*•]\s+)?(?P<label>[^\W\d_][\w .'/()@#+\-]{0,59}?)\s*:\s+(?P<value>\S.*?)\s*$")
+_LAZY_THE_IS_RE = re.compile(r"\bthe (?P<label>[^,;:.!?\[\]]{1,60}?) is (?P<value>\S.*?)\s*$",
+                             re.I)
+_line_parts = st.sampled_from(["- ", "* ", "• ", " ", "  ", "\t", "\u00a0", ":", ": ", " :", "::",
+                               "the ", " is ", "The ", " IS ", "#", "[", "]", "\n", " \n", "é",
+                               "ledger port", "a" * 58, "b" * 61, "62114", ".", ",", "'", "@",
+                               "/opt/x", "(y)", "_", "1", "Noted", "error"])
+
+
+def _read(pattern: re.Pattern[str], text: str, search: bool) -> tuple[str, str] | None:
+    m = pattern.search(text) if search else pattern.match(text)
+    return None if m is None else (m.group("label").strip(), clean_value(m.group("value")))
+
+
+@given(st.lists(_line_parts, max_size=10).map("".join))
+def test_greedy_fact_patterns_read_lines_like_the_lazy_ones(line):
+    assert _read(KV_RE, line, False) == _read(_LAZY_KV_RE, line, False)
+    assert _read(THE_IS_RE, line, True) == _read(_LAZY_THE_IS_RE, line, True)

@@ -20,6 +20,8 @@ from foldscope.core.messages import (
 )
 from foldscope.engine.client import ChatRequest, make_client
 from foldscope.engine.models import resolve_model
+from foldscope.engine.sim.request import StringField
+from foldscope.engine.sim.temperaments import map_fields
 
 GRADED = {
     "ledger service port": "62114",
@@ -213,3 +215,13 @@ async def test_array_fields_are_filled_from_the_segment():
     assert "kubectl" in obj["tool_names"]
     assert all(isinstance(p, str) and p.startswith("/") for p in obj["paths"])
     assert len(obj["summary"]) <= 1024
+
+
+def test_field_mapping_is_memoised_per_schema_but_never_shared():
+    fields = [StringField(name, 1920, "") for name in
+              ("progress", "facts_and_values", "decisions_and_constraints", "failures",
+               "open_items")]
+    mapping, facts_field = map_fields(fields)
+    assert facts_field == "facts_and_values" and mapping["failures"] == "failures"
+    mapping["failures"] = "progress"
+    assert map_fields(list(fields))[0]["failures"] == "failures"

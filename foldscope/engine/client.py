@@ -163,56 +163,117 @@ class EndpointInfo:
 def body_digest(body: dict) -> str:
     """Return the sha256 hex digest of a request body in canonical JSON (sorted keys)."""
     canon = dumps_json(body, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+    # The same canonical text is digested twice per call when an in-process simulated endpoint
+    # answers (the client for its record, the endpoint for its seed), and hashing ~100 kB costs
+    # ~60 us, so the last few digests are remembered, confirmed by comparing the whole text.
+    key = _fingerprint(canon)
+    with _BODY_DIGESTS_LOCK:
+        entry = _BODY_DIGESTS.get(key)
+        if entry is not None and entry[0] == canon:
+            return entry[1]
+    digest = hashlib.sha256(canon.encode("utf-8")).hexdigest()
+    with _BODY_DIGESTS_LOCK:
+        _BODY_DIGESTS[key] = (canon, digest)
+        _BODY_DIGESTS.move_to_end(key)
+        while len(_BODY_DIGESTS) > _WHOLE_ENTRIES:
+            _BODY_DIGESTS.popitem(last=False)
+    return digest
 
 
 # --------------------------------------------------------------------------------------------
 # JSON encoding with memoised long strings
 #
-# A fold body carries a ~100k-character user message, and escaping it is most of the cost of
-# encoding the body (~0.25 ms). The same message is encoded several times per call: canonically
-# for the digest, as the wire body, and again canonically by an in-process simulated endpoint
-# for its own digest. Escaping is a pure function of the string, so the escaped form of the few
-# most recent long strings is kept and reused. The output is exactly ``json.dumps(obj,
-# ensure_ascii=False, ...)``: the same C encoder runs, only its string-escaping step is memoised.
+# A fold body carries a ~100k-character user message, and escaping it for JSON is most of the
+# cost of encoding the body (~0.25 ms). It is escaped several times per call (canonically for
+# the digest, again for the wire body, and once more by an in-process simulated endpoint for its
+# own digest), and from one fold to the next the message differs only in its head (the carrier)
+# while its tail (the chunk and the instruction) repeats across every row of a sweep. Escaping
+# is a pure, per-character function of the string, so escaped forms are memoised at two levels:
+# whole strings (the repeat encodes of one message) and fixed-size blocks cut from the end of the
+# string (so a repeated tail lands on the same blocks whatever the head's length). The output is
+# exactly ``json.dumps(obj, ensure_ascii=False, ...)``: the same C encoder runs, only its
+# string-escaping step is memoised, and escape(a + b) == escape(a) + escape(b) without quotes.
 
 _MEMO_MIN_CHARS = 4096
 """Strings shorter than this are escaped directly (the memo would cost more than it saves)."""
 
-_MEMO_ENTRIES = 8
-"""Long strings remembered; a call needs one (its user message), the rest is slack for
-interleaving. Bounded by count, so at most a few MB stay alive."""
+_WHOLE_ENTRIES = 8
+"""Whole strings remembered: a call needs one (its user message), the rest is interleaving slack."""
+
+_BLOCK_CHARS = 8192
+"""Size of the blocks a long string is cut into, counted from its end."""
+
+_BLOCK_BUDGET_CHARS = 16_000_000
+"""Characters (blocks plus their escaped forms) the block memo keeps, least recently used out
+first: about 16 MB of ASCII, room for every chunk × instruction of a 12-arm sweep."""
 
 _escape_json_string = json.encoder.encode_basestring  # the C escaper when _json is built
 _c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
 _default_encoder = json.JSONEncoder()
 
 
-class _EscapeMemo:
-    """A small LRU of JSON-escaped long strings, keyed by the string itself (exact hits)."""
+def _fingerprint(text: str) -> tuple[int, str, str]:
+    # Hashing a str reads all of it (~25 us per 100k characters, again for every new string
+    # object, e.g. each freshly decoded request body), so long texts are keyed by their length
+    # and edges instead; a hit is confirmed by comparing the whole text (a memcmp, much cheaper).
+    return len(text), text[:64], text[-64:]
 
-    def __init__(self, entries: int) -> None:
-        self._entries = entries
-        self._escaped: OrderedDict[str, str] = OrderedDict()
+
+class _EscapeMemo:
+    """JSON string escaping with bounded LRU memos (see above); a drop-in for the C escaper."""
+
+    def __init__(self) -> None:
+        # fingerprint -> (text, escaped with quotes) / (block, escaped without quotes)
+        self._whole: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
+        self._blocks: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
+        self._block_chars = 0
         self._lock = threading.Lock()  # a UI worker thread and the main thread may both encode
 
     def __call__(self, text: str) -> str:
         if len(text) < _MEMO_MIN_CHARS:
             return _escape_json_string(text)
+        key = _fingerprint(text)
         with self._lock:
-            hit = self._escaped.get(text)
-            if hit is not None:
-                self._escaped.move_to_end(text)
-                return hit
-        escaped = _escape_json_string(text)
-        with self._lock:
-            self._escaped[text] = escaped
-            while len(self._escaped) > self._entries:
-                self._escaped.popitem(last=False)
+            entry = self._whole.get(key)
+            if entry is not None and entry[0] == text:
+                self._whole.move_to_end(key)
+                return entry[1]
+            escaped = self._by_blocks(text)
+            self._whole[key] = (text, escaped)
+            self._whole.move_to_end(key)
+            if len(self._whole) > _WHOLE_ENTRIES:
+                self._whole.popitem(last=False)
         return escaped
 
+    def _by_blocks(self, text: str) -> str:
+        head = len(text) % _BLOCK_CHARS
+        parts = [_escape_json_string(text[:head])[1:-1]] if head else []
+        blocks = self._blocks
+        for start in range(head, len(text), _BLOCK_CHARS):
+            block = text[start:start + _BLOCK_CHARS]
+            key = _fingerprint(block)
+            entry = blocks.get(key)
+            if entry is not None and entry[0] == block:
+                blocks.move_to_end(key)
+                parts.append(entry[1])
+                continue
+            escaped = _escape_json_string(block)[1:-1]
+            if entry is not None:  # another block with the same fingerprint: replace it
+                self._block_chars -= len(entry[0]) + len(entry[1])
+            blocks[key] = (block, escaped)
+            blocks.move_to_end(key)
+            self._block_chars += len(block) + len(escaped)
+            parts.append(escaped)
+        while self._block_chars > _BLOCK_BUDGET_CHARS:
+            _, (block, escaped) = blocks.popitem(last=False)
+            self._block_chars -= len(block) + len(escaped)
+        return '"' + "".join(parts) + '"'
 
-_ESCAPE_MEMO = _EscapeMemo(_MEMO_ENTRIES)
+
+_ESCAPE_MEMO = _EscapeMemo()
+_BODY_DIGESTS: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
+"""Recent canonical bodies and their digests (see ``body_digest``), at most _WHOLE_ENTRIES."""
+_BODY_DIGESTS_LOCK = threading.Lock()
 
 
 def dumps_json(obj: Any, *, sort_keys: bool = False,
@@ -311,6 +372,7 @@ class ModelClient:
         self._rng = rng or random.Random()
         self._pool_key: tuple | None = None
         self._pool: httpx.AsyncClient | None = None
+        self._urls: dict[str, httpx.URL] = {}
 
     def __repr__(self) -> str:
         return f"ModelClient(id={self.cfg.id!r}, provider={self.cfg.provider!r})"
@@ -428,9 +490,13 @@ class ModelClient:
     async def _request(self, method: str, path: str, content: bytes | None
                        ) -> tuple[httpx.Response, float, tuple[str, ...]]:
         cfg = self.cfg
-        url = cfg.base_url + path
         headers = self._headers()
         pool = self._acquire()
+        # Parsed once per path (a handful per client) rather than on every call: httpx parses a
+        # str URL each time (~13 us); a URL object is copied as it is.
+        url = self._urls.get(path)
+        if url is None:
+            url = self._urls[path] = httpx.URL(cfg.base_url + path)
         max_attempts = cfg.max_retries + 1
         kinds: list[str] = []
         for attempt in range(1, max_attempts + 1):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -22,9 +24,15 @@ LOG_LINE_RE = re.compile(r"^\s*\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?
 TURN_RE = re.compile(r"^\s*\[(?P<role>assistant|operator|user|system)\]\s*(?P<text>.*)$", re.I)
 TOOL_RE = re.compile(r"^\s*\[tool result:\s*(?P<name>[^\]]+)\]\s*(?P<text>.*)$", re.I)
 # A label is short and starts with a letter; the value is the rest of the line.
-KV_RE = re.compile(r"^\s*(?:[-*•]\s+)?(?P<label>[^\W\d_][\w .'/()@#+\-]{0,59}?)\s*:\s+(?P<value>\S.*?)\s*$")
+# Both groups are greedy on purpose. Greediness never changes *whether* an anchored pattern
+# matches, only where a group ends: a label cannot contain ":", so it always ends at the first
+# colon, and the groups differ from lazy ones only by trailing spaces, which callers strip.
+# Lazy groups matched the same lines ~3x slower (a backtracking step per character), and this
+# runs on every line of every carrier.
+KV_RE = re.compile(r"^\s*(?:[-*•]\s+)?(?P<label>[^\W\d_][\w .'/()@#+\-]{0,59})\s*:\s+(?P<value>\S.*)\s*$")
 # Commas and colons are excluded from labels so "For the record, the X is Y" binds X, not "record".
-THE_IS_RE = re.compile(r"\bthe (?P<label>[^,;:.!?\[\]]{1,60}?) is (?P<value>\S.*?)\s*$", re.I)
+# The label stays lazy (the first " is " binds); the value is greedy for the reason above.
+THE_IS_RE = re.compile(r"\bthe (?P<label>[^,;:.!?\[\]]{1,60}?) is (?P<value>\S.*)\s*$", re.I)
 PATH_RE = re.compile(r"(?<![\w.])(/[\w.\-]+(?:/[\w.\-]+)+)")
 
 _NON_FACT_SECTIONS = {"progress", "decisions_and_constraints", "failures", "open_items"}
@@ -77,6 +85,10 @@ def _ok(label: str, value: str) -> bool:
             and len(value.split()) <= MAX_VALUE_WORDS)
 
 
+# A carrier's lines travel from fold to fold (a faithful summary re-reads most of its previous
+# lines every fold), and matching one costs ~1 us, so line readings are memoised; a reading is a
+# pure function of the line and an immutable tuple. 4096 short lines are a few hundred kB.
+@lru_cache(maxsize=4096)
 def _kv(line: str) -> tuple[str, str] | None:
     m = KV_RE.match(line)
     if not m:
@@ -119,15 +131,13 @@ def split_sections(text: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     current = "other"
     for line in _summary_text(text).splitlines():
-        section = match_heading(line)
-        if section is not None:
-            current = section.key
+        stripped = line.strip()
+        if stripped.startswith("#"):  # only such a line can be a heading: skip the regex otherwise
+            section = match_heading(line)
+            current = section.key if section is not None else "other"
             continue
-        if line.lstrip().startswith("#"):
-            current = "other"
-            continue
-        if line.strip():
-            out.setdefault(current, []).append(line.strip())
+        if stripped:
+            out.setdefault(current, []).append(stripped)
     return out
 
 
@@ -146,17 +156,23 @@ def extract_facts(text: str) -> list[tuple[str, str]]:
     current = "other"
     for raw in _summary_text(text).splitlines():
         line = raw.strip()
-        if not line or is_log_line(line):
+        if not line:
             continue
-        heading = match_heading(line)
-        if heading is not None or line.startswith("#"):
+        # The line is stripped, so each anchored pattern can only match if the first character
+        # fits: a digit for a log line, "#" for a heading, "[" for a turn or tool result. Testing
+        # it first skips three or four regex calls on most lines (summaries are mostly "- " lines).
+        first = line[0]
+        if first.isdecimal() and is_log_line(line):
+            continue
+        if first == "#":
+            heading = match_heading(line)
             current = heading.key if heading is not None else "other"
             in_tool = False
             continue
-        if TOOL_RE.match(line):
+        if first == "[" and TOOL_RE.match(line):
             in_tool = True
             continue
-        turn = TURN_RE.match(line)
+        turn = TURN_RE.match(line) if first == "[" else None
         if turn:
             in_tool = False
             pair = _the_is(turn.group("text"))
@@ -194,19 +210,58 @@ def digest_segment(text: str) -> SegmentDigest:
     Returns:
         The digest (a fresh object the caller may change).
     """
-    d = _digest_cached(text)
+    d = _SEGMENT_DIGESTS.get(text)
+    if d is None:
+        d = _read_segment(text)
+        _SEGMENT_DIGESTS.put(text, d)
     return replace(d, facts=list(d.facts), tools=list(d.tools), decisions=list(d.decisions),
                    failures=list(d.failures), open_items=list(d.open_items), paths=list(d.paths))
 
 
-# Every row of a sweep folds the same ~100k-character chunks, and reading one costs several
-# milliseconds of line-by-line regex work, so the digest is memoised by the segment text itself
-# (a digest is a pure function of it). The key is the text rather than a hash of it, so a hit is
-# exact; the bound keeps at most 32 segments (a few MB) alive, enough for every chunk of a few
-# scenarios plus their catch-up combinations. The cached digest is never handed out: callers get
-# copies, so nothing can alter what a later request reads.
-@lru_cache(maxsize=32)
-def _digest_cached(text: str) -> SegmentDigest:
+class _TextMemo:
+    """A small thread-safe LRU keyed by long texts, without hashing them.
+
+    Every row of a sweep folds the same ~100k-character chunks, and reading one costs a couple
+    of milliseconds of line-by-line regex work, so segment digests are memoised by the segment
+    text (a digest is a pure function of it). Each request arrives as a new string object, and
+    hashing it would read all 100k characters again (~25 us), so entries are keyed by length
+    and edges and a hit is confirmed by comparing the whole text (a memcmp). The bound keeps at
+    most ``entries`` texts (a few MB) alive.
+    """
+
+    def __init__(self, entries: int) -> None:
+        self._entries = entries
+        self._items: OrderedDict[tuple[int, str, str], tuple[str, SegmentDigest]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(text: str) -> tuple[int, str, str]:
+        return len(text), text[:64], text[-64:]
+
+    def get(self, text: str) -> SegmentDigest | None:
+        key = self._key(text)
+        with self._lock:
+            item = self._items.get(key)
+            if item is None or item[0] != text:
+                return None
+            self._items.move_to_end(key)
+            return item[1]
+
+    def put(self, text: str, digest: SegmentDigest) -> None:
+        key = self._key(text)
+        with self._lock:
+            self._items[key] = (text, digest)
+            self._items.move_to_end(key)
+            while len(self._items) > self._entries:
+                self._items.popitem(last=False)
+
+
+_SEGMENT_DIGESTS = _TextMemo(32)
+"""Digests of the last 32 segment texts: every chunk of a few scenarios and their catch-ups.
+The cached digests are never handed out: callers get copies, so nothing can alter them."""
+
+
+def _read_segment(text: str) -> SegmentDigest:
     d = SegmentDigest(facts=extract_facts(text))
     for raw in text.splitlines():
         line = raw.strip()

@@ -11,6 +11,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from foldscope.core.messages import UNKNOWN
@@ -213,6 +214,14 @@ def map_fields(strings: list[StringField]) -> tuple[dict[str, str], str]:
     Returns:
         (section key → field name, facts field name).
     """
+    mapping, facts_field = _map_fields(tuple(strings))
+    return dict(mapping), facts_field
+
+
+# Every fold of a row sends the same schema, and matching section words against field names and
+# descriptions is a few hundred substring tests: memoise it per schema (a handful per sweep).
+@lru_cache(maxsize=64)
+def _map_fields(strings: tuple[StringField, ...]) -> tuple[dict[str, str], str]:
     mapping: dict[str, str] = {}
     for key, words in _FIELD_WORDS.items():
         exact = [f.name for f in strings if f.name.casefold() == key]
@@ -245,21 +254,35 @@ def fit_fields(draft: Draft, strings: list[StringField]) -> dict[str, str]:
             notes.pop(0)
         texts[name] += notes
 
+    # Length of each field's text as joined so far, kept up to date as lines are added: room()
+    # runs for every field for every fact, and re-joining the texts each time made filling five
+    # fields quadratic in the number of facts.
+    used = {name: len("\n".join(lines)) for name, lines in texts.items()}
+
     def room(name: str) -> float:
         cap = ceilings[name]
-        used = len("\n".join(texts[name]))
-        return float("inf") if cap is None else cap - used
+        return float("inf") if cap is None else cap - used[name]
 
     placed: dict[str, list[tuple[str, str]]] = {f.name: [] for f in strings}
     others = [f.name for f in strings if f.name != facts_field]
+
+    def place(name: str, fact: tuple[str, str], line: str) -> bool:
+        extra = len(line) + (1 if texts[name] else 0)
+        if room(name) < extra:
+            return False
+        texts[name].append(line)
+        used[name] += extra
+        placed[name].append(fact)
+        return True
+
     for fact in reversed(draft.facts):  # newest first: the oldest are the ones left out
         line = _fact_line(*fact)
-        for name in [facts_field] + sorted(others, key=room, reverse=True):
-            extra = len(line) + (1 if texts[name] else 0)
-            if room(name) >= extra:
-                texts[name].append(line)
-                placed[name].append(fact)
-                break
+        # The facts field first, then the others by most room; they are only ranked once the
+        # facts field is full (ranking is pure, so skipping it when unused changes nothing).
+        if not place(facts_field, fact, line):
+            for name in sorted(others, key=room, reverse=True):
+                if place(name, fact, line):
+                    break
     out: dict[str, str] = {}
     for name, lines in texts.items():
         facts = {_fact_line(*f) for f in placed[name]}
