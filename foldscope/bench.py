@@ -51,6 +51,8 @@ def measure_cpu(rows_per_model_arm: int) -> dict[str, float]:
     """Zero-latency sweep: harness CPU per fold and folds per second."""
     from foldscope.core.scenario import load_scenario
 
+    import foldscope.engine.sim.transport  # noqa: F401 - one-off import cost, not per fold
+
     load_scenario("kestrel")  # generation is a one-off cost, not per fold
     with tempfile.TemporaryDirectory() as tmp:
         data = _definition(["j", "q", "m"], rows_per_model_arm,

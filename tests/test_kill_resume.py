@@ -35,6 +35,21 @@ def _run(sweep_file, db):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
+def _folds(db):
+    if not db.exists():
+        return 0
+    try:
+        store = Store(db, readonly=True)
+    except Exception:  # the first run has not created its schema yet
+        return 0
+    try:
+        return store.db.execute("SELECT COUNT(*) FROM folds").fetchone()[0]
+    except Exception:
+        return 0
+    finally:
+        store.close()
+
+
 def _snapshot(db):
     store = Store(db)
     sweep_id = store.latest_sweep_id()
@@ -60,16 +75,25 @@ def test_kill_9_and_resume_matches_an_uninterrupted_run(tmp_path):
     killed = tmp_path / "killed.sqlite"
     rng = random.Random(5)
     kills = 0
+    committed = 0
     for _ in range(4):
         proc = _run(sweep_file, killed)
-        time.sleep(rng.uniform(0.9, 2.0))
+        # Wait for this run to commit something new, then kill it a random moment later: the
+        # kill lands mid-sweep however fast or slow the machine is.
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            if _folds(killed) > committed:
+                break
+            time.sleep(0.02)
+        time.sleep(rng.uniform(0.0, 0.3))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1
         proc.wait(timeout=60)
+        committed = _folds(killed)
     proc = _run(sweep_file, killed)  # re-running the same sweep file resumes it
     assert proc.wait(timeout=120) == 0, proc.stderr.read()
-    assert kills >= 2
+    assert kills >= 3
 
     ref_id, ref_rows = _snapshot(reference)
     got_id, got_rows = _snapshot(killed)

@@ -40,10 +40,14 @@ def test_extract_from_segment_skips_logs_and_binds_labels():
 
 
 def test_extract_from_headed_summary_and_json_envelope():
-    summary = ("## Progress\n- Segment 1 of 6: ran 3 tools\n## Facts and values\n"
-               "- ledger service port: 62114\n- release tag: v4.18.2-rc3\n## Open items\n- none")
+    summary = ("## Progress\n- Segment 1 of 6 ran 3 tools\nPlan: finish the replay\n"
+               "## Facts and values\n- ledger service port: 62114\n- release tag: v4.18.2-rc3\n"
+               "## Open items\n- none\n- DNS zone: zone-b.kestrel-internal.net")
+    # Prose in the other sections is not read as facts, but a bulleted fact line that
+    # overflowed into them (a full facts field spills into the others) is.
     assert extract_facts(summary) == [("ledger service port", "62114"),
-                                      ("release tag", "v4.18.2-rc3")]
+                                      ("release tag", "v4.18.2-rc3"),
+                                      ("DNS zone", "zone-b.kestrel-internal.net")]
     envelope = '{"summary": "- ledger service port: 62114", "paths": ["/a/b"]}'
     assert extract_facts(envelope) == [("ledger service port", "62114")]
     prose = "The agent ran 3 tools.\nNoted: the release tag is v4.18.2-rc3."

@@ -22,7 +22,14 @@ from foldscope.core.scenario import Scenario, load_scenario
 from foldscope.core.text import storable
 from foldscope.core.tokens import dominant_class, estimate_tokens
 from foldscope.core.validity import RowFacts, row_validity
-from foldscope.engine.client import ChatReply, ChatRequest, ClientError, InfraError, make_client
+from foldscope.engine.client import (
+    ChatReply,
+    ChatRequest,
+    ClientError,
+    InfraError,
+    body_digest,
+    make_client,
+)
 from foldscope.engine.limiter import AdaptiveLimiter
 from foldscope.engine.models import ModelConfig, is_routing_gateway, resolve_model
 from foldscope.engine.models import warnings as model_warnings
@@ -50,17 +57,16 @@ class Totals:
     started: float = field(default_factory=time.monotonic)
 
 
-def cache_key(cfg: ModelConfig, request: ChatRequest, repeat: int) -> str:
-    """The response-cache key: model and pin, a digest of the request, and the repeat index."""
-    h = hashlib.sha256()
-    header = json.dumps([cfg.wire_model, cfg.provider, cfg.pin, request.max_tokens,
-                         request.response_format, request.temperature, request.seed, repeat],
-                        sort_keys=True)
-    h.update(header.encode())
-    for message in request.messages:
-        # Contents are hashed as they are rather than re-serialised: chunks are ~100k chars.
-        h.update(b"\x00" + message["role"].encode() + b"\x00" + message["content"].encode())
-    return h.hexdigest()
+def cache_key(client: Any, request: ChatRequest, repeat: int) -> str:
+    """The response-cache key: the pinned model, the digest of the exact body sent, the repeat.
+
+    The body digest is the one the client computes for its own record (memoised there), so the
+    key costs a lookup rather than another pass over a ~100k-character prompt.
+    """
+    cfg = client.cfg
+    digest = body_digest(client.build_body(request))
+    header = json.dumps([cfg.wire_model, cfg.provider, cfg.base_url, cfg.pin, repeat, digest])
+    return hashlib.sha256(header.encode()).hexdigest()
 
 
 def _reply_record(reply: ChatReply) -> dict[str, Any]:
@@ -295,7 +301,7 @@ class SweepRunner:
                          request: ChatRequest, model: str, repeat: int) -> tuple[ChatReply, bool]:
         key = None
         if self._cache_on.get(model):
-            key = cache_key(client.cfg, request, repeat)
+            key = cache_key(client, request, repeat)
             hit = store.cached_reply(key)
             if hit is not None:
                 return ChatReply(**{**hit, "latency_s": 0.0, "cost_usd": 0.0, "attempts": 1,

@@ -177,8 +177,10 @@ def extract_facts(text: str) -> list[tuple[str, str]]:
             in_tool = False
             pair = _the_is(turn.group("text"))
         elif current in _NON_FACT_SECTIONS:
-            # Progress or decision prose in a summary is not a fact list, even if it has colons.
-            pair = None
+            # Progress or decision prose in a summary is not a fact list; but a bulleted
+            # ``- label: value`` line is a fact that overflowed into this section (notes are
+            # never written in that shape), so it is read like one.
+            pair = _kv(line) if line.startswith("- ") else None
         else:
             pair = _kv(line)
             if pair is not None and pair[1].casefold().startswith("the "):
