@@ -77,7 +77,7 @@ def measure_memory(rows: int) -> dict[str, float]:
     """A 1,000-row sweep at full speed: peak RSS and database bytes per fold."""
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "mem.sqlite"
-        arms = ["f", "n", "j", "p", "q", "k", "o", "m", "t", "u", "l", "g"]
+        arms = ["f", "n", "j", "p", "q", "k", "o", "m", "t", "u"]  # 10 arms x 2 models x 50
         per_cell = max(1, rows // (len(arms) * len(MODELS)))
         data = _definition(arms, per_cell, [{"id": m} for m in MODELS], concurrency=16)
         totals, _, wall = _run(db, data, 0.0)

@@ -17,7 +17,7 @@ from foldscope.engine.sweep import build_config
 
 
 def test_identical_requests_replay_from_the_cache(db):
-    data = definition(models=("sim/faithful",), arms=("j", "q"))
+    data = definition(models=("sim/faithful",), arms=("j", "q"), cache=True)
     first = run_sweep(db, data)
     second = run_sweep(db, data)  # a fresh sweep of the same definition, same database
     store = Store(db)
@@ -28,11 +28,24 @@ def test_identical_requests_replay_from_the_cache(db):
     assert all(f["cached"] == 1 for r in b for f in store.folds(r["id"]))
 
 
-def test_cache_can_be_switched_off(db):
-    data = definition(models=("sim/faithful",), arms=("j",), cache=False)
+def test_cache_is_off_for_simulated_models_unless_asked(db):
+    data = definition(models=("sim/faithful",), arms=("j",))
     run_sweep(db, data)
     second = run_sweep(db, data)
     assert Store(db).rows(second)[0]["cached_calls"] == 0
+    assert Store(db).db.execute("SELECT COUNT(*) FROM cache").fetchone()[0] == 0
+
+
+def test_cache_defaults():
+    from foldscope.engine.models import resolve_model
+    from foldscope.engine.runner import cache_enabled
+
+    real = resolve_model("qwen/q", {"provider": "vllm"})
+    assert cache_enabled(None, real) is True
+    assert cache_enabled(None, real.model_copy(update={"temperature": 0.7})) is False
+    assert cache_enabled(None, resolve_model("sim/faithful")) is False
+    assert cache_enabled(True, resolve_model("sim/faithful")) is True
+    assert cache_enabled(False, real) is False
 
 
 def test_older_database_is_migrated(tmp_path):

@@ -57,6 +57,18 @@ class Totals:
     started: float = field(default_factory=time.monotonic)
 
 
+def cache_enabled(setting: bool | None, cfg: ModelConfig) -> bool:
+    """Whether a model's calls use the response cache.
+
+    An explicit sweep setting wins. By default the cache replays temperature-0 calls to real
+    providers only: above temperature 0 a replay would hide the sampling a repeat is for, and
+    simulated models cost nothing to ask again.
+    """
+    if setting is not None:
+        return setting
+    return cfg.temperature == 0.0 and cfg.provider != "sim"
+
+
 def cache_key(client: Any, request: ChatRequest, repeat: int) -> str:
     """The response-cache key: the pinned model, the digest of the exact body sent, the repeat.
 
@@ -161,8 +173,7 @@ class SweepRunner:
             clients[mid] = make_client(cfg, transport=self.transport,
                                        on_retry=self._retry_hook(limiter))
         self.limiters = limiters
-        self._cache_on = {mid: (s.cache if s.cache is not None else cfg.temperature == 0.0)
-                          for mid, cfg in models.items()}
+        self._cache_on = {mid: cache_enabled(s.cache, cfg) for mid, cfg in models.items()}
         await self._record_pins(store, models, clients)
         chunk_tokens = {name: [estimate_tokens(c.text) for c in sc.chunks]
                         for name, sc in scenarios.items()}

@@ -43,7 +43,11 @@ class SweepSection(BaseModel):
     budget_usd: float | None = Field(None, ge=0)
     budget_tokens: int | None = Field(None, ge=0)
     cache: bool | None = None
-    """Replay identical requests from the response cache; None: on for temperature-0 models."""
+    """Replay identical requests from the response cache.
+
+    None (the default): on for temperature-0 models of real providers, off for simulated ones
+    (asking them again costs nothing) and for temperature above 0.
+    """
     rate_limits: dict[str, int | RateLimit] = Field(default_factory=dict)
     """Per provider: calls in flight (``openrouter = 8``) or ``{concurrency = 8, rpm = 120}``."""
 
