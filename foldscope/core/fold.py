@@ -14,9 +14,6 @@ from foldscope.core.tokens import estimate_tokens
 RECALL_BUDGET = 1024
 """Output tokens allowed for the recall answer."""
 
-PROMPT_OVERHEAD_TOKENS = 200
-"""Allowance for fences, instructions and chat-template tokens around a fold's payload."""
-
 
 MESSAGE_OVERHEAD_TOKENS = 4
 """Chat-template tokens per message (role markers), added to every estimate."""
@@ -87,55 +84,3 @@ def recall_call(carrier: str, labels: Sequence[str]) -> CallSpec:
         estimated_prompt_tokens=sum(estimate_tokens(m["content"]) for m in messages)
         + MESSAGE_OVERHEAD_TOKENS * len(messages),
     )
-
-
-@dataclass(frozen=True)
-class FoldStep:
-    """One planned fold: which chunks it takes and whether that is a catch-up."""
-
-    first_chunk: int
-    last_chunk: int
-
-    @property
-    def catch_up(self) -> bool:
-        """True when the fold takes several chunks at once."""
-        return self.last_chunk > self.first_chunk
-
-    @property
-    def chunk_indices(self) -> range:
-        """The chunk indices this fold takes, in order."""
-        return range(self.first_chunk, self.last_chunk + 1)
-
-
-def next_fold(chunk_tokens: Sequence[int], next_chunk: int, carrier_tokens: int,
-              arm: Arm, context_tokens: int | None, min_fold_tokens: int = 0) -> FoldStep:
-    """Decide which chunks the next fold takes.
-
-    Normally one. The catch-up branch takes several when a chunk cannot be folded alone: a chunk
-    shorter than ``min_fold_tokens`` is merged with its successors, and a pending chunk left by
-    a failed fold is folded together with the next one (the runner passes the earliest pending
-    chunk as ``next_chunk``). If even one chunk would overflow ``context_tokens`` the fold still
-    takes just that chunk; the endpoint's answer decides, and the runner records it.
-
-    Args:
-        chunk_tokens: estimated tokens of every chunk in the scenario.
-        next_chunk: the first chunk not yet folded.
-        carrier_tokens: estimated tokens of the carrier being carried in.
-        arm: the row's arm (its output budget is reserved from the context).
-        context_tokens: the model's context length, if known.
-        min_fold_tokens: smallest payload worth a fold of its own.
-
-    Returns:
-        The step: a contiguous run of chunk indices starting at ``next_chunk``.
-    """
-    last = next_chunk
-    payload = chunk_tokens[next_chunk]
-    limit = None
-    if context_tokens:
-        limit = context_tokens - arm.output_budget - carrier_tokens - PROMPT_OVERHEAD_TOKENS
-    while payload < min_fold_tokens and last + 1 < len(chunk_tokens):
-        if limit is not None and payload + chunk_tokens[last + 1] > limit:
-            break
-        last += 1
-        payload += chunk_tokens[last]
-    return FoldStep(next_chunk, last)
