@@ -61,3 +61,19 @@ async def test_unpinned_gateway_model_is_a_visible_warning(tmp_path):
         box = app.screen.query_one("#warnings")
         assert box.display and "no pin on a routing gateway" in str(box.render())
 
+
+
+async def test_grid_has_a_row_per_scenario_and_arm_when_several(tmp_path):
+    db = tmp_path / "multi.sqlite"
+    data = definition(models=("sim/faithful",), arms=("j", "q"))
+    data["sweep"]["scenarios"] = ["smoke", "kestrel-single"]
+    prepared = prepare_sweep(db, data, "test")
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await app.workers.wait_for_complete()
+        app.screen.poll()
+        await app.screen.workers.wait_for_complete()
+        await pilot.pause()
+        grid = app.screen.query_one(SweepGrid)
+        assert grid.row_count == 4
+        assert "1/1" in grid.get_cell("kestrel-single q", "sim/faithful").plain

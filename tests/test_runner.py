@@ -89,3 +89,14 @@ def test_resume_continues_from_the_last_committed_fold(db):
     row = store.rows(prepared.sweep_id)[0]
     assert row["status"] == "done" and row["folds_done"] == 3
     assert resumed.totals.folds == 2
+
+
+def test_several_scenarios_are_never_pooled(db):
+    data = definition(models=("sim/faithful",), arms=("j",))
+    data["sweep"]["scenarios"] = ["smoke", "kestrel-single"]
+    sweep_id = run_sweep(db, data)
+    store = Store(db, readonly=True)
+    report = sweep_report(store, sweep_id)
+    assert report["scenarios"] == ["smoke", "kestrel-single"]
+    assert sorted((c["scenario"], c["rows"]) for c in report["cells"]) == [
+        ("kestrel-single", 1), ("smoke", 1)]

@@ -9,6 +9,7 @@ from foldscope.core.stats import design_effect, icc_binary, wilson_interval
 from foldscope.core.tokens import estimator_error as token_error
 from foldscope.core.validity import RowFacts, row_validity
 from foldscope.engine.store import Store
+from foldscope.engine.sweep import stored_scenarios
 
 
 def row_facts(row: dict[str, Any], distributed: bool) -> RowFacts:
@@ -21,25 +22,26 @@ def row_facts(row: dict[str, Any], distributed: bool) -> RowFacts:
 
 
 def _distributed(store: Store, sweep_id: str) -> dict[str, bool]:
-    """Whether each scenario of the sweep is distributed, as recorded by the rows' own verdicts."""
+    """Whether each scenario of the sweep spreads its graded facts over several chunks."""
+    from foldscope.core.errors import ScenarioError
     from foldscope.core.scenario import load_scenario
 
-    sweep = store.sweep(sweep_id) or {"config": {"sweep": {}}}
-    s = sweep["config"].get("sweep", {})
-    names = list(s.get("scenarios") or [])
-    if s.get("scenario") and s["scenario"] not in names:
-        names.insert(0, s["scenario"])
-    out = {}
-    for name in names:
+    sweep = store.sweep(sweep_id)
+    out: dict[str, bool] = {}
+    for name in stored_scenarios(sweep["config"]) if sweep else []:
         try:
             out[name] = load_scenario(name).distributed
-        except Exception:  # a scenario file removed since: fall back to the verdict stored on rows
+        except ScenarioError:
+            # The scenario file is gone or broken since the sweep ran: assume the strict case,
+            # so a catch-up row is never let into an aggregate by accident.
             out[name] = True
     return out
 
 
 def cells(store: Store, sweep_id: str) -> list[dict[str, Any]]:
-    """One entry per (model, arm) in plan order: rows, valid rows, mean recall and spread.
+    """One entry per (scenario, model, arm) in plan order: rows, valid rows, mean recall, spread.
+
+    Scenarios are never pooled: a sweep over several scenarios has one cell per scenario.
 
     Every row passes through the one validity rule (``core.validity.row_validity``) before it
     may enter a mean. Check-level intraclass correlation and the design effect are reported
@@ -54,16 +56,16 @@ def cells(store: Store, sweep_id: str) -> list[dict[str, Any]]:
         checks_by_row[c["row_id"]].append(int(c["correct"]))
         fabricated[c["row_id"]] += c["classification"] == "fabricated"
         abstained[c["row_id"]] += c["classification"] == "abstained"
-    order: list[tuple[str, str]] = []
-    grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    order: list[tuple[str, str, str]] = []
+    grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
-        key = (row["model"], row["arm"])
+        key = (row["scenario"], row["model"], row["arm"])
         if key not in grouped:
             order.append(key)
         grouped[key].append(row)
     out = []
-    for model, arm in order:
-        group = grouped[(model, arm)]
+    for scenario, model, arm in order:
+        group = grouped[(scenario, model, arm)]
         valid = [r for r in group
                  if row_validity(row_facts(r, distributed.get(r["scenario"], True))).valid]
         recalls = [r["recall"] for r in valid if r["recall"] is not None]
@@ -75,7 +77,8 @@ def cells(store: Store, sweep_id: str) -> list[dict[str, Any]]:
         de = design_effect(m, icc) if icc is not None and icc == icc else None
         lo, hi = wilson_interval(correct, n_checks) if n_checks else (None, None)
         out.append({
-            "model": model, "arm": arm, "rows": len(group), "valid_rows": len(valid),
+            "scenario": scenario, "model": model, "arm": arm, "rows": len(group),
+            "valid_rows": len(valid),
             "done_rows": sum(r["status"] == "done" for r in group),
             "failed_rows": sum(r["status"] == "failed" for r in group),
             "running_rows": sum(r["status"] == "running" for r in group),
@@ -164,6 +167,7 @@ def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
         "stop_reason": sweep["stop_reason"],
         "simulated": bool(sweep["simulated"]),
         "scenario": config["sweep"].get("scenario"),
+        "scenarios": stored_scenarios(config),
         "arms": config["sweep"]["arms"],
         "models": [m["id"] for m in config["models"]],
         "repeats": config["sweep"]["repeats"],

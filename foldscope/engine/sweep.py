@@ -94,6 +94,11 @@ class SweepConfig(BaseModel):
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def stored_scenarios(config: dict[str, Any]) -> list[str]:
+    """The scenario names of a stored sweep definition (plain data, as the store returns it)."""
+    return SweepSection.model_validate(config["sweep"]).scenario_names()
+
+
 def _format_validation(source: str, exc: ValidationError) -> str:
     err = exc.errors(include_url=False, include_input=False)[0]
     loc = [str(p) for p in err["loc"]]

@@ -17,6 +17,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.engine.report import cells as report_cells
 from foldscope.engine.store import Store
+from foldscope.engine.sweep import stored_scenarios
 from foldscope.ui.messages import SweepSnapshot
 from foldscope.ui.widgets.sweep_grid import SweepGrid
 
@@ -99,7 +100,8 @@ class SweepScreen(Screen[None]):
         config: dict[str, Any] = message.sweep["config"]
         s = config["sweep"]
         grid = self.query_one(SweepGrid)
-        grid.set_layout(list(s["arms"]), [m["id"] for m in config["models"]])
+        scenarios = stored_scenarios(config)
+        grid.set_layout(list(s["arms"]), [m["id"] for m in config["models"]], scenarios)
         grid.update_cells(message.cells)
         p = message.progress
         finished = p["done"] + p["failed"]
@@ -108,7 +110,7 @@ class SweepScreen(Screen[None]):
         sim = " · simulated models" if message.sweep["simulated"] else ""
         self.query_one("#title", Static).update(Text.assemble(
             (f"sweep {message.sweep_id}", "bold"),
-            f" · {', '.join(s.get('scenarios') or [s.get('scenario')])} · arms {' '.join(s['arms'])}"
+            f" · {', '.join(scenarios)} · arms {' '.join(s['arms'])}"
             f" · {s['repeats']} repeats · {s['design']}{sim}"))
         reason = f" · {message.sweep['stop_reason']}" if message.sweep.get("stop_reason") else ""
         call_retries = sum(c["call_retries"] for c in message.cells)

@@ -35,6 +35,11 @@ def cell_text(cell: dict[str, Any] | None, colours: dict[str, str] = DEFAULT_COL
     return Text.assemble(label, tail)
 
 
+def row_key(scenario: str, arm: str, several: bool) -> str:
+    """The grid's row key: the arm, prefixed by its scenario when a sweep has several."""
+    return f"{scenario} {arm}" if several else arm
+
+
 class SweepGrid(DataTable):
     """A DataTable keyed by arm (rows) and model (columns), updated cell by cell."""
 
@@ -48,18 +53,23 @@ class SweepGrid(DataTable):
         self._arms: list[str] = []
         self._shown: dict[tuple[str, str], str] = {}
 
-    def set_layout(self, arms: list[str], models: list[str]) -> None:
-        """Lay out the grid once per sweep: one row per arm, one column per model."""
-        if arms == self._arms and models == self._models:
+    def set_layout(self, arms: list[str], models: list[str],
+                   scenarios: list[str] | None = None) -> None:
+        """Lay out the grid once per sweep: one row per arm (per scenario, if several), one
+        column per model."""
+        scenarios = list(scenarios or [])
+        keys = [row_key(sc, arm, len(scenarios) > 1) for sc in (scenarios or [""]) for arm in arms]
+        if keys == self._arms and models == self._models:
             return
         self.clear(columns=True)
-        self._arms, self._models, self._shown = list(arms), list(models), {}
-        self.add_column(Text("arm", style="bold"), key="arm", width=5)
+        self._arms, self._models, self._shown = keys, list(models), {}
+        width = max(5, *(len(k) + 2 for k in keys))
+        self.add_column(Text("arm", style="bold"), key="arm", width=width)
         for model in models:
             self.add_column(Text(model, style="bold"), key=model, width=max(14, len(model) + 2))
-        for arm in arms:
-            self.add_row(Text(arm, style="bold"),
-                         *[cell_text(None, self._colours()) for _ in models], key=arm)
+        for key in keys:
+            self.add_row(Text(key, style="bold"),
+                         *[cell_text(None, self._colours()) for _ in models], key=key)
 
     def _colours(self) -> dict[str, str]:
         variables = self.app.get_css_variables()
@@ -68,14 +78,16 @@ class SweepGrid(DataTable):
     def update_cells(self, cells: list[dict[str, Any]]) -> int:
         """Update only the cells whose content changed; return how many changed."""
         changed = 0
+        several = len({c.get("scenario") for c in cells}) > 1
         for cell in cells:
-            key = (cell["arm"], cell["model"])
-            if cell["arm"] not in self._arms or cell["model"] not in self._models:
+            row = row_key(cell.get("scenario", ""), cell["arm"], several)
+            key = (row, cell["model"])
+            if row not in self._arms or cell["model"] not in self._models:
                 continue
             text = cell_text(cell, self._colours())
             if self._shown.get(key) == text.plain:
                 continue
             self._shown[key] = text.plain
-            self.update_cell(cell["arm"], cell["model"], text)
+            self.update_cell(row, cell["model"], text)
             changed += 1
         return changed
