@@ -92,3 +92,15 @@ def test_reader_sees_writer_commits(tmp_path):
     writer.commit_fold(row["id"], _fold(0), next_chunk=1, catch_up=False, parse_failure=False,
                        length_stop=False, call_retries=0)
     assert reader.progress("s1")["folds"] == 1
+
+
+def test_a_live_runner_holds_the_sweep_and_a_dead_one_does_not(tmp_path):
+    store = Store(tmp_path / "a.sqlite")
+    _plan(store)
+    store.claim("s1", 111, is_alive=lambda pid: True)
+    store.claim("s1", 111, is_alive=lambda pid: True)  # re-claiming one's own sweep is fine
+    with pytest.raises(StoreError, match="already being run by process 111"):
+        store.claim("s1", 222, is_alive=lambda pid: True)
+    store.claim("s1", 222, is_alive=lambda pid: False)  # 111 died (kill -9): take over
+    store.release("s1", 222)
+    assert store.sweep("s1")["runner_pid"] is None

@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,6 +56,17 @@ class Totals:
     tokens: int = 0
     initial_finished: int = 0
     started: float = field(default_factory=time.monotonic)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this machine (a crashed runner's does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
 
 
 def cache_enabled(setting: bool | None, cfg: ModelConfig) -> bool:
@@ -146,7 +158,11 @@ class SweepRunner:
         self._task = asyncio.current_task()
         store = Store(self.db_path)
         try:
-            return await self._run(store)
+            store.claim(self.sweep_id, os.getpid(), process_alive)
+            try:
+                return await self._run(store)
+            finally:
+                store.release(self.sweep_id, os.getpid())
         finally:
             store.close()
 

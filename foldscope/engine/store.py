@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -127,6 +127,7 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE folds ADD COLUMN cached INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE folds ADD COLUMN content_class TEXT;
     ALTER TABLE rows ADD COLUMN cached_calls INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sweeps ADD COLUMN runner_pid INTEGER;
     """,
 }
 
@@ -266,6 +267,26 @@ class Store:
         """Record a sweep's status (planned, running, done, stopped) and why it stopped."""
         self.db.execute("UPDATE sweeps SET status=?, stop_reason=?, updated_at=? WHERE id=?",
                         [status, reason, time.time(), sweep_id])
+
+    def claim(self, sweep_id: str, pid: int, is_alive: Callable[[int], bool]) -> None:
+        """Record this process as the sweep's runner, unless a live process already is.
+
+        Raises:
+            StoreError: another live process is running the sweep (two runners would race for
+                the same rows).
+        """
+        with self.db.atomic():
+            row = self.db.execute("SELECT runner_pid FROM sweeps WHERE id=?", [sweep_id]).fetchone()
+            holder = row[0] if row else None
+            if holder and holder != pid and is_alive(holder):
+                raise StoreError(f"{self.path}: sweep {sweep_id} is already being run by process "
+                                 f"{holder}; watch it with `foldscope` or wait for it to stop")
+            self.db.execute("UPDATE sweeps SET runner_pid=? WHERE id=?", [pid, sweep_id])
+
+    def release(self, sweep_id: str, pid: int) -> None:
+        """Clear this process's claim on a sweep."""
+        self.db.execute("UPDATE sweeps SET runner_pid=NULL WHERE id=? AND runner_pid=?",
+                        [sweep_id, pid])
 
     def set_pins(self, sweep_id: str, pins: dict[str, Any]) -> None:
         """Record the endpoint pins (quantization, context, prices, parameters) of a sweep."""
