@@ -165,7 +165,9 @@ def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
         "name": sweep["name"],
         "status": sweep["status"],
         "stop_reason": sweep["stop_reason"],
-        "simulated": bool(sweep["simulated"]),
+        # Marked simulated when planned with sim/ ids or when any reply came from a simulated
+        # endpoint (a sim served over HTTP under another name is still simulated).
+        "simulated": bool(sweep["simulated"]) or any(r["simulated"] for r in store.rows(sweep_id)),
         "scenario": config["sweep"].get("scenario"),
         "scenarios": stored_scenarios(config),
         "arms": config["sweep"]["arms"],

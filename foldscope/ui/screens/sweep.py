@@ -107,7 +107,8 @@ class SweepScreen(Screen[None]):
         finished = p["done"] + p["failed"]
         bar = self.query_one(ProgressBar)
         bar.update(total=max(1, p["total"]), progress=finished)
-        sim = " · simulated models" if message.sweep["simulated"] else ""
+        simulated = message.sweep["simulated"] or any(c["simulated"] for c in message.cells)
+        sim = " · simulated models" if simulated else ""
         self.query_one("#title", Static).update(Text.assemble(
             (f"sweep {message.sweep_id}", "bold"),
             f" · {', '.join(scenarios)} · arms {' '.join(s['arms'])}"
