@@ -123,3 +123,13 @@ def test_cli_bad_input_is_one_line_exit_2(argv):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("foldscope: error:")
+
+
+def test_probe_reads_models_from_a_sweep_file(capsys):
+    import json as _json
+
+    from foldscope.cli.main import main as cli
+
+    assert cli(["probe", "sim/describer", "--config", "examples/kestrel-sweep.toml", "--json"]) == 0
+    (result,) = _json.loads(capsys.readouterr().out)
+    assert result["model"] == "sim/describer" and result["verdict"] == "ok"

@@ -194,7 +194,7 @@ def lookup_model(model_id: str, registry: Mapping[str, ModelConfig] | None = Non
 
 def load_models_toml(path: str | Path) -> dict[str, ModelConfig]:
     """Load a model file: ``[[models]]`` tables, each one ``ModelConfig`` (faults under
-    ``[models.faults]``).
+    ``[models.faults]``). A sweep file works too; its ``[sweep]`` table is ignored here.
 
     Args:
         path: the TOML file.
@@ -212,7 +212,8 @@ def load_models_toml(path: str | Path) -> dict[str, ModelConfig]:
         raise ConfigError(f"{path}: cannot read model file ({exc.strerror or exc})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML: {_one_line(str(exc))}") from None
-    extra = sorted(set(raw) - {"models"})
+    # A sweep file is also a model file: its [sweep] table is for `foldscope run`.
+    extra = sorted(set(raw) - {"models", "sweep"})
     if extra:
         raise ConfigError(f"{path}: unknown top-level key '{extra[0]}' (expected [[models]] tables)")
     entries = raw.get("models", [])
@@ -221,10 +222,14 @@ def load_models_toml(path: str | Path) -> dict[str, ModelConfig]:
     out: dict[str, ModelConfig] = {}
     for i, entry in enumerate(entries):
         where = f"models[{i}]" + (f" ('{entry['id']}')" if isinstance(entry.get("id"), str) else "")
+        if not isinstance(entry.get("id"), str):
+            raise ConfigError(f"{path}: {where}: field 'id': required")
         try:
-            cfg = ModelConfig(**entry)
-        except ValidationError as exc:
-            raise ConfigError(f"{path}: {where}: {_first_error(exc)}") from None
+            # Same resolution as a sweep's entries: a built-in sim id needs no provider.
+            cfg = resolve_model(entry["id"], entry)
+        except ModelError as exc:
+            detail = str(exc).removeprefix(f"model '{entry['id']}': ")
+            raise ConfigError(f"{path}: {where}: {detail}") from None
         if cfg.id in out:
             raise ConfigError(f"{path}: {where}: field 'id': duplicate model id '{cfg.id}'")
         out[cfg.id] = cfg

@@ -54,7 +54,7 @@ class FoldscopeApp(App[None]):
         for theme in themes:
             self.register_theme(theme)
         for error in errors:
-            self.notify(error, severity="warning", timeout=10)
+            self.notify(error, severity="warning", timeout=10, markup=False)
         self.theme = FOLDSCOPE_DARK.name
         self.push_screen(SweepScreen(self.db_path, self.sweep_id))
         if self.run_sweep and self.sweep_id:
@@ -77,10 +77,12 @@ class FoldscopeApp(App[None]):
             return
         if event.state == WorkerState.SUCCESS:
             self.sweep_status = event.worker.result
-            self.notify(f"sweep {self.sweep_id} {event.worker.result}", timeout=5)
+            self.notify(f"sweep {self.sweep_id} {event.worker.result}", timeout=5, markup=False)
         elif event.state == WorkerState.ERROR:
             self.sweep_status = "error"
-            self.notify(f"sweep stopped: {event.worker.error}", severity="error", timeout=30)
+            # Error text can quote an endpoint's reply: show it literally, never as markup.
+            self.notify(f"sweep stopped: {event.worker.error}", severity="error", timeout=30,
+                        markup=False)
 
     async def action_quit(self) -> None:
         """Quit; a running sweep is cancelled first so the database is left consistent."""
