@@ -426,3 +426,34 @@ def test_classify_swap_with_another_planted_value_is_wrong_not_fabricated():
 def test_near_miss_within_longer_answer():
     assert near_miss("the port is 62115 (tcp)", "62114")
     assert not near_miss("", "62114")
+
+
+class _Fact:
+    def __init__(self, label, value):
+        self.label, self.value = label, value
+
+
+def test_labels_named_inside_sentences_and_several_per_line_bind():
+    facts = [_Fact("install lock path", "/opt/kestrel/state/install.lock"),
+             _Fact("release tag", "v4.18.2-rc3"), _Fact("signing key id", "kid-7F3A9C21"),
+             _Fact("certificate expiry", "2026-08-02 06:10 UTC"), _Fact("DNS zone", "zone-b.x.net"),
+             _Fact("ledger service port", "62114")]
+    answer = ("* The install lock path is /opt/kestrel/state/install.lock.\n"
+              "release tag: v4.18.2-rc3, signing key id: kid-7F3A9C21\n"
+              "The certificate expiry was not recorded.\n"
+              "I no longer have the ledger service port, sorry; the DNS zone is zone-b.x.net.\n")
+    grades = {g.label: g for g in grade_answer(answer, facts)}
+    assert grades["install lock path"].correct
+    assert grades["signing key id"].correct and grades["signing key id"].found == "kid-7F3A9C21"
+    assert grades["release tag"].correct
+    assert grades["certificate expiry"].abstained
+    assert grades["DNS zone"].correct
+    # Naming a label without a connector gives no value: an abstention, not a guess.
+    assert grades["ledger service port"].abstained and grades["ledger service port"].found is None
+
+
+def test_a_value_under_another_label_in_a_sentence_is_not_credited():
+    facts = [_Fact("ledger service port", "62114"), _Fact("admin console port", "47031")]
+    grades = {g.label: g for g in grade_answer(
+        "The admin console port is 62114 and the ledger service port is 47031.", facts)}
+    assert not grades["ledger service port"].correct and not grades["admin console port"].correct

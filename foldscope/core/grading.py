@@ -363,7 +363,45 @@ def parse_answer(answer_text: str, labels: Sequence[str]) -> dict[str, str | Non
             if nxt is not None and resolved[nxt] is None and split[nxt] is not None:
                 value = _clean_value(_LINE_PREFIX_RE.sub("", lines[nxt], count=1))
         bound[label] = value
+    if any(v is None for v in bound.values()):
+        _bind_inline(lines, index, bound)
     return bound
+
+
+# A connector between a label named inside a sentence and its value: "is", "was", ":", "=", …
+_INLINE_CONNECTOR_RE = re.compile(r"^\s*(?:\*\*)?\s*(?:(?:is|was|are|were|remains|equals)\b|[:：=→]|->|[-–—](?=\s))\s*",
+                                  re.IGNORECASE)
+
+
+def _bind_inline(lines: Sequence[str], index: _LabelIndex, bound: dict[str, str | None]) -> None:
+    """Bind labels that no line starts with but a sentence names: ``The X is Y.``, or several
+    ``X: Y, Z: W`` on one line. A label's value runs from its connector to the next asked label
+    named on the line (or the line's end). Only labels still unbound are filled."""
+    patterns = [(re.compile(r"(?<!\w)" + re.escape(norm) + r"(?!\w)"), index.by_norm[norm])
+                for norm in index.norms]
+    for line in lines:
+        text = normalize(line).replace("**", "")
+        folded = text.casefold()
+        if len(folded) != len(text):  # casefold changed lengths (ß → ss): offsets would drift
+            continue
+        spans = sorted((m.start(), m.end(), label) for rx, label in patterns
+                       for m in rx.finditer(folded))
+        # A label inside a longer label's span ("port" in "ledger service port") is not a label.
+        spans = [sp for sp in spans
+                 if not any(o[0] <= sp[0] and sp[1] <= o[1] and o != sp for o in spans)]
+        for i, (_, end, label) in enumerate(spans):
+            if bound[label]:
+                continue
+            stop = spans[i + 1][0] if i + 1 < len(spans) else len(text)
+            connector = _INLINE_CONNECTOR_RE.match(text[end:stop])
+            if connector is None:
+                continue  # "I lost the ledger service port" names the label but gives nothing
+            value = text[end + connector.end(): stop].strip().rstrip(",;").strip()
+            if value.endswith(".") and not value[:-1].endswith("."):
+                value = value[:-1]  # a sentence's full stop, not part of the value
+            value = _clean_value(value)
+            if value:
+                bound[label] = value
 
 
 # ---------------------------------------------------------------------------------------------
