@@ -356,17 +356,21 @@ class ModelClient:
         sleep: the coroutine used for backoff waits (tests inject a recorder).
         rng: random source for backoff jitter.
         on_retry: called with ``(kind, delay_s)`` before each backoff wait.
+        before_attempt: awaited before every HTTP attempt, retries included (the runner paces
+            a provider's request rate here, so retries count against it too).
     """
 
     def __init__(self, cfg: ModelConfig, *, transport: httpx.AsyncBaseTransport | None = None,
                  sleep: Sleep = asyncio.sleep, rng: random.Random | None = None,
-                 on_retry: RetryHook | None = None) -> None:
+                 on_retry: RetryHook | None = None,
+                 before_attempt: Callable[[], Awaitable[None]] | None = None) -> None:
         if transport is None and cfg.provider == "sim" and cfg.base_url == SIM_BASE_URL:
             from foldscope.engine.sim.transport import SimTransport
 
             transport = SimTransport.for_model(cfg)
         self.cfg = cfg
         self.on_retry = on_retry
+        self.before_attempt = before_attempt
         self._transport = transport
         self._sleep = sleep
         self._rng = rng or random.Random()
@@ -501,6 +505,8 @@ class ModelClient:
         kinds: list[str] = []
         for attempt in range(1, max_attempts + 1):
             headers[RETRY_COUNT_HEADER] = str(attempt - 1)
+            if self.before_attempt is not None:
+                await self.before_attempt()
             retry_after: float | None = None
             status: int | None = None
             started = time.monotonic()

@@ -8,7 +8,7 @@ from collections import deque
 
 
 class AdaptiveLimiter:
-    """An async context manager that admits at most ``limit`` calls at once, at most ``rpm`` a minute.
+    """Admits at most ``limit`` calls at once (``async with``) and ``rpm`` requests a minute (``pace``).
 
     The in-flight limit halves when a call is answered 429 and grows back by one after
     ``grow_after`` consecutive clean calls, never above the configured ceiling: additive
@@ -41,12 +41,15 @@ class AdaptiveLimiter:
             await self._cond.wait_for(lambda: self.in_flight < self.limit)
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-        if self.rpm:
-            await self._pace()
         return self
 
-    async def _pace(self) -> None:
-        # Sliding one-minute window: wait until the oldest start in the window has aged out.
+    async def pace(self) -> None:
+        """Wait until one more request fits the rate; awaited before every attempt, retries too.
+
+        A sliding one-minute window: when it is full, wait until its oldest start ages out.
+        """
+        if not self.rpm:
+            return
         while True:
             now = self._clock()
             while self.starts and now - self.starts[0] >= 60.0:

@@ -187,7 +187,8 @@ class SweepRunner:
                 limiters[key] = AdaptiveLimiter(limit.concurrency or s.concurrency, limit.rpm)
             limiter = model_limiter[mid] = limiters[key]
             clients[mid] = make_client(cfg, transport=self.transport,
-                                       on_retry=self._retry_hook(limiter))
+                                       on_retry=self._retry_hook(limiter),
+                                       before_attempt=limiter.pace)
         self.limiters = limiters
         self._cache_on = {mid: cache_enabled(s.cache, cfg) for mid, cfg in models.items()}
         await self._record_pins(store, models, clients)
