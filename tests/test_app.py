@@ -8,16 +8,21 @@ from foldscope.ui.app import FoldscopeApp
 from foldscope.ui.widgets.sweep_grid import SweepGrid
 
 
+async def settle(app, pilot):
+    """Wait for the sweep worker to end, then for one fresh poll of the store to land."""
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    app.screen.poll()
+    await app.screen.workers.wait_for_complete()
+    await pilot.pause()
+
+
 async def test_grid_fills_while_the_sweep_runs(tmp_path):
     db = tmp_path / "app.sqlite"
     prepared = prepare_sweep(db, definition(), "test")
     app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
     async with app.run_test(size=(110, 30)) as pilot:
-        await app.workers.wait_for_complete()  # the sweep worker ends when every row is done
-        await pilot.pause()
-        app.screen.poll()
-        await app.screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(app, pilot)  # the sweep worker ends when every row is done
         grid = app.screen.query_one(SweepGrid)
         assert grid.row_count == 3 and len(grid.columns) == 3
         faithful_j = grid.get_cell("j", "sim/faithful").plain
@@ -54,10 +59,7 @@ async def test_unpinned_gateway_model_is_a_visible_warning(tmp_path):
                                             arms=("j",)), "test")
     app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
     async with app.run_test(size=(110, 30)) as pilot:
-        await app.workers.wait_for_complete()
-        app.screen.poll()
-        await app.screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(app, pilot)
         box = app.screen.query_one("#warnings")
         assert box.display and "no pin on a routing gateway" in str(box.render())
 
@@ -70,10 +72,7 @@ async def test_grid_has_a_row_per_scenario_and_arm_when_several(tmp_path):
     prepared = prepare_sweep(db, data, "test")
     app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
     async with app.run_test(size=(110, 30)) as pilot:
-        await app.workers.wait_for_complete()
-        app.screen.poll()
-        await app.screen.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(app, pilot)
         grid = app.screen.query_one(SweepGrid)
         assert grid.row_count == 4
         assert "1/1" in grid.get_cell("kestrel-single q", "sim/faithful").plain

@@ -19,26 +19,13 @@ from foldscope.core.messages import (
     recall_user_message,
 )
 from foldscope.engine.client import ChatRequest, make_client
+from kestrel_facts import KESTREL_GRADED
+
 from foldscope.engine.models import resolve_model
 from foldscope.engine.sim.request import StringField
 from foldscope.engine.sim.temperaments import map_fields
 
-GRADED = {
-    "ledger service port": "62114",
-    "install lock path": "/opt/kestrel/state/install.lock",
-    "backup cutoff": "2026-07-14 01:26 UTC",
-    "admin console port": "47031",
-    "ledger shard count": "19 shards",
-    "on-call handle": "@marta.v-oncall",
-    "tenant UUID": "3f1c9a52-7d4e-4b8a-9e21-c5d0b7a6f413",
-    "freeze start": "2026-07-18T22:45Z",
-    "certificate expiry": "2026-08-02 06:10 UTC",
-    "cache origin": "https://origin-7.cdn.kestrel-internal.net/assets",
-    "DNS zone": "zone-b.kestrel-internal.net",
-    "signing key id": "kid-7F3A9C21",
-    "owning department": "Отдел расчётов-4",
-    "release tag": "v4.18.2-rc3",
-}
+GRADED = KESTREL_GRADED
 DECOYS = {f"cluster id {i}": f"kc-{i:02d}-eu" for i in range(8)} | {
     f"tenant code {i}": f"TC-{9100 + i}" for i in range(8)}
 SPLIT = (3, 3, 2, 2, 3, 1)
