@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run every measurement, print a table and write bench-results.json."""
     p = argparse.ArgumentParser(prog="python -m foldscope.bench", description=__doc__.splitlines()[0])
     p.add_argument("--cpu-repeats", type=int, default=10, help="rows per model × arm for the CPU run")
-    p.add_argument("--latency-rows", type=int, default=128, help="rows in the latency run")
+    p.add_argument("--latency-rows", type=int, default=256,
+                   help="rows in the latency run (4 arms, so rows/4 model x repeat sequences)")
     p.add_argument("--memory-rows", type=int, default=1000, help="rows in the memory run")
     p.add_argument("--out", default="bench-results.json", help="where to write the figures")
     p.add_argument("--child", help=argparse.SUPPRESS)

@@ -100,3 +100,24 @@ def test_several_scenarios_are_never_pooled(db):
     assert report["scenarios"] == ["smoke", "kestrel-single"]
     assert sorted((c["scenario"], c["rows"]) for c in report["cells"]) == [
         ("kestrel-single", 1), ("smoke", 1)]
+
+
+def test_rows_of_one_model_and_repeat_run_one_after_another_in_planned_order(db):
+    prepared = prepare_sweep(db, definition(arms=("j", "q", "m"), repeats=3), "test")
+    events = []
+    asyncio.run(SweepRunner(db, prepared.sweep_id, latency_scale=0.0,
+                            on_event=events.append).run())
+    store = Store(db)
+    rows = {r["id"]: r for r in store.rows(prepared.sweep_id)}
+    by_sequence = {}
+    for event in events:
+        if event["event"] in ("row_started", "row_done"):
+            row = rows[event["row"]]
+            by_sequence.setdefault((row["model"], row["repeat"]), []).append(
+                (event["event"], row["position"]))
+    assert len(by_sequence) == 6
+    for trail in by_sequence.values():
+        # started, done, started, done, ... with positions increasing: never two at once.
+        assert [kind for kind, _ in trail] == ["row_started", "row_done"] * 3
+        positions = [pos for kind, pos in trail if kind == "row_started"]
+        assert positions == sorted(positions)

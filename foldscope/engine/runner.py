@@ -58,6 +58,17 @@ class Totals:
     started: float = field(default_factory=time.monotonic)
 
 
+def execution_sequences(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Group rows into their model x repeat sequences (per scenario), each in planned order.
+
+    Sequences are ordered by their first row's position, so the sweep starts as planned.
+    """
+    groups: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+    for row in sorted(rows, key=lambda r: r["position"]):
+        groups.setdefault((row["scenario"], row["model"], row["repeat"]), []).append(row)
+    return list(groups.values())
+
+
 def process_alive(pid: int) -> bool:
     """Whether a process with this id exists on this machine (a crashed runner's does not)."""
     try:
@@ -199,33 +210,41 @@ class SweepRunner:
 
         rows = store.rows(self.sweep_id)
         self.totals.rows_total = len(rows)
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        pending: list[dict[str, Any]] = []
         for row in rows:
             if row["status"] == ROW_DONE:
                 self.totals.rows_done += 1
-            elif row["status"] == ROW_FAILED and not (row["retryable"] and row["attempt"] < s.max_row_retries):
+            elif row["status"] == ROW_FAILED and not (row["retryable"]
+                                                      and row["attempt"] < s.max_row_retries):
                 self.totals.rows_failed += 1
             else:
-                queue.put_nowait(row)
+                pending.append(row)
+        sequences = execution_sequences(pending)
         self.totals.initial_finished = self.totals.rows_done + self.totals.rows_failed
         self.totals.cost_usd = sum(r["cost_usd"] for r in rows)
         self.totals.tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows)
         store.set_sweep_status(self.sweep_id, "running")
-        self._emit("sweep_started", sweep=self.sweep_id, rows=len(rows), pending=queue.qsize())
+        self._emit("sweep_started", sweep=self.sweep_id, rows=len(rows), pending=len(pending),
+                   sequences=len(sequences))
+        queue: asyncio.Queue[list[dict[str, Any]]] = asyncio.Queue()
+        for sequence in sequences:
+            queue.put_nowait(sequence)
 
         async def worker() -> None:
+            # A worker owns one model x repeat sequence at a time and runs its rows in the
+            # planned order, so the execution design (and any carryover it balances) holds.
             while not queue.empty():
-                if self._budget_exceeded(s):
-                    return
-                row = queue.get_nowait()
-                await self._run_row_with_retries(store, row, s, scenarios[row["scenario"]],
-                                                 chunk_tokens[row["scenario"]],
-                                                 clients[row["model"]], models[row["model"]],
-                                                 model_limiter[row["model"]])
+                sequence = queue.get_nowait()
+                for row in sequence:
+                    if self._budget_exceeded(s):
+                        return
+                    await self._run_row_with_retries(
+                        store, row, s, scenarios[row["scenario"]], chunk_tokens[row["scenario"]],
+                        clients[row["model"]], models[row["model"]], model_limiter[row["model"]])
 
         try:
             workers = [asyncio.create_task(worker())
-                       for _ in range(min(s.concurrency, max(1, queue.qsize())))]
+                       for _ in range(min(s.concurrency, max(1, len(sequences))))]
             await asyncio.gather(*workers)
         except asyncio.CancelledError:
             # Calls in flight are lost; every committed fold stays and a rerun resumes from it.

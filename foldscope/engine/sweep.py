@@ -38,6 +38,8 @@ class SweepSection(BaseModel):
     repeats: int = Field(1, ge=1, le=10_000)
     design: Literal["latin", "williams"] = "latin"
     concurrency: int = Field(8, ge=1, le=1024)
+    """Model x repeat sequences run at once (each runs its rows in planned order); also the
+    default cap on calls in flight per provider."""
     seed: int = 0
     max_row_retries: int = Field(2, ge=0, le=100)
     budget_usd: float | None = Field(None, ge=0)
