@@ -76,3 +76,40 @@ async def test_grid_has_a_row_per_scenario_and_arm_when_several(tmp_path):
         grid = app.screen.query_one(SweepGrid)
         assert grid.row_count == 4
         assert "1/1" in grid.get_cell("kestrel-single q", "sim/faithful").plain
+
+
+async def test_enter_on_a_cell_opens_its_rows_and_steps_folds(tmp_path):
+    from textual.widgets import DataTable, TextArea
+
+    from foldscope.ui.screens.cell import CellScreen
+
+    db = tmp_path / "cell.sqlite"
+    prepared = prepare_sweep(db, definition(arms=("j", "q")), "test")
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(app, pilot)
+        grid = app.screen.query_one(SweepGrid)
+        grid.focus()
+        grid.move_cursor(row=0, column=2)  # arm j × sim/describer
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CellScreen) and (screen.model, screen.arm) == ("sim/describer", "j")
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.query_one("#rows", DataTable).row_count == 1
+        facts = screen.query_one("#facts", DataTable)
+        assert facts.row_count == 12 and screen.fold_index == 2  # smoke: 3 folds, last shown
+        store = Store(db, readonly=True)
+        row = next(r for r in store.rows(prepared.sweep_id)
+                   if (r["model"], r["arm"]) == ("sim/describer", "j"))
+        folds = store.folds(row["id"])
+        # The carrier is shown exactly as carried (literally: no markup parsing).
+        assert screen.query_one("#carrier", TextArea).text == folds[2]["carrier"]
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert screen.fold_index == 1
+        assert screen.query_one("#carrier", TextArea).text == folds[1]["carrier"]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, CellScreen)

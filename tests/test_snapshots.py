@@ -29,3 +29,18 @@ def test_sweep_grid_snapshot(snap_compare, finished_db):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 24), run_before=settle)
+
+
+def test_cell_screen_snapshot(snap_compare, finished_db):
+    app = FoldscopeApp(str(finished_db), sweep_id="snapshot01")
+
+    async def open_cell(pilot):
+        await pilot.pause()
+        await app.screen.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("right", "right", "enter")  # arm j × sim/describer
+        await pilot.pause()
+        await app.screen.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=open_cell)

@@ -30,6 +30,13 @@ class FoldscopeApp(App[None]):
     #progress { margin: 1 0 0 0; }
     #status { color: $text-muted; margin: 0 0 1 0; }
     #warnings { color: $warning; margin: 0 0 1 0; display: none; }
+    #cell-body { padding: 0 1; }
+    #cell-title { margin: 1 0; }
+    #rows { height: auto; max-height: 12; }
+    #fold-title { margin: 1 0 0 0; color: $text-muted; }
+    #fold-pane { height: 1fr; }
+    #facts { width: 1fr; }
+    #carrier { width: 1fr; }
     #legend { margin: 1 0 0 0; }
     """
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]

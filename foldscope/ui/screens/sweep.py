@@ -19,6 +19,7 @@ from foldscope.engine.report import cells as report_cells
 from foldscope.engine.store import Store
 from foldscope.engine.sweep import stored_scenarios
 from foldscope.ui.messages import SweepSnapshot
+from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.widgets.sweep_grid import SweepGrid
 
 POLL_HZ = 4.0
@@ -42,6 +43,7 @@ class SweepScreen(Screen[None]):
         self.db_path = db_path
         self.set_reactive(SweepScreen.sweep_id, sweep_id)
         self._local = threading.local()
+        self._snapshot: SweepSnapshot | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -56,7 +58,8 @@ class SweepScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#legend", Static).update(Text(
-            "each cell: mean recall over valid rows · valid rows / planned rows · ⟳ running",
+            "each cell: mean recall over valid rows · valid rows / planned rows · ⟳ running · "
+            "enter: inspect a cell's rows fold by fold",
             style="dim"))
         self.poll()
         self.set_interval(1.0 / POLL_HZ, self.poll)
@@ -97,6 +100,7 @@ class SweepScreen(Screen[None]):
     @on(SweepSnapshot)
     def show_snapshot(self, message: SweepSnapshot) -> None:
         """Map a snapshot onto the widgets; only changed cells are touched."""
+        self._snapshot = message
         config: dict[str, Any] = message.sweep["config"]
         s = config["sweep"]
         grid = self.query_one(SweepGrid)
@@ -127,6 +131,19 @@ class SweepScreen(Screen[None]):
         box = self.query_one("#warnings", Static)
         box.display = bool(warnings)
         box.update(Text("\n".join(warnings)))
+
+    @on(SweepGrid.CellSelected)
+    def open_cell(self, event: SweepGrid.CellSelected) -> None:
+        """Enter on a cell: inspect that model × arm's rows fold by fold."""
+        row_key = str(event.cell_key.row_key.value)
+        model = str(event.cell_key.column_key.value)
+        if model == "arm" or self._snapshot is None:
+            return
+        scenario, _, arm = row_key.rpartition(" ")
+        if not scenario:
+            scenario = stored_scenarios(self._snapshot.sweep["config"])[0]
+        self.app.push_screen(CellScreen(self.db_path, self._snapshot.sweep_id, scenario, model,
+                                        arm))
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:

@@ -1,0 +1,182 @@
+"""The cell screen: the rows of one model × arm, stepped through fold by fold."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static, TextArea
+from textual.worker import get_current_worker
+
+from foldscope.core.scenario import load_scenario
+from foldscope.engine.store import Store
+
+STATE_MARKS = {"present": ("●", "fact-present"), "mutated": ("◐", "fact-mutated"),
+               "missing": ("○", "fact-missing")}
+"""How a fact's state after a fold is drawn, and the theme variable that colours it."""
+
+
+@dataclass
+class CellData(Message):
+    """Everything the cell screen shows, read from the store in a thread."""
+
+    rows: list[dict[str, Any]]
+    folds: dict[int, list[dict[str, Any]]]
+    facts: list[tuple[str, str, bool]]
+
+
+class CellScreen(Screen[None]):
+    """The rows of one (scenario, model, arm) cell; pick a row, step through its folds."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("left_square_bracket", "step(-1)", "Prev fold"),
+        Binding("right_square_bracket", "step(1)", "Next fold"),
+    ]
+    """Key bindings of the cell screen."""
+
+    row_id: reactive[int | None] = reactive(None)
+    """The row being inspected."""
+    fold_index: reactive[int] = reactive(0)
+    """The fold whose carrier and fact states are shown."""
+
+    def __init__(self, db_path: str, sweep_id: str, scenario: str | None, model: str,
+                 arm: str) -> None:
+        super().__init__()
+        self.db_path, self.sweep_id = db_path, sweep_id
+        self.scenario, self.model, self.arm = scenario, model, arm
+        self._data: CellData | None = None
+        self._lock = threading.Lock()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="cell-body"):
+            yield Static(id="cell-title")
+            yield DataTable(id="rows", cursor_type="row", zebra_stripes=True)
+            yield Static(id="fold-title")
+            with Horizontal(id="fold-pane"):
+                yield DataTable(id="facts", cursor_type="row")
+                yield TextArea(id="carrier", read_only=True, soft_wrap=False,
+                               show_line_numbers=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#cell-title", Static).update(Text.assemble(
+            (f"{self.model} × arm {self.arm}", "bold"),
+            f" · {self.scenario or ''} · sweep {self.sweep_id}"))
+        rows = self.query_one("#rows", DataTable)
+        for label in ("repeat", "status", "recall", "validity", "folds", "catch-up", "parse",
+                      "answer"):
+            rows.add_column(label, key=label)
+        self.load()
+
+    @work(thread=True, group="cell-load", exclusive=True, exit_on_error=False,
+          description="read the cell's rows and folds")
+    def load(self) -> None:
+        """Read the cell's rows, their folds and the scenario's facts in a thread."""
+        store = Store(self.db_path, readonly=True)
+        try:
+            rows = [r for r in store.rows(self.sweep_id)
+                    if r["model"] == self.model and r["arm"] == self.arm
+                    and (self.scenario is None or r["scenario"] == self.scenario)]
+            answers = {r["id"]: (store.row(r["id"]) or {}).get("answer") or "" for r in rows}
+            folds = {r["id"]: store.folds(r["id"]) for r in rows}
+        finally:
+            store.close()
+        for row in rows:
+            row["answer"] = answers[row["id"]]
+        scenario = load_scenario(rows[0]["scenario"]) if rows else None
+        facts = ([(f.label, f.value, f.graded) for f in
+                  sorted(scenario.facts, key=lambda f: (not f.graded, f.chunk))]
+                 if scenario else [])
+        if not get_current_worker().is_cancelled:
+            self.post_message(CellData(rows, folds, facts))
+
+    @on(CellData)
+    def show_rows(self, message: CellData) -> None:
+        """Fill the rows table; the first row is inspected."""
+        self._data = message
+        table = self.query_one("#rows", DataTable)
+        table.clear()
+        for r in message.rows:
+            recall = "—" if r["recall"] is None else f"{r['recall']:.2f}"
+            validity = r["validity_reason"] or r["status"]
+            first_line = (r["answer"] or "").strip().splitlines()[:1]
+            table.add_row(str(r["repeat"]), r["status"], recall, validity, str(r["folds_done"]),
+                          "yes" if r["catch_up"] else "", str(r["parse_failures"]),
+                          Text(first_line[0][:40] if first_line else ""), key=str(r["id"]))
+        if message.rows:
+            self.row_id = message.rows[0]["id"]
+
+    @on(DataTable.RowHighlighted, "#rows")
+    def pick_row(self, event: DataTable.RowHighlighted) -> None:
+        """Inspect the highlighted row from its last fold."""
+        if event.row_key.value is not None:
+            self.row_id = int(event.row_key.value)
+
+    def watch_row_id(self, row_id: int | None) -> None:
+        folds = self._folds()
+        self.fold_index = max(0, len(folds) - 1)
+        self._show_fold()
+
+    def watch_fold_index(self, index: int) -> None:
+        self._show_fold()
+
+    def action_step(self, delta: int) -> None:
+        """Step to the previous or next fold of the row."""
+        folds = self._folds()
+        if folds:
+            self.fold_index = min(max(0, self.fold_index + delta), len(folds) - 1)
+
+    def _folds(self) -> list[dict[str, Any]]:
+        if self._data is None or self.row_id is None:
+            return []
+        return self._data.folds.get(self.row_id, [])
+
+    def _show_fold(self) -> None:
+        """Map the selected fold onto the fact table and the carrier view."""
+        if not self.is_mounted or self._data is None:
+            return
+        folds = self._folds()
+        title = self.query_one("#fold-title", Static)
+        carrier = self.query_one("#carrier", TextArea)
+        facts = self.query_one("#facts", DataTable)
+        facts.clear(columns=True)
+        if not folds:
+            title.update(Text("no folds committed for this row yet", style="dim"))
+            carrier.load_text("")
+            return
+        fold = folds[self.fold_index]
+        title.update(Text(
+            f"fold {self.fold_index + 1}/{len(folds)} · chunks {fold['first_chunk'] + 1}"
+            f"–{fold['last_chunk'] + 1} · {fold['carrier_chars']:,} chars carried · "
+            f"{fold['headings_carried']}/5 headings · parse {fold['parse_status']} · "
+            f"finish {fold['finish_reason']} · clipped {fold['clipped_chars']:,}"
+            + (" · catch-up" if fold["catch_up"] else "") + "   [ ] step folds"))
+        # Model output is data: TextArea shows it literally, markup and escapes included.
+        carrier.load_text(fold["carrier"])
+        colours = self.app.get_css_variables()
+        # One narrow column per fold up to the selected one (● present, ◐ mutated, ○ missing),
+        # before the label, so a fact's history reads left to right at any terminal width.
+        facts.add_column("", key="graded", width=1)
+        for i in range(self.fold_index + 1):
+            facts.add_column(str(i + 1), key=f"f{i}", width=1)
+        facts.add_column("label", key="label")
+        facts.add_column("value", key="value")
+        for label, value, graded in self._data.facts:
+            marks = []
+            for f in folds[: self.fold_index + 1]:
+                mark, var = STATE_MARKS.get(f["fact_status"].get(label, "missing"),
+                                            STATE_MARKS["missing"])
+                marks.append(Text(mark, style=colours.get(var, "")))
+            facts.add_row(Text("★" if graded else " "), *marks, Text(label), Text(value),
+                          key=label)
