@@ -79,9 +79,10 @@ async def test_grid_has_a_row_per_scenario_and_arm_when_several(tmp_path):
 
 
 async def test_enter_on_a_cell_opens_its_rows_and_steps_folds(tmp_path):
-    from textual.widgets import DataTable, TextArea
+    from textual.widgets import DataTable
 
     from foldscope.ui.screens.cell import CellScreen
+    from foldscope.ui.widgets.carrier_view import CarrierView
 
     db = tmp_path / "cell.sqlite"
     prepared = prepare_sweep(db, definition(arms=("j", "q")), "test")
@@ -105,11 +106,11 @@ async def test_enter_on_a_cell_opens_its_rows_and_steps_folds(tmp_path):
                    if (r["model"], r["arm"]) == ("sim/describer", "j"))
         folds = store.folds(row["id"])
         # The carrier is shown exactly as carried (literally: no markup parsing).
-        assert screen.query_one("#carrier", TextArea).text == folds[2]["carrier"]
+        assert screen.query_one(CarrierView).plain_lines == folds[2]["carrier"].split("\n")
         await pilot.press("left_square_bracket")
         await pilot.pause()
         assert screen.fold_index == 1
-        assert screen.query_one("#carrier", TextArea).text == folds[1]["carrier"]
+        assert screen.query_one(CarrierView).plain_lines == folds[1]["carrier"].split("\n")
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, CellScreen)

@@ -36,3 +36,14 @@ def test_first_loss():
     folds = [{"a": "missing"}, {"a": "present"}, {"a": "present"}, {"a": "mutated"}]
     assert first_loss(folds, "a") == 3
     assert first_loss([{"a": "present"}], "a") is None
+
+
+def test_fact_spans_mark_present_and_mutated_values_in_place():
+    from foldscope.core.forensics import fact_spans
+
+    carrier = "- port: 62114\n- key: kid-7F3A9C2l\n- again 62114."
+    facts = [F("port", "62114"), F("key", "kid-7F3A9C21"), F("lost", "/opt/x.lock")]
+    spans = fact_spans(carrier, facts)
+    assert [(carrier[s.start:s.end], s.label, s.state) for s in spans] == [
+        ("62114", "port", "present"), ("kid-7F3A9C2l", "key", "mutated"),
+        ("62114", "port", "present")]

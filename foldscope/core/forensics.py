@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 
 from rapidfuzz import fuzz
 
-from foldscope.core.grading import contains_token_normalized, normalize, present_in
+from foldscope.core.grading import contains_token_normalized, normalize, present_in, token_spans
 
 FactState = Literal["present", "mutated", "missing"]
 
@@ -41,10 +41,29 @@ def near_miss(text: str, value: str, cutoff: float = NEAR_MISS_CUTOFF) -> NearMi
     align = fuzz.partial_ratio_alignment(value, text, score_cutoff=cutoff)
     if align is None:
         return None
-    found = text[align.dest_start:align.dest_end]
-    if found == value:
+    if text[align.dest_start:align.dest_end] == value:
         return None
-    return NearMiss(found, align.dest_start, align.dest_end, align.score)
+    start, end = _snap(text, align.dest_start, align.dest_end, value)
+    return NearMiss(text[start:end], start, end, align.score)
+
+
+_TOKEN_EDGE = frozenset(" \t\n\r,;=()[]{}<>\"'`|")
+
+
+def _snap(text: str, start: int, end: int, value: str) -> tuple[int, int]:
+    """Widen or trim an alignment to whole tokens, so a marked near miss is the altered token
+    itself (``kid-7F3A9C2l``), not a shifted window of it (`` kid-7F3A9C2``)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    while start > 0 and text[start - 1] not in _TOKEN_EDGE:
+        start -= 1
+    while end < len(text) and text[end] not in _TOKEN_EDGE:
+        end += 1
+    while end > start and text[end - 1] in ".:" and not value.endswith(text[end - 1]):
+        end -= 1  # a sentence's full stop or a label's colon is not part of the token
+    return start, end
 
 
 def fact_state(text: str, value: str) -> FactState:
@@ -68,6 +87,46 @@ def fact_status(text: str, facts: Iterable[_Planted]) -> dict[str, str]:
         else:
             out[f.label] = "mutated" if near_miss(norm, value) else "missing"
     return out
+
+
+@dataclass(frozen=True)
+class FactSpan:
+    """Where a planted fact shows in a carrier, and in what state (present or mutated)."""
+
+    start: int
+    end: int
+    label: str
+    state: FactState
+
+
+def fact_spans(text: str, facts: Iterable[_Planted]) -> list[FactSpan]:
+    """Locate every planted fact in a carrier for highlighting, sorted by position.
+
+    Present values are every whole-token occurrence; a value that is not present but has a
+    near miss is marked at the near miss. Missing values have no place to mark. Offsets refer
+    to ``text``; when normalising the text would change its length (rare: decomposed accents,
+    invisible joiners), no offsets can be trusted and nothing is returned.
+    """
+    norm = normalize(text)
+    if len(norm) != len(text):
+        return []
+    spans: list[FactSpan] = []
+    for f in facts:
+        value = normalize(f.value)
+        found = token_spans(norm, value)
+        if found:
+            spans.extend(FactSpan(a, b, f.label, "present") for a, b in found)
+            continue
+        miss = near_miss(norm, value)
+        if miss is not None:
+            spans.append(FactSpan(miss.start, miss.end, f.label, "mutated"))
+    spans.sort(key=lambda sp: (sp.start, -sp.end))
+    # Overlaps (a decoy inside another value) keep the earlier, longer span.
+    kept: list[FactSpan] = []
+    for sp in spans:
+        if not kept or sp.start >= kept[-1].end:
+            kept.append(sp)
+    return kept
 
 
 def first_loss(states_by_fold: list[dict[str, str]], label: str) -> int | None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -125,15 +125,21 @@ def _glued_right(text: str, end: int) -> bool:
 
 
 def _contains_prepared(text: str, value: str, casefold: bool = False) -> bool:
+    return next(_free_spans(text, value, casefold), None) is not None
+
+
+def _free_spans(text: str, value: str, casefold: bool = False) -> Iterator[tuple[int, int]]:
+    """Yield ``(start, end)`` of every occurrence of ``value`` in ``text`` that is a whole token."""
     pattern = _value_pattern(value, casefold)
     if pattern.regex is None:
-        if not pattern.parts:
-            return False
-        return _contains_literal(text, pattern.parts[0], pattern.check_left, pattern.check_right)
+        if pattern.parts:
+            yield from _literal_spans(text, pattern.parts[0], pattern.check_left,
+                                      pattern.check_right)
+        return
     # A value of several words matches only where each word occurs literally: a substring test
     # per word (memchr-fast) rejects most texts before the regex engine walks them.
     if not all(part in text for part in pattern.parts):
-        return False
+        return
     pos = 0
     # Search from every candidate start, not just after the previous match: an occurrence that
     # is glued must not hide an overlapping one that is free (``162114 62114`` style).
@@ -141,23 +147,35 @@ def _contains_prepared(text: str, value: str, casefold: bool = False) -> bool:
         if not (pattern.check_left and _glued_left(text, match.start())) and not (
             pattern.check_right and _glued_right(text, match.end())
         ):
-            return True
+            yield match.start(), match.end()
         pos = match.start() + 1
-    return False
 
 
-def _contains_literal(text: str, literal: str, check_left: bool, check_right: bool) -> bool:
-    # The one-word case of ``_contains_prepared``: ``str.find`` visits the same candidate starts,
-    # in the same order, as the escaped-literal regex would, several times faster.
+def _literal_spans(text: str, literal: str, check_left: bool, check_right: bool
+                   ) -> Iterator[tuple[int, int]]:
+    # The one-word case of ``_free_spans``: ``str.find`` visits the same candidate starts, in
+    # the same order, as the escaped-literal regex would, several times faster.
     start = text.find(literal)
     size = len(literal)
     while start >= 0:
         if not (check_left and _glued_left(text, start)) and not (
             check_right and _glued_right(text, start + size)
         ):
-            return True
+            yield start, start + size
         start = text.find(literal, start + 1)
-    return False
+
+
+def token_spans(text: str, value: str) -> list[tuple[int, int]]:
+    """Where a value occurs in a text as a whole token, for highlighting.
+
+    Args:
+        text: a text already through ``normalize`` (offsets refer to it).
+        value: the value.
+
+    Returns:
+        ``(start, end)`` offsets of every free occurrence, in order.
+    """
+    return list(_free_spans(text, value))
 
 
 def contains_token(text: str, value: str, *, casefold: bool = False) -> bool:

@@ -14,11 +14,13 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TextArea
+from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
-from foldscope.core.scenario import load_scenario
+from foldscope.core.forensics import fact_spans
+from foldscope.core.scenario import Fact, load_scenario
 from foldscope.engine.store import Store
+from foldscope.ui.widgets.carrier_view import CarrierView
 
 STATE_MARKS = {"present": ("●", "fact-present"), "mutated": ("◐", "fact-mutated"),
                "missing": ("○", "fact-missing")}
@@ -32,6 +34,7 @@ class CellData(Message):
     rows: list[dict[str, Any]]
     folds: dict[int, list[dict[str, Any]]]
     facts: list[tuple[str, str, bool]]
+    fact_objects: list[Fact]
 
 
 class CellScreen(Screen[None]):
@@ -65,8 +68,7 @@ class CellScreen(Screen[None]):
             yield Static(id="fold-title")
             with Horizontal(id="fold-pane"):
                 yield DataTable(id="facts", cursor_type="row")
-                yield TextArea(id="carrier", read_only=True, soft_wrap=False,
-                               show_line_numbers=False)
+                yield CarrierView(id="carrier")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -95,11 +97,10 @@ class CellScreen(Screen[None]):
         for row in rows:
             row["answer"] = answers[row["id"]]
         scenario = load_scenario(rows[0]["scenario"]) if rows else None
-        facts = ([(f.label, f.value, f.graded) for f in
-                  sorted(scenario.facts, key=lambda f: (not f.graded, f.chunk))]
-                 if scenario else [])
+        planted = sorted(scenario.facts, key=lambda f: (not f.graded, f.chunk)) if scenario else []
+        facts = [(f.label, f.value, f.graded) for f in planted]
         if not get_current_worker().is_cancelled:
-            self.post_message(CellData(rows, folds, facts))
+            self.post_message(CellData(rows, folds, facts, planted))
 
     @on(CellData)
     def show_rows(self, message: CellData) -> None:
@@ -148,12 +149,12 @@ class CellScreen(Screen[None]):
             return
         folds = self._folds()
         title = self.query_one("#fold-title", Static)
-        carrier = self.query_one("#carrier", TextArea)
+        carrier = self.query_one("#carrier", CarrierView)
         facts = self.query_one("#facts", DataTable)
         facts.clear(columns=True)
         if not folds:
             title.update(Text("no folds committed for this row yet", style="dim"))
-            carrier.load_text("")
+            carrier.show("")
             return
         fold = folds[self.fold_index]
         title.update(Text(
@@ -162,8 +163,9 @@ class CellScreen(Screen[None]):
             f"{fold['headings_carried']}/5 headings · parse {fold['parse_status']} · "
             f"finish {fold['finish_reason']} · clipped {fold['clipped_chars']:,}"
             + (" · catch-up" if fold["catch_up"] else "") + "   [ ] step folds"))
-        # Model output is data: TextArea shows it literally, markup and escapes included.
-        carrier.load_text(fold["carrier"])
+        # Model output is data: the view never parses markup and shows control characters as
+        # visible symbols; planted values are highlighted where they stand.
+        carrier.show(fold["carrier"], fact_spans(fold["carrier"], self._data.fact_objects))
         colours = self.app.get_css_variables()
         # One narrow column per fold up to the selected one (● present, ◐ mutated, ○ missing),
         # before the label, so a fact's history reads left to right at any terminal width.

@@ -1,0 +1,39 @@
+"""The carrier view: literal text (no markup, no escape codes reach the terminal), facts lit."""
+
+from textual.app import App, ComposeResult
+
+from foldscope.core.forensics import fact_spans
+from foldscope.ui.widgets.carrier_view import CarrierView, visible
+
+
+class _Host(App[None]):
+    def compose(self) -> ComposeResult:
+        yield CarrierView()
+
+
+class F:
+    def __init__(self, label, value):
+        self.label, self.value = label, value
+
+
+def test_visible_maps_controls_one_for_one():
+    assert visible("a\x1b[31mb\tc\x00") == "a␛[31mb c␀"
+    assert len(visible("\x07\x9b")) == 2
+
+
+async def test_hostile_carrier_is_shown_literally_with_facts_highlighted():
+    carrier = "[bold]not bold[/bold] \x1b[31mred?\n- port: 62114\n- key: kid-7F3A9C2l"
+    facts = [F("port", "62114"), F("key", "kid-7F3A9C21")]
+    app = _Host()
+    async with app.run_test(size=(80, 10)) as pilot:
+        view = app.query_one(CarrierView)
+        view.show(carrier, fact_spans(carrier, facts))
+        await pilot.pause()
+        assert view.plain_lines[0] == "[bold]not bold[/bold] ␛[31mred?"
+        rendered = "".join(seg.text for seg in view.render_line(0))
+        assert "\x1b" not in rendered and "[bold]not bold[/bold]" in rendered
+        lit = [seg for seg in view.render_line(1) if seg.text == "62114"]
+        assert lit and lit[0].style.underline and lit[0].style.bold
+        mutated = [seg for seg in view.render_line(2) if seg.text == "kid-7F3A9C2l"]
+        assert mutated and mutated[0].style.underline
+        assert view.virtual_size.height == 3
