@@ -39,3 +39,33 @@ def run_sweep(db: Path, data: dict, **runner_kw) -> str:
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     return tmp_path / "sweep.sqlite"
+
+
+async def fresh_poll(app, pilot) -> None:
+    """Make the sweep screen read the store once more and wait for that read to land.
+
+    The screen's 4 Hz timer also polls, and polls are exclusive (a newer one cancels an older
+    one), so a cancelled read is simply retried.
+    """
+    from textual.worker import WorkerCancelled
+
+    for _ in range(20):
+        worker = app.screen.poll()
+        try:
+            await worker.wait()
+        except WorkerCancelled:
+            continue
+        break
+    await pilot.pause()
+
+
+async def wait_group(app, *groups: str) -> None:
+    """Wait for the app's workers of the given groups (the worker manager is app-wide, and the
+    sweep screen's exclusive polls may be cancelled at any time, so they are not waited on)."""
+    from textual.worker import WorkerCancelled
+
+    for worker in [w for w in app.workers if w.group in groups]:
+        try:
+            await worker.wait()
+        except WorkerCancelled:
+            pass

@@ -1,6 +1,6 @@
 """The TUI driven with Pilot: a tiny sweep runs in a worker and the grid fills."""
 
-from conftest import definition
+from conftest import definition, fresh_poll, wait_group
 
 from foldscope.engine.launch import prepare_sweep
 from foldscope.engine.store import Store
@@ -10,11 +10,9 @@ from foldscope.ui.widgets.sweep_grid import SweepGrid
 
 async def settle(app, pilot):
     """Wait for the sweep worker to end, then for one fresh poll of the store to land."""
-    await app.workers.wait_for_complete()
+    await wait_group(app, "sweep")
     await pilot.pause()
-    app.screen.poll()
-    await app.screen.workers.wait_for_complete()
-    await pilot.pause()
+    await fresh_poll(app, pilot)
 
 
 async def test_grid_fills_while_the_sweep_runs(tmp_path):
@@ -43,7 +41,6 @@ async def test_quit_mid_sweep_leaves_a_consistent_database(tmp_path):
     async with app.run_test(size=(110, 30)) as pilot:
         await pilot.pause(0.5)
         await pilot.press("ctrl+q")
-    await app.workers.wait_for_complete()
     store = Store(db)
     assert store.sweep(prepared.sweep_id)["status"] == "stopped"
     for row in store.rows(prepared.sweep_id):
@@ -96,7 +93,7 @@ async def test_enter_on_a_cell_opens_its_rows_and_steps_folds(tmp_path):
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, CellScreen) and (screen.model, screen.arm) == ("sim/describer", "j")
-        await screen.workers.wait_for_complete()
+        await wait_group(app, "cell-load", "cell-flag")
         await pilot.pause()
         assert screen.query_one("#rows", DataTable).row_count == 1
         facts = screen.query_one("#facts", DataTable)
@@ -114,3 +111,66 @@ async def test_enter_on_a_cell_opens_its_rows_and_steps_folds(tmp_path):
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, CellScreen)
+
+
+async def test_flag_a_fabricated_answer_from_the_keyboard(tmp_path):
+    from foldscope.ui.screens.cell import CellScreen
+    from foldscope.ui.widgets.answer_table import AnswerTable
+
+    db = tmp_path / "flag.sqlite"
+    prepared = prepare_sweep(db, definition(models=("sim/inventor",), arms=("j",)), "test")
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one(SweepGrid).focus()
+        await pilot.press("right", "enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CellScreen)
+        await wait_group(app, "cell-load", "cell-flag")
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+        table = screen.query_one(AnswerTable)
+        assert table.has_focus and table.row_count == 6
+        classes = {str(table.get_cell_at((i, 1))) for i in range(table.row_count)}
+        assert "fabricated" in classes  # the inventor answers lost facts with stock values
+        await pilot.press("down", "f")
+        await wait_group(app, "cell-load", "cell-flag")
+        await pilot.pause()
+        assert str(table.get_cell_at((1, 0))) == "⚑"
+        assert "1 flagged by hand" in str(screen.query_one("#answer-title").render())
+        assert sum(c["flagged"] for c in report_cells(db, prepared.sweep_id)) == 1
+        await pilot.press("f")  # and off again
+        await wait_group(app, "cell-load", "cell-flag")
+    assert sum(c["flagged"] for c in report_cells(db, prepared.sweep_id)) == 0
+
+
+def report_cells(db, sweep_id):
+    from foldscope.engine.report import cells
+
+    store = Store(db, readonly=True)
+    try:
+        return cells(store, sweep_id)
+    finally:
+        store.close()
+
+
+async def test_v_switches_the_grid_to_answer_classes(tmp_path):
+    db = tmp_path / "view.sqlite"
+    prepared = prepare_sweep(db, definition(models=("sim/inventor", "sim/describer"),
+                                            arms=("j",)), "test")
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("v")
+        await pilot.pause()
+        grid = app.screen.query_one(SweepGrid)
+        inventor = grid.get_cell("j", "sim/inventor").plain
+        describer = grid.get_cell("j", "sim/describer").plain
+        # The inventor fabricates where the describer abstains: the view keeps them apart.
+        assert "F  0" not in inventor and "A  0" in inventor
+        assert "A  0" not in describer and "F  0" in describer
+        await pilot.press("v")
+        await pilot.pause()
+        assert "/1" in grid.get_cell("j", "sim/inventor").plain

@@ -3,7 +3,7 @@
 import asyncio
 
 import pytest
-from conftest import definition
+from conftest import definition, fresh_poll, wait_group
 
 from foldscope.engine import launch
 from foldscope.engine.runner import SweepRunner
@@ -25,8 +25,7 @@ def test_sweep_grid_snapshot(snap_compare, finished_db):
 
     async def settle(pilot):
         await pilot.pause()
-        await app.screen.workers.wait_for_complete()
-        await pilot.pause()
+        await fresh_poll(app, pilot)
 
     assert snap_compare(app, terminal_size=(100, 24), run_before=settle)
 
@@ -36,11 +35,10 @@ def test_cell_screen_snapshot(snap_compare, finished_db):
 
     async def open_cell(pilot):
         await pilot.pause()
-        await app.screen.workers.wait_for_complete()
-        await pilot.pause()
+        await fresh_poll(app, pilot)
         await pilot.press("right", "right", "enter")  # arm j × sim/describer
         await pilot.pause()
-        await app.screen.workers.wait_for_complete()
+        await wait_group(app, "cell-load")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=open_cell)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from foldscope.core.stats import design_effect, icc_binary, wilson_interval
@@ -10,6 +10,11 @@ from foldscope.core.tokens import estimator_error as token_error
 from foldscope.core.validity import RowFacts, row_validity
 from foldscope.engine.store import Store
 from foldscope.engine.sweep import stored_scenarios
+
+
+ANSWER_COLUMNS = ("correct", "abstained", "fabricated", "mutated", "wrong", "flagged",
+                  "unit_dropped")
+"""Per-cell counts of answer classes (see ``core.grading.classify_answer``) and flags."""
 
 
 def row_facts(row: dict[str, Any], distributed: bool) -> RowFacts:
@@ -50,12 +55,12 @@ def cells(store: Store, sweep_id: str) -> list[dict[str, Any]]:
     rows = store.rows(sweep_id)
     distributed = _distributed(store, sweep_id)
     checks_by_row: dict[int, list[int]] = defaultdict(list)
-    fabricated: dict[int, int] = defaultdict(int)
-    abstained: dict[int, int] = defaultdict(int)
+    classes: dict[int, Counter[str]] = defaultdict(Counter)
     for c in store.sweep_checks(sweep_id):
         checks_by_row[c["row_id"]].append(int(c["correct"]))
-        fabricated[c["row_id"]] += c["classification"] == "fabricated"
-        abstained[c["row_id"]] += c["classification"] == "abstained"
+        classes[c["row_id"]][c["classification"]] += 1
+        classes[c["row_id"]]["flagged"] += int(c["flagged"])
+        classes[c["row_id"]]["unit_dropped"] += int(c["unit_dropped"])
     order: list[tuple[str, str, str]] = []
     grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
@@ -86,8 +91,9 @@ def cells(store: Store, sweep_id: str) -> list[dict[str, Any]]:
             "checks": n_checks, "correct_checks": correct,
             "check_ci95": [lo, hi] if lo is not None else None,
             "icc": _finite(icc), "design_effect": _finite(de),
-            "abstained": sum(abstained[r["id"]] for r in valid),
-            "fabricated": sum(fabricated[r["id"]] for r in valid),
+            # Answer classes over the valid rows' checks: abstaining and fabricating are
+            # different failures, and a person's fabrication flags are counted beside the rule's.
+            **{name: sum(classes[r["id"]][name] for r in valid) for name in ANSWER_COLUMNS},
             "catch_up_rows": sum(bool(r["catch_up"]) for r in group),
             "parse_failures": sum(r["parse_failures"] for r in group),
             "length_stops": sum(r["length_stops"] for r in group),

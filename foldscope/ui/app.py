@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
@@ -11,6 +12,10 @@ from textual.worker import Worker, WorkerState
 from foldscope.engine.runner import SweepRunner
 from foldscope.ui.screens.sweep import SweepScreen
 from foldscope.ui.theme import FACT_VARIABLES, FOLDSCOPE_DARK, discover_themes
+
+
+QUIT_GRACE_S = 5.0
+"""Longest wait on quit for a cancelled sweep to record its stop."""
 
 
 class FoldscopeApp(App[None]):
@@ -34,9 +39,11 @@ class FoldscopeApp(App[None]):
     #cell-title { margin: 1 0; }
     #rows { height: auto; max-height: 12; }
     #fold-title { margin: 1 0 0 0; color: $text-muted; }
-    #fold-pane { height: 1fr; }
-    #facts { width: 1fr; }
-    #carrier { width: 1fr; }
+    #tabs { height: 1fr; }
+    #fold-pane, #answer-pane { height: 1fr; }
+    #facts, #answers { width: 1fr; }
+    #carrier, #answer-text { width: 1fr; }
+    #answer-title { margin: 1 0 0 0; color: $text-muted; }
     #legend { margin: 1 0 0 0; }
     """
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]
@@ -51,6 +58,8 @@ class FoldscopeApp(App[None]):
         self.latency_scale = latency_scale
         self.runner: SweepRunner | None = None
         self.sweep_status: str | None = None
+        self._sweep_done = threading.Event()
+        self._sweep_done.set()  # nothing running until a sweep worker starts
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(FACT_VARIABLES)
@@ -72,10 +81,13 @@ class FoldscopeApp(App[None]):
     def execute_sweep(self) -> str:
         """Run the sweep in its own thread and event loop; every fold is committed as it lands."""
         assert self.runner is not None
+        self._sweep_done.clear()
         try:
             return asyncio.run(self.runner.run())
         except asyncio.CancelledError:
             return "cancelled"
+        finally:
+            self._sweep_done.set()
 
     @on(Worker.StateChanged)
     def sweep_worker_changed(self, event: Worker.StateChanged) -> None:
@@ -92,8 +104,11 @@ class FoldscopeApp(App[None]):
                         markup=False)
 
     async def action_quit(self) -> None:
-        """Quit; a running sweep is cancelled first so the database is left consistent."""
+        """Quit; a running sweep is cancelled first and allowed to record that it stopped."""
         self.stop_sweep()
+        # Cancellation reaches the runner's loop at once; give it a moment to write "stopped"
+        # and close its connection before the process goes (calls in flight are dropped).
+        await asyncio.to_thread(self._sweep_done.wait, QUIT_GRACE_S)
         self.exit()
 
     def stop_sweep(self) -> None:

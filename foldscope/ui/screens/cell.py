@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,12 +13,13 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from foldscope.core.forensics import fact_spans
 from foldscope.core.scenario import Fact, load_scenario
 from foldscope.engine.store import Store
+from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.carrier_view import CarrierView
 
 STATE_MARKS = {"present": ("●", "fact-present"), "mutated": ("◐", "fact-mutated"),
@@ -35,6 +35,7 @@ class CellData(Message):
     folds: dict[int, list[dict[str, Any]]]
     facts: list[tuple[str, str, bool]]
     fact_objects: list[Fact]
+    checks: dict[int, list[dict[str, Any]]]
 
 
 class CellScreen(Screen[None]):
@@ -44,6 +45,8 @@ class CellScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("left_square_bracket", "step(-1)", "Prev fold"),
         Binding("right_square_bracket", "step(1)", "Next fold"),
+        Binding("o", "show_tab('folds-tab')", "Folds"),
+        Binding("a", "show_tab('answer-tab')", "Answer"),
     ]
     """Key bindings of the cell screen."""
 
@@ -58,17 +61,23 @@ class CellScreen(Screen[None]):
         self.db_path, self.sweep_id = db_path, sweep_id
         self.scenario, self.model, self.arm = scenario, model, arm
         self._data: CellData | None = None
-        self._lock = threading.Lock()
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="cell-body"):
             yield Static(id="cell-title")
             yield DataTable(id="rows", cursor_type="row", zebra_stripes=True)
-            yield Static(id="fold-title")
-            with Horizontal(id="fold-pane"):
-                yield DataTable(id="facts", cursor_type="row")
-                yield CarrierView(id="carrier")
+            with TabbedContent(id="tabs"):
+                with TabPane("Folds", id="folds-tab"):
+                    yield Static(id="fold-title")
+                    with Horizontal(id="fold-pane"):
+                        yield DataTable(id="facts", cursor_type="row")
+                        yield CarrierView(id="carrier")
+                with TabPane("Answer", id="answer-tab"):
+                    yield Static(id="answer-title")
+                    with Horizontal(id="answer-pane"):
+                        yield AnswerTable(id="answers")
+                        yield CarrierView(id="answer-text")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -92,6 +101,7 @@ class CellScreen(Screen[None]):
                     and (self.scenario is None or r["scenario"] == self.scenario)]
             answers = {r["id"]: (store.row(r["id"]) or {}).get("answer") or "" for r in rows}
             folds = {r["id"]: store.folds(r["id"]) for r in rows}
+            checks = {r["id"]: store.checks(r["id"]) for r in rows}
         finally:
             store.close()
         for row in rows:
@@ -100,7 +110,7 @@ class CellScreen(Screen[None]):
         planted = sorted(scenario.facts, key=lambda f: (not f.graded, f.chunk)) if scenario else []
         facts = [(f.label, f.value, f.graded) for f in planted]
         if not get_current_worker().is_cancelled:
-            self.post_message(CellData(rows, folds, facts, planted))
+            self.post_message(CellData(rows, folds, facts, planted, checks))
 
     @on(CellData)
     def show_rows(self, message: CellData) -> None:
@@ -128,9 +138,58 @@ class CellScreen(Screen[None]):
         folds = self._folds()
         self.fold_index = max(0, len(folds) - 1)
         self._show_fold()
+        self._show_answer()
+
+    def _show_answer(self) -> None:
+        """Map the row's recall answer and its per-fact checks onto the Answer tab."""
+        if not self.is_mounted or self._data is None or self.row_id is None:
+            return
+        row = next((r for r in self._data.rows if r["id"] == self.row_id), None)
+        checks = self._data.checks.get(self.row_id, [])
+        self.query_one(AnswerTable).show(checks)
+        answer = (row or {}).get("answer") or ""
+        self._answer_summary(checks)
+        graded = [f for f in self._data.fact_objects if f.graded]
+        self.query_one("#answer-text", CarrierView).show(answer, fact_spans(answer, graded))
+
+    def _answer_summary(self, checks: list[dict[str, Any]]) -> None:
+        counts = {name: sum(c["classification"] == name for c in checks)
+                  for name in ("correct", "abstained", "mutated", "fabricated", "wrong")}
+        flagged = sum(bool(c["flagged"]) for c in checks)
+        self.query_one("#answer-title", Static).update(Text(
+            " · ".join(f"{n} {k}" for k, n in counts.items()) + f" · ⚑ {flagged} flagged by hand"
+            + "   f: flag the highlighted answer as fabricated"))
+
+    @on(AnswerTable.FlagToggled)
+    def flag(self, event: AnswerTable.FlagToggled) -> None:
+        """Record a person's fabrication flag in the store (in a thread: it is a write)."""
+        for checks in (self._data.checks.values() if self._data else []):
+            for check in checks:
+                if check["id"] == event.check_id:
+                    check["flagged"] = int(event.flagged)
+        if self._data is not None and self.row_id is not None:
+            self._answer_summary(self._data.checks.get(self.row_id, []))
+        self.save_flag(event.check_id, event.flagged)
+
+    @work(thread=True, group="cell-flag", exit_on_error=False,
+          description="save a fabrication flag")
+    def save_flag(self, check_id: int, flagged: bool) -> None:
+        """Write one flag with a short-lived connection of this thread's own."""
+        store = Store(self.db_path)
+        try:
+            store.set_flag(check_id, flagged)
+        finally:
+            store.close()
 
     def watch_fold_index(self, index: int) -> None:
         self._show_fold()
+
+    def action_show_tab(self, tab: str) -> None:
+        """Switch between the Folds and Answer tabs (the answer table takes the keys)."""
+        self.query_one(TabbedContent).active = tab
+        # Focus once the pane is shown (a hidden widget cannot take focus).
+        target = self.query_one(AnswerTable) if tab == "answer-tab" else self.query_one("#rows")
+        self.call_after_refresh(target.focus)
 
     def action_step(self, delta: int) -> None:
         """Step to the previous or next fold of the row."""

@@ -22,6 +22,13 @@ from foldscope.ui.messages import SweepSnapshot
 from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.widgets.sweep_grid import SweepGrid
 
+LEGENDS = {
+    "recall": "each cell: mean recall over valid rows · valid rows / planned rows · ⟳ running",
+    "answers": "each cell: answers abstained (A), fabricated (F), mutated (M) over valid rows · "
+               "⚑ flagged by hand",
+}
+"""The legend under the grid, per view."""
+
 POLL_HZ = 4.0
 """How often the screen re-reads the store; updates are coalesced to this rate."""
 
@@ -31,6 +38,7 @@ class SweepScreen(Screen[None]):
 
     BINDINGS = [
         Binding("r", "refresh", "Refresh", show=False),
+        Binding("v", "toggle_view", "Recall / answers"),
         Binding("ctrl+q", "app.quit", "Quit"),
     ]
     """Key bindings of the sweep screen."""
@@ -57,12 +65,20 @@ class SweepScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#legend", Static).update(Text(
-            "each cell: mean recall over valid rows · valid rows / planned rows · ⟳ running · "
-            "enter: inspect a cell's rows fold by fold",
-            style="dim"))
+        self._legend()
         self.poll()
         self.set_interval(1.0 / POLL_HZ, self.poll)
+
+    def action_toggle_view(self) -> None:
+        """Switch the grid between mean recall and the answer classes (abstained/fabricated)."""
+        grid = self.query_one(SweepGrid)
+        grid.show_view("answers" if grid.view == "recall" else "recall")
+        self._legend()
+
+    def _legend(self) -> None:
+        view = self.query_one(SweepGrid).view
+        text = (LEGENDS[view] + " · v: switch view · enter: inspect a cell's rows fold by fold")
+        self.query_one("#legend", Static).update(Text(text, style="dim"))
 
     def action_refresh(self) -> None:
         """Re-read the store now."""

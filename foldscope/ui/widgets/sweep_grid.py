@@ -1,4 +1,4 @@
-"""The live arm × model grid: mean recall with valid/total rows in every cell."""
+"""The live arm × model grid: mean recall with valid/total rows, or the answer classes, per cell."""
 
 from __future__ import annotations
 
@@ -35,6 +35,24 @@ def cell_text(cell: dict[str, Any] | None, colours: dict[str, str] = DEFAULT_COL
     return Text.assemble(label, tail)
 
 
+def answers_text(cell: dict[str, Any] | None, colours: dict[str, str] = DEFAULT_COLOURS) -> Text:
+    """Render one cell's failed answers apart: abstained (A), fabricated (F), mutated (M), and
+    the fabrication flags a person set (⚑)."""
+    if cell is None or not cell.get("checks"):
+        return Text("·", style=colours["cell-pending"])
+    return Text.assemble(
+        (f"A{cell['abstained']:>3}", colours["cell-pending"]), " ",
+        (f"F{cell['fabricated']:>3}", f"bold {colours['fact-missing']}" if cell["fabricated"]
+         else colours["cell-pending"]), " ",
+        (f"M{cell['mutated']:>3}", colours["fact-mutated"] if cell["mutated"]
+         else colours["cell-pending"]),
+        (f" ⚑{cell['flagged']}", f"bold {colours['fact-missing']}") if cell.get("flagged") else "")
+
+
+VIEWS = {"recall": cell_text, "answers": answers_text}
+"""What a grid cell can show, by view name."""
+
+
 def row_key(scenario: str, arm: str, several: bool) -> str:
     """The grid's row key: the arm, prefixed by its scenario when a sweep has several."""
     return f"{scenario} {arm}" if several else arm
@@ -49,6 +67,8 @@ class SweepGrid(DataTable):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="cell", zebra_stripes=True, **kwargs)
+        self.view = "recall"
+        self._last: list[dict[str, Any]] = []
         self._models: list[str] = []
         self._arms: list[str] = []
         self._shown: dict[tuple[str, str], str] = {}
@@ -66,10 +86,16 @@ class SweepGrid(DataTable):
         width = max(5, *(len(k) + 2 for k in keys))
         self.add_column(Text("arm", style="bold"), key="arm", width=width)
         for model in models:
-            self.add_column(Text(model, style="bold"), key=model, width=max(14, len(model) + 2))
+            self.add_column(Text(model, style="bold"), key=model, width=max(18, len(model) + 2))
         for key in keys:
             self.add_row(Text(key, style="bold"),
                          *[cell_text(None, self._colours()) for _ in models], key=key)
+
+    def show_view(self, view: str) -> None:
+        """Switch what the cells show and redraw them from the last snapshot."""
+        self.view = view
+        self._shown = {}
+        self.update_cells(self._last)
 
     def _colours(self) -> dict[str, str]:
         variables = self.app.get_css_variables()
@@ -78,13 +104,15 @@ class SweepGrid(DataTable):
     def update_cells(self, cells: list[dict[str, Any]]) -> int:
         """Update only the cells whose content changed; return how many changed."""
         changed = 0
+        self._last = cells
+        render = VIEWS[self.view]
         several = len({c.get("scenario") for c in cells}) > 1
         for cell in cells:
             row = row_key(cell.get("scenario", ""), cell["arm"], several)
             key = (row, cell["model"])
             if row not in self._arms or cell["model"] not in self._models:
                 continue
-            text = cell_text(cell, self._colours())
+            text = render(cell, self._colours())
             if self._shown.get(key) == text.plain:
                 continue
             self._shown[key] = text.plain

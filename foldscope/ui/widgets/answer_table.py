@@ -1,0 +1,76 @@
+"""The recall answer of one row, fact by fact: what was asked, what came back, how it is classed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import DataTable
+
+CLASS_VARIABLES = {"correct": "fact-present", "mutated": "fact-mutated",
+                   "fabricated": "fact-missing", "wrong": "fact-missing",
+                   "abstained": "cell-pending"}
+"""Theme variable colouring each answer class."""
+
+
+class AnswerTable(DataTable):
+    """One line per graded fact of a row; ``f`` flags (or unflags) an answer as fabricated."""
+
+    BINDINGS = [Binding("f", "toggle_flag", "Flag fabricated")]
+    """Key bindings of the answer table."""
+
+    @dataclass
+    class FlagToggled(Message):
+        """A person flagged or unflagged one checked answer as fabricated."""
+
+        table: AnswerTable
+        check_id: int
+        flagged: bool
+
+        @property
+        def control(self) -> AnswerTable:
+            """The table the flag was toggled in."""
+            return self.table
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self._checks: dict[str, dict[str, Any]] = {}
+
+    def on_mount(self) -> None:
+        # Fixed widths keep the class and flag columns in view beside long values.
+        for label, key, width in (("flag", "flag", 4), ("class", "class", 10), ("label", "label", 20),
+                                  ("expected", "expected", 20), ("answered", "found", 20),
+                                  ("carried", "carried", 7)):
+            self.add_column(label, key=key, width=width)
+
+    def show(self, checks: list[dict[str, Any]]) -> None:
+        """Replace the table's contents with a row's checks."""
+        self.clear()
+        self._checks = {str(c["id"]): dict(c) for c in checks}
+        variables = self.app.get_css_variables()
+        for c in checks:
+            var = CLASS_VARIABLES.get(c["classification"], "")
+            found = "" if c["found"] is None else c["found"]
+            self.add_row(self._flag_text(c["flagged"]),
+                         Text(c["classification"], style=variables.get(var, "")),
+                         Text(c["label"]), Text(c["expected"]), Text(found[:60]),
+                         "yes" if c["in_carrier"] else "no", key=str(c["id"]))
+
+    def _flag_text(self, flagged: int | bool) -> Text:
+        colour = self.app.get_css_variables().get("fact-missing", "")
+        return Text("⚑", style=f"bold {colour}") if flagged else Text("")
+
+    def action_toggle_flag(self) -> None:
+        """Flag the highlighted answer as fabricated, or clear its flag."""
+        if not self._checks or self.cursor_row < 0:
+            return
+        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        check = self._checks.get(str(key))
+        if check is None:
+            return
+        check["flagged"] = 0 if check["flagged"] else 1
+        self.update_cell(str(key), "flag", self._flag_text(check["flagged"]))
+        self.post_message(self.FlagToggled(self, int(check["id"]), bool(check["flagged"])))
