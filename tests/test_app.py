@@ -174,3 +174,26 @@ async def test_v_switches_the_grid_to_answer_classes(tmp_path):
         await pilot.press("v")
         await pilot.pause()
         assert "/1" in grid.get_cell("j", "sim/inventor").plain
+
+
+async def test_cell_screen_follows_a_running_row(tmp_path):
+    from foldscope.ui.screens.cell import CellScreen
+
+    db = tmp_path / "live.sqlite"
+    data = definition(scenario="kestrel", models=({"id": "sim/faithful",
+                                                  "faults": {"latency_s": 0.15}},), arms=("j",))
+    prepared = prepare_sweep(db, data, "test")
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pilot.pause(0.3)
+        app.screen.query_one(SweepGrid).focus()
+        await pilot.press("right", "enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CellScreen)
+        await wait_group(app, "sweep")  # the row finishes while the screen is open
+        await pilot.pause(1.2)
+        await wait_group(app, "cell-load")
+        await pilot.pause()
+        assert screen.fold_index == 5  # it followed the row to its sixth and last fold
+        assert str(screen.query_one("#rows").get_cell_at((0, 1))) == "done"

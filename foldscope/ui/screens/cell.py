@@ -27,6 +27,18 @@ STATE_MARKS = {"present": ("●", "fact-present"), "mutated": ("◐", "fact-muta
 """How a fact's state after a fold is drawn, and the theme variable that colours it."""
 
 
+ROW_COLUMNS = ("repeat", "status", "recall", "validity", "folds", "catch-up", "parse", "answer")
+"""Columns of the rows table (also their keys)."""
+
+
+def _row_cells(r: dict[str, Any]) -> list[Any]:
+    recall = "—" if r["recall"] is None else f"{r['recall']:.2f}"
+    first_line = (r["answer"] or "").strip().splitlines()[:1]
+    return [str(r["repeat"]), r["status"], recall, r["validity_reason"] or r["status"],
+            str(r["folds_done"]), "yes" if r["catch_up"] else "", str(r["parse_failures"]),
+            Text(first_line[0][:40] if first_line else "")]
+
+
 @dataclass
 class CellData(Message):
     """Everything the cell screen shows, read from the store in a thread."""
@@ -85,10 +97,11 @@ class CellScreen(Screen[None]):
             (f"{self.model} × arm {self.arm}", "bold"),
             f" · {self.scenario or ''} · sweep {self.sweep_id}"))
         rows = self.query_one("#rows", DataTable)
-        for label in ("repeat", "status", "recall", "validity", "folds", "catch-up", "parse",
-                      "answer"):
+        for label in ROW_COLUMNS:
             rows.add_column(label, key=label)
         self.load()
+        # Rows still folding are followed live; a finished cell is read once.
+        self.set_interval(1.0, self._refresh_if_running)
 
     @work(thread=True, group="cell-load", exclusive=True, exit_on_error=False,
           description="read the cell's rows and folds")
@@ -114,19 +127,45 @@ class CellScreen(Screen[None]):
 
     @on(CellData)
     def show_rows(self, message: CellData) -> None:
-        """Fill the rows table; the first row is inspected."""
+        """Map a fresh read onto the screen, keeping the row (and fold) being inspected.
+
+        Rows already listed are updated cell by cell; a fold index at the newest fold follows
+        new folds as they land, one set further back stays where the person put it.
+        """
+        old = self._data
         self._data = message
         table = self.query_one("#rows", DataTable)
-        table.clear()
+        keys = [str(r["id"]) for r in message.rows]
+        same = old is not None and [str(r["id"]) for r in old.rows] == keys
+        if not same:
+            table.clear()
         for r in message.rows:
-            recall = "—" if r["recall"] is None else f"{r['recall']:.2f}"
-            validity = r["validity_reason"] or r["status"]
-            first_line = (r["answer"] or "").strip().splitlines()[:1]
-            table.add_row(str(r["repeat"]), r["status"], recall, validity, str(r["folds_done"]),
-                          "yes" if r["catch_up"] else "", str(r["parse_failures"]),
-                          Text(first_line[0][:40] if first_line else ""), key=str(r["id"]))
-        if message.rows:
+            cells = _row_cells(r)
+            if same:
+                for column, value in zip(ROW_COLUMNS, cells):
+                    table.update_cell(str(r["id"]), column, value)
+            else:
+                table.add_row(*cells, key=str(r["id"]))
+        if not message.rows:
+            return
+        if self.row_id is None or self.row_id not in {r["id"] for r in message.rows}:
             self.row_id = message.rows[0]["id"]
+            return
+        folds = self._folds()
+        previous = len(old.folds.get(self.row_id, [])) if old else 0
+        if len(folds) != previous:  # tables are only rebuilt when there is something new
+            if self.fold_index >= previous - 1:
+                self.fold_index = max(0, len(folds) - 1)  # was at the newest: follow it
+            self._show_fold()
+        row_now = next(r for r in message.rows if r["id"] == self.row_id)
+        row_then = next((r for r in old.rows if r["id"] == self.row_id), None) if old else None
+        if row_then is None or row_then["status"] != row_now["status"]:
+            self._show_answer()
+
+    def _refresh_if_running(self) -> None:
+        if self._data is None or any(r["status"] in ("planned", "running")
+                                     for r in self._data.rows):
+            self.load()
 
     @on(DataTable.RowHighlighted, "#rows")
     def pick_row(self, event: DataTable.RowHighlighted) -> None:
