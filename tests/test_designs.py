@@ -72,3 +72,14 @@ def test_execution_order_errors():
     with pytest.raises(ConfigError):
         execution_order(["a"], -1, "latin")
     assert execution_order(["a", "b"], 0, "williams") == []
+
+
+def test_balance_note_names_the_repeats_that_balance():
+    from foldscope.core.designs import balance_note
+
+    assert balance_note(["j", "q", "m"], 3, "latin") is None
+    assert balance_note(["j", "q", "m"], 6, "williams") is None
+    note = balance_note(["j", "q", "m"], 4, "williams")
+    assert "6 sequences" in note and "multiple of 6" in note
+    assert "multiple of 3" in balance_note(["j", "q", "m"], 2, "latin")
+    assert balance_note(["j"], 5, "latin") is None

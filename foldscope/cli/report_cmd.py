@@ -43,6 +43,8 @@ def report(args: argparse.Namespace) -> int:
     print(f"sweep {data['sweep']} · {data['scenario']} · {data['status']}{sim}")
     for warning in data["warnings"]:
         print(f"warning: {warning}")
+    if data["design_note"]:
+        print(f"note: {data['design_note']}")
     print(f"{'model':<28} {'arm':<4} {'recall':>6} {'valid/rows':>10} {'ICC':>6} {'DE':>6} "
           f"{'abst':>5} {'fabr':>5} {'parse':>5} {'len':>4} {'retry c/r':>9}")
     for c in data["cells"]:

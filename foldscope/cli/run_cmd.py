@@ -7,6 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
+from foldscope.core.designs import balance_note
 from foldscope.core.errors import ConfigError
 from foldscope.engine.launch import (
     check_credentials,
@@ -86,7 +87,11 @@ def run(args: argparse.Namespace) -> int:
         data, source = definition_from_args(args)
         prepared = prepare_sweep(args.db, data, source, fresh=args.new)
         sweep_id, resumed = prepared.sweep_id, prepared.resumed
-    check_credentials(stored_config(args.db, sweep_id))
+    config = stored_config(args.db, sweep_id)
+    check_credentials(config)
+    note = balance_note(config.sweep.arms, config.sweep.repeats, config.sweep.design)
+    if note:
+        print(f"foldscope: note: {note}", file=sys.stderr)
     if not args.headless:
         from foldscope.ui.app import FoldscopeApp
 

@@ -103,3 +103,24 @@ def execution_order(arms: Sequence[str], repeats: int, design: str = "latin") ->
     if repeats < 0:
         raise ConfigError(f"repeats must be 0 or more, got {repeats}")
     return [list(square[r % len(square)]) for r in range(repeats)]
+
+
+def balance_note(arms: Sequence[str], repeats: int, design: str = "latin") -> str | None:
+    """Say when a sweep's repeats leave its execution design unbalanced, or None when exact.
+
+    Args:
+        arms: the sweep's arms.
+        repeats: repeats per model.
+        design: ``"latin"`` or ``"williams"``.
+
+    Returns:
+        A one-line note naming the repeat counts that would balance it, or None.
+    """
+    if len(arms) < 2:
+        return None
+    cycle = len(williams(arms)) if design == "williams" else len(arms)
+    if repeats % cycle == 0:
+        return None
+    what = "first-order carryover" if design == "williams" else "arm position"
+    return (f"{design} design over {len(arms)} arms has {cycle} sequences; with {repeats} "
+            f"repeats {what} is not balanced (use a multiple of {cycle})")

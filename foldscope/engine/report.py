@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+from foldscope.core.designs import balance_note
 from foldscope.core.stats import design_effect, icc_binary, wilson_interval
 from foldscope.core.tokens import estimator_error as token_error
 from foldscope.core.validity import RowFacts, row_validity
@@ -180,6 +181,8 @@ def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
         "models": [m["id"] for m in config["models"]],
         "repeats": config["sweep"]["repeats"],
         "design": config["sweep"]["design"],
+        "design_note": balance_note(config["sweep"]["arms"], config["sweep"]["repeats"],
+                                    config["sweep"]["design"]),
         "progress": progress,
         "pins": sweep["pins"],
         "warnings": [f"{model}: {w}" for model, entry in sweep["pins"].items()
