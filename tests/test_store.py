@@ -104,3 +104,15 @@ def test_a_live_runner_holds_the_sweep_and_a_dead_one_does_not(tmp_path):
     store.claim("s1", 222, is_alive=lambda pid: False)  # 111 died (kill -9): take over
     store.release("s1", 222)
     assert store.sweep("s1")["runner_pid"] is None
+
+
+def test_a_running_sweep_whose_runner_died_reads_as_interrupted(tmp_path):
+    import os
+
+    store = Store(tmp_path / "a.sqlite")
+    _plan(store)
+    store.set_sweep_status("s1", "running")
+    store.claim("s1", os.getpid(), is_alive=lambda pid: True)
+    assert store.live_status(store.sweep("s1")) == "running"  # this process is alive
+    store.db.execute("UPDATE sweeps SET runner_pid=NULL")
+    assert store.live_status(store.sweep("s1")) == "interrupted"

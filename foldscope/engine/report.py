@@ -170,7 +170,7 @@ def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
     return {
         "sweep": sweep_id,
         "name": sweep["name"],
-        "status": sweep["status"],
+        "status": store.live_status(sweep),
         "stop_reason": sweep["stop_reason"],
         # Marked simulated when planned with sim/ ids or when any reply came from a simulated
         # endpoint (a sim served over HTTP under another name is still simulated).

@@ -34,7 +34,7 @@ from foldscope.engine.client import (
 from foldscope.engine.limiter import AdaptiveLimiter
 from foldscope.engine.models import ModelConfig, is_routing_gateway, resolve_model
 from foldscope.engine.models import warnings as model_warnings
-from foldscope.engine.store import ROW_DONE, ROW_FAILED, Store
+from foldscope.engine.store import ROW_DONE, ROW_FAILED, Store, process_alive
 from foldscope.engine.sweep import SweepConfig
 
 Event = dict[str, Any]
@@ -67,17 +67,6 @@ def execution_sequences(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]
     for row in sorted(rows, key=lambda r: r["position"]):
         groups.setdefault((row["scenario"], row["model"], row["repeat"]), []).append(row)
     return list(groups.values())
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process with this id exists on this machine (a crashed runner's does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
 
 
 def cache_enabled(setting: bool | None, cfg: ModelConfig) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -137,6 +138,17 @@ ROW_RUNNING = "running"
 ROW_PLANNED = "planned"
 
 
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this machine (a crashed runner's does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     # A long busy timeout: readers and the writer share the file, and WAL keeps waits short.
     conn = sqlite3.connect(str(path), timeout=30.0)
@@ -244,6 +256,18 @@ class Store:
         out["config"] = json.loads(out.pop("config_json"))
         out["pins"] = json.loads(out.pop("pins_json"))
         return out
+
+    def live_status(self, sweep: dict[str, Any]) -> str:
+        """A sweep's status as a reader should show it: "running" only while its runner lives.
+
+        A runner killed outright (kill -9, a crash, a closed pipe) cannot record that it
+        stopped; its sweep reads as "interrupted" until it is run again.
+        """
+        if sweep["status"] == "running":
+            pid = sweep.get("runner_pid")
+            if not pid or not process_alive(pid):
+                return "interrupted"
+        return sweep["status"]
 
     def sweeps(self) -> list[dict[str, Any]]:
         """Every sweep, newest first (without configs)."""

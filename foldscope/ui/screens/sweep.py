@@ -108,6 +108,7 @@ class SweepScreen(Screen[None]):
         sweep = store.sweep(sweep_id)
         if sweep is None:
             return
+        sweep["status"] = store.live_status(sweep)
         snapshot = SweepSnapshot(sweep_id, sweep, report_cells(store, sweep_id),
                                  store.progress(sweep_id))
         if not get_current_worker().is_cancelled:
