@@ -181,7 +181,9 @@ class SweepRunner:
         model_limiter: dict[str, AdaptiveLimiter] = {}
         clients = {}
         for mid, cfg in models.items():
-            key = cfg.provider if cfg.provider != "sim" else f"sim:{mid}"
+            # A provider is one endpoint: the same gateway shares a limit across its models,
+            # while two vLLM servers (or two simulated models) are limited separately.
+            key = f"sim:{mid}" if cfg.provider == "sim" else f"{cfg.provider}:{cfg.base_url}"
             if key not in limiters:
                 limit = s.rate_limit(cfg.provider)
                 limiters[key] = AdaptiveLimiter(limit.concurrency or s.concurrency, limit.rpm)

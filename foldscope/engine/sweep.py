@@ -51,7 +51,10 @@ class SweepSection(BaseModel):
     (asking them again costs nothing) and for temperature above 0.
     """
     rate_limits: dict[str, int | RateLimit] = Field(default_factory=dict)
-    """Per provider: calls in flight (``openrouter = 8``) or ``{concurrency = 8, rpm = 120}``."""
+    """Per provider: calls in flight (``openrouter = 8``) or ``{concurrency = 8, rpm = 120}``.
+
+    The limit applies to each endpoint of that provider (one base URL); every simulated model
+    is an endpoint of its own."""
 
     def rate_limit(self, provider: str) -> RateLimit:
         """The limits for one provider: its table, or the sweep's concurrency alone."""
