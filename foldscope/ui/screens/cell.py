@@ -21,10 +21,8 @@ from foldscope.core.scenario import Fact, load_scenario
 from foldscope.engine.store import Store
 from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.carrier_view import CarrierView
+from foldscope.ui.widgets.fact_history import FactHistory
 
-STATE_MARKS = {"present": ("●", "fact-present"), "mutated": ("◐", "fact-mutated"),
-               "missing": ("○", "fact-missing")}
-"""How a fact's state after a fold is drawn, and the theme variable that colours it."""
 
 
 ROW_COLUMNS = ("repeat", "status", "recall", "validity", "folds", "catch-up", "parse", "answer")
@@ -83,7 +81,7 @@ class CellScreen(Screen[None]):
                 with TabPane("Folds", id="folds-tab"):
                     yield Static(id="fold-title")
                     with Horizontal(id="fold-pane"):
-                        yield DataTable(id="facts", cursor_type="row")
+                        yield FactHistory(id="facts")
                         yield CarrierView(id="carrier")
                 with TabPane("Answer", id="answer-tab"):
                     yield Static(id="answer-title")
@@ -248,9 +246,8 @@ class CellScreen(Screen[None]):
         folds = self._folds()
         title = self.query_one("#fold-title", Static)
         carrier = self.query_one("#carrier", CarrierView)
-        facts = self.query_one("#facts", DataTable)
-        facts.clear(columns=True)
         if not folds:
+            self.query_one(FactHistory).show(self._data.facts, [], 0)
             title.update(Text("no folds committed for this row yet", style="dim"))
             carrier.show("")
             return
@@ -264,19 +261,4 @@ class CellScreen(Screen[None]):
         # Model output is data: the view never parses markup and shows control characters as
         # visible symbols; planted values are highlighted where they stand.
         carrier.show(fold["carrier"], fact_spans(fold["carrier"], self._data.fact_objects))
-        colours = self.app.get_css_variables()
-        # One narrow column per fold up to the selected one (● present, ◐ mutated, ○ missing),
-        # before the label, so a fact's history reads left to right at any terminal width.
-        facts.add_column("", key="graded", width=1)
-        for i in range(self.fold_index + 1):
-            facts.add_column(str(i + 1), key=f"f{i}", width=1)
-        facts.add_column("label", key="label")
-        facts.add_column("value", key="value")
-        for label, value, graded in self._data.facts:
-            marks = []
-            for f in folds[: self.fold_index + 1]:
-                mark, var = STATE_MARKS.get(f["fact_status"].get(label, "missing"),
-                                            STATE_MARKS["missing"])
-                marks.append(Text(mark, style=colours.get(var, "")))
-            facts.add_row(Text("★" if graded else " "), *marks, Text(label), Text(value),
-                          key=label)
+        self.query_one(FactHistory).show(self._data.facts, folds, self.fold_index)
