@@ -132,6 +132,11 @@ class CellScreen(Screen[None]):
         """
         old = self._data
         self._data = message
+        simulated = any(r["simulated"] for r in message.rows)
+        self.query_one("#cell-title", Static).update(Text.assemble(
+            (f"{self.model} × arm {self.arm}", "bold"),
+            f" · {self.scenario or ''} · sweep {self.sweep_id}",
+            (" · simulated replies", "italic") if simulated else ""))
         table = self.query_one("#rows", DataTable)
         keys = [str(r["id"]) for r in message.rows]
         same = old is not None and [str(r["id"]) for r in old.rows] == keys
