@@ -6,9 +6,9 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from foldscope.core.designs import balance_note
-from foldscope.core.stats import design_effect, icc_binary, wilson_interval
+from foldscope.core.stats import cell_summary, wilson_interval
 from foldscope.core.tokens import estimator_error as token_error
-from foldscope.core.validity import RowFacts, row_validity
+from foldscope.core.validity import RowFacts, aggregate_filter
 from foldscope.engine.store import Store
 from foldscope.engine.sweep import stored_scenarios
 
@@ -27,14 +27,13 @@ def row_facts(row: dict[str, Any], distributed: bool) -> RowFacts:
         answered=row["status"] == "done")
 
 
-def _distributed(store: Store, sweep_id: str) -> dict[str, bool]:
-    """Whether each scenario of the sweep spreads its graded facts over several chunks."""
+def _distributed(config: dict[str, Any]) -> dict[str, bool]:
+    """Whether each scenario of a stored sweep spreads its graded facts over several chunks."""
     from foldscope.core.errors import ScenarioError
     from foldscope.core.scenario import load_scenario
 
-    sweep = store.sweep(sweep_id)
     out: dict[str, bool] = {}
-    for name in stored_scenarios(sweep["config"]) if sweep else []:
+    for name in stored_scenarios(config):
         try:
             out[name] = load_scenario(name).distributed
         except ScenarioError:
@@ -44,7 +43,8 @@ def _distributed(store: Store, sweep_id: str) -> dict[str, bool]:
     return out
 
 
-def cells(store: Store, sweep_id: str) -> list[dict[str, Any]]:
+def cells(store: Store, sweep_id: str,
+          rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """One entry per (scenario, model, arm) in plan order: rows, valid rows, mean recall, spread.
 
     Scenarios are never pooled: a sweep over several scenarios has one cell per scenario.
@@ -53,8 +53,10 @@ def cells(store: Store, sweep_id: str) -> list[dict[str, Any]]:
     may enter a mean. Check-level intraclass correlation and the design effect are reported
     because the graded checks of one row are not independent trials.
     """
-    rows = store.rows(sweep_id)
-    distributed = _distributed(store, sweep_id)
+    if rows is None:
+        rows = store.rows(sweep_id)
+    sweep = store.sweep(sweep_id)
+    distributed = _distributed(sweep["config"]) if sweep else {}
     checks_by_row: dict[int, list[int]] = defaultdict(list)
     classes: dict[int, Counter[str]] = defaultdict(Counter)
     for c in store.sweep_checks(sweep_id):
@@ -72,26 +74,23 @@ def cells(store: Store, sweep_id: str) -> list[dict[str, Any]]:
     out = []
     for scenario, model, arm in order:
         group = grouped[(scenario, model, arm)]
-        valid = [r for r in group
-                 if row_validity(row_facts(r, distributed.get(r["scenario"], True))).valid]
+        valid = aggregate_filter(
+            group, lambda r: row_facts(r, distributed.get(r["scenario"], True)))
         recalls = [r["recall"] for r in valid if r["recall"] is not None]
         check_groups = [checks_by_row[r["id"]] for r in valid if checks_by_row[r["id"]]]
-        n_checks = sum(len(g) for g in check_groups)
+        summary = cell_summary(recalls, check_groups)
         correct = sum(sum(g) for g in check_groups)
-        icc = icc_binary(check_groups) if len(check_groups) >= 2 else None
-        m = n_checks / len(check_groups) if check_groups else 0
-        de = design_effect(m, icc) if icc is not None and icc == icc else None
-        lo, hi = wilson_interval(correct, n_checks) if n_checks else (None, None)
+        lo, hi = wilson_interval(correct, summary.checks) if summary.checks else (None, None)
         out.append({
             "scenario": scenario, "model": model, "arm": arm, "rows": len(group),
             "valid_rows": len(valid),
             "done_rows": sum(r["status"] == "done" for r in group),
             "failed_rows": sum(r["status"] == "failed" for r in group),
             "running_rows": sum(r["status"] == "running" for r in group),
-            "mean_recall": sum(recalls) / len(recalls) if recalls else None,
-            "checks": n_checks, "correct_checks": correct,
+            "mean_recall": summary.mean_recall if recalls else None,
+            "checks": summary.checks, "correct_checks": correct,
             "check_ci95": [lo, hi] if lo is not None else None,
-            "icc": _finite(icc), "design_effect": _finite(de),
+            "icc": _finite(summary.icc), "design_effect": _finite(summary.design_effect),
             # Answer classes over the valid rows' checks: abstaining and fabricating are
             # different failures, and a person's fabrication flags are counted beside the rule's.
             **{name: sum(classes[r["id"]][name] for r in valid) for name in ANSWER_COLUMNS},
@@ -167,6 +166,7 @@ def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
         raise StoreError(f"{store.path}: no sweep '{sweep_id}'")
     progress = store.progress(sweep_id)
     config = sweep["config"]
+    rows = store.rows(sweep_id)
     return {
         "sweep": sweep_id,
         "name": sweep["name"],
@@ -174,7 +174,7 @@ def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
         "stop_reason": sweep["stop_reason"],
         # Marked simulated when planned with sim/ ids or when any reply came from a simulated
         # endpoint (a sim served over HTTP under another name is still simulated).
-        "simulated": bool(sweep["simulated"]) or any(r["simulated"] for r in store.rows(sweep_id)),
+        "simulated": bool(sweep["simulated"]) or any(r["simulated"] for r in rows),
         "scenario": config["sweep"].get("scenario"),
         "scenarios": stored_scenarios(config),
         "arms": config["sweep"]["arms"],
@@ -187,7 +187,7 @@ def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
         "pins": sweep["pins"],
         "warnings": [f"{model}: {w}" for model, entry in sweep["pins"].items()
                      for w in entry.get("warnings", [])],
-        "cells": cells(store, sweep_id),
-        "accounting": accounting(store.rows(sweep_id)),
+        "cells": cells(store, sweep_id, rows),
+        "accounting": accounting(rows),
         "estimator": estimator_error(store, sweep_id),
     }
