@@ -37,7 +37,8 @@ class CallSpec:
 
 
 def fold_call(arm: Arm, previous_carrier: str, chunk_texts: Sequence[str], first_index: int,
-              total_chunks: int, chunk_tokens: Sequence[int] | None = None) -> CallSpec:
+              total_chunks: int, chunk_tokens: Sequence[int] | None = None,
+              carrier_tokens: int | None = None) -> CallSpec:
     """Build one fold: previous carrier plus the chunk(s) this fold takes, in the arm's shape.
 
     Args:
@@ -48,6 +49,8 @@ def fold_call(arm: Arm, previous_carrier: str, chunk_texts: Sequence[str], first
         total_chunks: number of chunks in the scenario.
         chunk_tokens: estimated tokens of ``chunk_texts`` if already known (chunks are large and
             folded by every row, so the runner estimates each once).
+        carrier_tokens: estimated tokens of ``previous_carrier`` if already known (the
+            previous fold recorded it).
 
     Returns:
         The call's messages, reply shape, output budget and prompt-token estimate.
@@ -57,7 +60,8 @@ def fold_call(arm: Arm, previous_carrier: str, chunk_texts: Sequence[str], first
     payload = sum(chunk_tokens) if chunk_tokens is not None else sum(
         estimate_tokens(t) for t in chunk_texts)
     estimate = (_fixed_tokens(arm.system_prompt, arm.instruction)
-                + estimate_tokens(previous_carrier) + payload)
+                + (estimate_tokens(previous_carrier) if carrier_tokens is None else carrier_tokens)
+                + payload)
     return CallSpec(
         messages=[{"role": "system", "content": arm.system_prompt},
                   {"role": "user", "content": user}],

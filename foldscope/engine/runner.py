@@ -194,8 +194,8 @@ class SweepRunner:
         self.limiters = limiters
         self._cache_on = {mid: cache_enabled(s.cache, cfg) for mid, cfg in models.items()}
         await self._record_pins(store, models, clients)
-        chunk_tokens = {name: [estimate_tokens(c.text) for c in sc.chunks]
-                        for name, sc in scenarios.items()}
+        # Scenarios carry each chunk's estimate from generation; a fold sums them.
+        chunk_tokens = {name: [c.tokens for c in sc.chunks] for name, sc in scenarios.items()}
         self._chunk_class = {name: [dominant_class(c.text) for c in sc.chunks]
                              for name, sc in scenarios.items()}
 
@@ -365,6 +365,7 @@ class SweepRunner:
         started = time.monotonic()
         last = store.last_fold(row["id"])
         carrier = last["carrier"] if last else ""
+        carrier_tokens = last["carrier_tokens_est"] if last else 0
         fold_index = last["fold_index"] + 1 if last else 0
         next_chunk = last["last_chunk"] + 1 if last else 0
         pending_from: int | None = None
@@ -378,7 +379,7 @@ class SweepRunner:
                 first = pending_from if pending_from is not None else next_chunk
                 texts = [scenario.chunks[i].text for i in range(first, next_chunk + 1)]
                 spec = fold_call(arm, carrier, texts, first, n,
-                                 chunk_tokens[first:next_chunk + 1])
+                                 chunk_tokens[first:next_chunk + 1], carrier_tokens)
                 request = ChatRequest(spec.messages, spec.max_tokens, spec.response_format,
                                       cfg.temperature, seed)
                 reply, cached = await self._call(store, client, limiter, request, row["model"],
@@ -392,11 +393,12 @@ class SweepRunner:
                 catch_up = next_chunk > first
                 result = carry_forward(arm, reply.content)
                 status = fact_status(result.text, scenario.facts)
+                result_tokens = estimate_tokens(result.text)
                 fold = {
                     "fold_index": fold_index, "first_chunk": first, "last_chunk": next_chunk,
                     "catch_up": int(catch_up), "reply": reply.content, "carrier": result.text,
                     "carrier_chars": len(result.text),
-                    "carrier_tokens_est": estimate_tokens(result.text),
+                    "carrier_tokens_est": result_tokens,
                     "clipped_chars": result.clipped_chars,
                     "headings_carried": result.headings_carried,
                     "fill_fraction": result.fill_fraction, "parse_status": result.parse_status,
@@ -419,7 +421,7 @@ class SweepRunner:
                 self._emit("fold", row=row["id"], fold=fold_index, chunks=[first, next_chunk],
                            carrier_chars=len(result.text), finish=reply.finish_reason,
                            parse=result.parse_status)
-                carrier = result.text
+                carrier, carrier_tokens = result.text, result_tokens
                 fold_index += 1
                 next_chunk += 1
                 pending_from = None

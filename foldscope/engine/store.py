@@ -376,7 +376,7 @@ class Store:
     def last_fold(self, row_id: int) -> dict[str, Any] | None:
         """The most recent committed fold of a row, or None."""
         found = list(self.db.query(
-            "SELECT fold_index, last_chunk, carrier FROM folds WHERE row_id=? "
+            "SELECT fold_index, last_chunk, carrier, carrier_tokens_est FROM folds WHERE row_id=? "
             "ORDER BY fold_index DESC LIMIT 1", [row_id]))
         return found[0] if found else None
 
