@@ -1,5 +1,16 @@
 """The 14 graded kestrel facts as DESIGN.md states them: reference data shared by tests."""
 
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A labelled value, as the graders take them."""
+
+    label: str
+    value: str
+
+
 KESTREL_GRADED = {
     "ledger service port": "62114",
     "install lock path": "/opt/kestrel/state/install.lock",
@@ -16,3 +27,6 @@ KESTREL_GRADED = {
     "owning department": "Отдел расчётов-4",
     "release tag": "v4.18.2-rc3",
 }
+
+KESTREL_FACTS = [Fact(label, value) for label, value in KESTREL_GRADED.items()]
+"""The same facts as objects, in DESIGN.md's order."""

@@ -11,7 +11,6 @@ from foldscope.core.carrier import (
     headings_carried,
     parse_schema_reply,
     render_fields,
-    split_sections,
 )
 from foldscope.core.sections import SECTIONS
 from foldscope.core.tokens import estimate_tokens
@@ -97,13 +96,6 @@ def test_clip_never_exceeds_cap_and_is_a_prefix(text, cap):
     assert estimate_tokens(clipped) <= cap
     assert text.startswith(clipped)
     assert removed == len(text) - len(clipped)
-
-
-def test_split_sections_collects_text_outside_headings():
-    parts = split_sections("preamble\n## Progress\nstep 1\n### open items:\nthing")
-    assert parts["other"] == "preamble"
-    assert parts["progress"] == "step 1"
-    assert parts["open_items"] == "thing"
 
 
 def test_storable_replaces_only_lone_surrogates():

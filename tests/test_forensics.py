@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from foldscope.core.forensics import fact_state, fact_status, first_loss, near_miss
+from foldscope.core.forensics import fact_state, fact_status, near_miss
 
 
 @dataclass
@@ -30,12 +30,6 @@ def test_near_miss_reports_the_altered_text():
     miss = near_miss("the tag was v4.18.2-rc4 yesterday", "v4.18.2-rc3")
     assert miss is not None and miss.text.startswith("v4.18.2-rc")
     assert near_miss("abc", "xyz") is None
-
-
-def test_first_loss():
-    folds = [{"a": "missing"}, {"a": "present"}, {"a": "present"}, {"a": "mutated"}]
-    assert first_loss(folds, "a") == 3
-    assert first_loss([{"a": "present"}], "a") is None
 
 
 def test_fact_spans_mark_present_and_mutated_values_in_place():

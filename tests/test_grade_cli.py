@@ -5,18 +5,13 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
-from dataclasses import dataclass
 
 import pytest
 
+from kestrel_facts import Fact
+
 from foldscope.cli import grade_cmd
 from foldscope.cli.main import main
-
-
-@dataclass(frozen=True)
-class Fact:
-    label: str
-    value: str
 
 
 FACTS = [

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 
 import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
+
+from kestrel_facts import KESTREL_FACTS, Fact
 
 from foldscope.core.grading import (
     ANSWER_CLASSES,
@@ -28,28 +29,7 @@ from foldscope.core.grading import (
 )
 
 
-@dataclass(frozen=True)
-class Fact:
-    label: str
-    value: str
-
-
-KESTREL = [
-    Fact("ledger service port", "62114"),
-    Fact("install lock path", "/opt/kestrel/state/install.lock"),
-    Fact("backup cutoff", "2026-07-14 01:26 UTC"),
-    Fact("admin console port", "47031"),
-    Fact("ledger shard count", "19 shards"),
-    Fact("on-call handle", "@marta.v-oncall"),
-    Fact("tenant UUID", "3f1c9a52-7d4e-4b8a-9e21-c5d0b7a6f413"),
-    Fact("freeze start", "2026-07-18T22:45Z"),
-    Fact("certificate expiry", "2026-08-02 06:10 UTC"),
-    Fact("cache origin", "https://origin-7.cdn.kestrel-internal.net/assets"),
-    Fact("DNS zone", "zone-b.kestrel-internal.net"),
-    Fact("signing key id", "kid-7F3A9C21"),
-    Fact("owning department", "Отдел расчётов-4"),
-    Fact("release tag", "v4.18.2-rc3"),
-]
+KESTREL = KESTREL_FACTS
 LABELS = [f.label for f in KESTREL]
 
 
@@ -428,16 +408,11 @@ def test_near_miss_within_longer_answer():
     assert not near_miss("", "62114")
 
 
-class _Fact:
-    def __init__(self, label, value):
-        self.label, self.value = label, value
-
-
 def test_labels_named_inside_sentences_and_several_per_line_bind():
-    facts = [_Fact("install lock path", "/opt/kestrel/state/install.lock"),
-             _Fact("release tag", "v4.18.2-rc3"), _Fact("signing key id", "kid-7F3A9C21"),
-             _Fact("certificate expiry", "2026-08-02 06:10 UTC"), _Fact("DNS zone", "zone-b.x.net"),
-             _Fact("ledger service port", "62114")]
+    facts = [Fact("install lock path", "/opt/kestrel/state/install.lock"),
+             Fact("release tag", "v4.18.2-rc3"), Fact("signing key id", "kid-7F3A9C21"),
+             Fact("certificate expiry", "2026-08-02 06:10 UTC"), Fact("DNS zone", "zone-b.x.net"),
+             Fact("ledger service port", "62114")]
     answer = ("* The install lock path is /opt/kestrel/state/install.lock.\n"
               "release tag: v4.18.2-rc3, signing key id: kid-7F3A9C21\n"
               "The certificate expiry was not recorded.\n"
@@ -453,7 +428,7 @@ def test_labels_named_inside_sentences_and_several_per_line_bind():
 
 
 def test_a_value_under_another_label_in_a_sentence_is_not_credited():
-    facts = [_Fact("ledger service port", "62114"), _Fact("admin console port", "47031")]
+    facts = [Fact("ledger service port", "62114"), Fact("admin console port", "47031")]
     grades = {g.label: g for g in grade_answer(
         "The admin console port is 62114 and the ledger service port is 47031.", facts)}
     assert not grades["ledger service port"].correct and not grades["admin console port"].correct

@@ -25,6 +25,11 @@ def _fold(i):
             "simulated": 1, "fact_status_json": "{}", "created_at": 0.0}
 
 
+def _commit_first_fold(store, row_id):
+    store.commit_fold(row_id, _fold(0), next_chunk=1, catch_up=False, parse_failure=False,
+                      length_stop=False, call_retries=0)
+
+
 def test_new_database_is_wal_and_versioned(tmp_path):
     store = Store(tmp_path / "a.sqlite")
     assert store.schema_version == SCHEMA_VERSION
@@ -59,11 +64,9 @@ def test_fold_commit_is_atomic_and_never_duplicated(tmp_path):
     store = Store(tmp_path / "a.sqlite")
     _plan(store)
     row = store.rows("s1")[0]
-    store.commit_fold(row["id"], _fold(0), next_chunk=1, catch_up=False, parse_failure=False,
-                      length_stop=False, call_retries=0)
+    _commit_first_fold(store, row["id"])
     with pytest.raises(sqlite3.IntegrityError):
-        store.commit_fold(row["id"], _fold(0), next_chunk=1, catch_up=False,
-                          parse_failure=False, length_stop=False, call_retries=0)
+        _commit_first_fold(store, row["id"])
     fresh = store.row(row["id"])
     assert fresh["folds_done"] == 1 and fresh["next_chunk"] == 1  # the failed duplicate changed nothing
     assert len(store.folds(row["id"])) == 1
@@ -73,8 +76,7 @@ def test_retry_resets_a_row_and_counts_it(tmp_path):
     store = Store(tmp_path / "a.sqlite")
     _plan(store)
     row = store.rows("s1")[0]
-    store.commit_fold(row["id"], _fold(0), next_chunk=1, catch_up=False, parse_failure=False,
-                      length_stop=False, call_retries=0)
+    _commit_first_fold(store, row["id"])
     store.fail_row(row["id"], error="timeout", reason="infra_fault", retryable=True, wall_s=1.0)
     store.reset_row_for_retry(row["id"])
     fresh = store.row(row["id"])
@@ -89,8 +91,7 @@ def test_reader_sees_writer_commits(tmp_path):
     reader = Store(path, readonly=True)
     assert reader.progress("s1")["planned"] == 2
     row = writer.rows("s1")[0]
-    writer.commit_fold(row["id"], _fold(0), next_chunk=1, catch_up=False, parse_failure=False,
-                       length_stop=False, call_retries=0)
+    _commit_first_fold(writer, row["id"])
     assert reader.progress("s1")["folds"] == 1
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from foldscope.cli.paths import DEMO_DB
 from foldscope.engine.launch import prepare_sweep
-
-DEMO_DB = "db/demo.sqlite"
 
 DEMO_MODELS = ("sim/faithful", "sim/describer", "sim/gister")
 DEMO_ARMS = ("f", "j", "q", "m", "o")

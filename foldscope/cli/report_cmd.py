@@ -8,10 +8,8 @@ from typing import Any
 
 from foldscope.core.errors import StoreError
 from foldscope.engine.report import sweep_report
+from foldscope.cli.paths import DEFAULT_DB
 from foldscope.engine.store import Store
-
-DEFAULT_DB = "db/foldscope.sqlite"
-
 
 def register(subparsers: Any) -> None:
     """Add the ``report`` command."""

@@ -7,6 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
+from foldscope.cli.paths import DEFAULT_DB
 from foldscope.core.designs import balance_note
 from foldscope.core.errors import ConfigError
 from foldscope.engine.launch import (
@@ -16,9 +17,6 @@ from foldscope.engine.launch import (
     stored_config,
 )
 from foldscope.engine.sweep import load_sweep_file
-
-DEFAULT_DB = "db/foldscope.sqlite"
-
 
 def register(subparsers: Any) -> None:
     """Add the ``run`` command."""

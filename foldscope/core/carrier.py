@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from foldscope.core.arms import Arm
-from foldscope.core.sections import SECTIONS, heading_line, match_heading
+from foldscope.core.sections import heading_line, match_heading
 from foldscope.core.tokens import estimate_tokens
 
 ParseStatus = Literal["ok", "plain", "repaired", "salvaged", "raw_text", "empty"]
@@ -207,20 +207,6 @@ def headings_carried(text: str) -> int:
         if section is not None:
             seen.add(section.key)
     return len(seen)
-
-
-def split_sections(text: str) -> dict[str, str]:
-    """Split headed text into the five sections plus ``other`` for text outside any heading."""
-    out: dict[str, list[str]] = {s.key: [] for s in SECTIONS}
-    out["other"] = []
-    current = "other"
-    for line in text.splitlines():
-        section = match_heading(line)
-        if section is not None:
-            current = section.key
-            continue
-        out[current].append(line)
-    return {k: "\n".join(v).strip() for k, v in out.items()}
 
 
 def carry_forward(arm: Arm, content: str) -> FoldCarrier:

@@ -127,18 +127,3 @@ def fact_spans(text: str, facts: Iterable[_Planted]) -> list[FactSpan]:
         if not kept or sp.start >= kept[-1].end:
             kept.append(sp)
     return kept
-
-
-def first_loss(states_by_fold: list[dict[str, str]], label: str) -> int | None:
-    """Index of the first fold after which a fact was no longer present, or None if never lost.
-
-    A fact not yet planted is also absent, so the loss counts only after it was once present.
-    """
-    seen = False
-    for i, states in enumerate(states_by_fold):
-        state = states.get(label)
-        if state == "present":
-            seen = True
-        elif seen:
-            return i
-    return None

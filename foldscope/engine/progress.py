@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any, TextIO
+from typing import TextIO
 
 from foldscope.engine.runner import Event, Totals
 
@@ -84,9 +84,3 @@ class HeadlessProgress:
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()
-
-
-def summary(result: dict[str, Any]) -> str:
-    """A one-line summary of a finished sweep."""
-    return (f"sweep {result['sweep']} {result['status']}: {result['rows_done']} rows done, "
-            f"{result['rows_failed']} failed")

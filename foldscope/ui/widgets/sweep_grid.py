@@ -87,9 +87,10 @@ class SweepGrid(DataTable):
         self.add_column(Text("arm", style="bold"), key="arm", width=width)
         for model in models:
             self.add_column(Text(model, style="bold"), key=model, width=max(18, len(model) + 2))
+        colours = self._colours()
         for key in keys:
             self.add_row(Text(key, style="bold"),
-                         *[cell_text(None, self._colours()) for _ in models], key=key)
+                         *[cell_text(None, colours) for _ in models], key=key)
 
     def show_view(self, view: str) -> None:
         """Switch what the cells show and redraw them from the last snapshot."""
@@ -106,13 +107,14 @@ class SweepGrid(DataTable):
         changed = 0
         self._last = cells
         render = VIEWS[self.view]
+        colours = self._colours()  # theme variables once per update, not per cell
         several = len({c.get("scenario") for c in cells}) > 1
         for cell in cells:
             row = row_key(cell.get("scenario", ""), cell["arm"], several)
             key = (row, cell["model"])
             if row not in self._arms or cell["model"] not in self._models:
                 continue
-            text = render(cell, self._colours())
+            text = render(cell, colours)
             if self._shown.get(key) == text.plain:
                 continue
             self._shown[key] = text.plain
