@@ -1,0 +1,182 @@
+"""Identifier kinds: named rules that find identifier-shaped tokens in text and name a value's kind.
+
+One definition, used wherever foldscope asks "what kind of value is this?" or "which identifiers
+does this text hold?": the grader (a competing candidate is another token of the value's kind),
+the near-miss rules (what counts as a small edit depends on the kind), and session audits (the
+identifiers a compaction had to keep).
+
+The rules are data: ``foldscope/core/data/identifier_kinds.toml`` holds the defaults, and a user
+file of the same format adds kinds or replaces a kind of the same name (:func:`merge_rules`; the
+engine reads the file, core only receives its parsed contents). Where matches of different rules
+overlap, the longest wins, and on a tie the rule listed first.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from foldscope.core.errors import ConfigError
+
+MAX_RULES = 200
+"""More rules than this in one file is refused (a typo'd generator, not a rule set)."""
+
+
+@dataclass(frozen=True)
+class KindRule:
+    """One named rule: a kind of identifier and the pattern that finds it."""
+
+    name: str
+    pattern: re.Pattern[str]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Identifier:
+    """One identifier found in a text: its kind, its text and where it stands (``text[start:end]``)."""
+
+    kind: str
+    value: str
+    start: int
+    end: int
+
+
+_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+
+
+def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -> tuple[KindRule, ...]:
+    """Build rules from parsed TOML data (``{"kind": [{"name", "pattern", "description"}, ...]}``).
+
+    Args:
+        data: the parsed file.
+        source: what to call the file in errors (its path).
+
+    Returns:
+        The rules in file order.
+
+    Raises:
+        ConfigError: one line naming the file, the rule and what is wrong.
+    """
+    entries = data.get("kind")
+    unknown = sorted(set(data) - {"kind"})
+    if unknown:
+        raise ConfigError(f"{source}: unknown key {unknown[0]!r} (expected [[kind]] tables)")
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"{source}: no [[kind]] rules")
+    if len(entries) > MAX_RULES:
+        raise ConfigError(f"{source}: {len(entries)} rules (at most {MAX_RULES})")
+    rules: list[KindRule] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries, 1):
+        where = f"{source}: kind #{i}"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where}: must be a table")
+        extra = sorted(set(entry) - {"name", "pattern", "description"})
+        if extra:
+            raise ConfigError(f"{where}: unknown field {extra[0]!r}")
+        name, pattern = entry.get("name"), entry.get("pattern")
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise ConfigError(f"{where}: 'name' must be a lower-case identifier like 'port'")
+        where = f"{source}: kind {name!r}"
+        if name in seen:
+            raise ConfigError(f"{where}: defined twice")
+        seen.add(name)
+        if not isinstance(pattern, str) or not pattern:
+            raise ConfigError(f"{where}: 'pattern' must be a non-empty string")
+        try:
+            compiled = re.compile(pattern)
+        except re.error as err:
+            raise ConfigError(f"{where}: bad pattern: {err}") from None
+        if compiled.match(""):
+            raise ConfigError(f"{where}: pattern matches the empty string")
+        description = entry.get("description", "")
+        if not isinstance(description, str):
+            raise ConfigError(f"{where}: 'description' must be a string")
+        rules.append(KindRule(name, compiled, description))
+    return tuple(rules)
+
+
+def merge_rules(base: Sequence[KindRule], extra: Sequence[KindRule]) -> tuple[KindRule, ...]:
+    """The base rules with ``extra`` replacing same-named kinds in place and adding new ones first.
+
+    User rules come first so that, on an equal-length tie, the user's kind wins.
+    """
+    replacing = {rule.name: rule for rule in extra}
+    kept = [replacing.pop(rule.name, rule) for rule in base]
+    added = [rule for rule in extra if rule.name in replacing]
+    return tuple(added + kept)
+
+
+@lru_cache(maxsize=1)
+def default_rules() -> tuple[KindRule, ...]:
+    """The shipped rules (``foldscope/core/data/identifier_kinds.toml``)."""
+    text = resources.files("foldscope.core.data").joinpath("identifier_kinds.toml").read_text("utf-8")
+    return rules_from_data(tomllib.loads(text), source="identifier_kinds.toml")
+
+
+def _span(match: re.Match[str]) -> tuple[int, int]:
+    if "value" in match.re.groupindex and match.group("value") is not None:
+        return match.span("value")
+    return match.span()
+
+
+def find_identifiers(text: str, rules: Sequence[KindRule] | None = None,
+                     kinds: Iterable[str] | None = None) -> list[Identifier]:
+    """Every identifier in ``text``, non-overlapping, in reading order.
+
+    Args:
+        text: any text (a carrier, a chunk, an answer).
+        rules: the rules to use (default: :func:`default_rules`).
+        kinds: keep only identifiers of these kinds (overlaps are still resolved against all
+            rules, so ``"62114"`` inside a timestamp is not reported as a number).
+
+    Returns:
+        The identifiers, longest match first where rules overlap, sorted by position.
+    """
+    rules = default_rules() if rules is None else rules
+    candidates: list[tuple[int, int, int, str]] = []  # (-length, rule order, start, kind)
+    for order, rule in enumerate(rules):
+        for match in rule.pattern.finditer(text):
+            start, end = _span(match)
+            if end > start:
+                candidates.append((start - end, order, start, rule.name))
+    candidates.sort()
+    taken: list[tuple[int, int]] = []
+    found: list[Identifier] = []
+    for neg_len, _order, start, kind in candidates:
+        end = start - neg_len
+        if any(start < t_end and t_start < end for t_start, t_end in taken):
+            continue
+        taken.append((start, end))
+        found.append(Identifier(kind, text[start:end], start, end))
+    wanted = None if kinds is None else set(kinds)
+    return sorted((i for i in found if wanted is None or i.kind in wanted), key=lambda i: i.start)
+
+
+def kind_of(value: str, rules: Sequence[KindRule] | None = None) -> str | None:
+    """The kind of a whole value, or None when no single rule covers all of it.
+
+    ``"62114"`` is a ``number`` (a port is only recognisable by its context), ``"19 shards"``
+    has no single kind (see :func:`main_kind`), ``"v4.18.2-rc3"`` is a ``version``.
+    """
+    stripped = value.strip()
+    found = find_identifiers(stripped, rules)
+    if len(found) == 1 and found[0].start == 0 and found[0].end == len(stripped):
+        return found[0].kind
+    return None
+
+
+def main_kind(value: str, rules: Sequence[KindRule] | None = None) -> str | None:
+    """The kind of the value as a whole, else of its longest identifier (``"19 shards"`` → number)."""
+    whole = kind_of(value, rules)
+    if whole is not None:
+        return whole
+    found = find_identifiers(value.strip(), rules)
+    if not found:
+        return None
+    return max(found, key=lambda i: (i.end - i.start, -i.start)).kind

@@ -1,0 +1,118 @@
+"""Identifier kinds: the shipped rules, user rules, and overlap resolution."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from foldscope.core.errors import ConfigError
+from foldscope.core.identifiers import (
+    default_rules,
+    find_identifiers,
+    kind_of,
+    main_kind,
+    merge_rules,
+    rules_from_data,
+)
+
+
+@pytest.mark.parametrize(("value", "kind"), [
+    ("/srv/app/data.db", "path"),
+    ("~/notes/todo.txt", "path"),
+    ("https://example.org/a/b?c=1", "url"),
+    ("mail.example.co.uk", "host"),
+    ("ops@example.io", "email"),
+    ("@jo.ann-pager", "handle"),
+    ("123e4567-e89b-12d3-a456-426614174000", "uuid"),
+    ("sha256:" + "ab" * 32, "digest"),
+    ("9fceb02d0ae598e95dc970b74767f19372d61af8", "hash"),
+    ("kid-99ZZ41", "key_id"),
+    ("1999-12-31T23:59:59Z", "timestamp"),
+    ("2001-02-03 04:05 UTC", "timestamp"),
+    ("192.168.1.20", "ip"),
+    ("2.0.13-beta.1", "version"),
+    ("v10.2", "version"),
+    ("HOME_DIR", "env_var"),
+    ("$PATH", "env_var"),
+    ("INFRA-88", "ticket"),
+    ("31337", "number"),
+    ("07:15", "time"),
+])
+def test_kind_of_shipped_rules(value: str, kind: str) -> None:
+    assert kind_of(value) == kind
+
+
+@pytest.mark.parametrize("value", ["Отдел расчётов-4", "hello world", "install.lock"])
+def test_kind_of_is_none_when_no_rule_covers_the_value(value: str) -> None:
+    assert kind_of(value) is None
+
+
+def test_main_kind_falls_back_to_the_longest_identifier() -> None:
+    assert main_kind("19 shards") == "number"
+    assert main_kind("prefix /a/b/c suffix 7") == "path"
+
+
+def test_longest_match_wins_over_its_parts() -> None:
+    found = find_identifiers("fetch https://cdn.example.net/x/y.js now")
+    assert [(i.kind, i.value) for i in found] == [("url", "https://cdn.example.net/x/y.js")]
+
+
+def test_context_group_reports_only_the_value() -> None:
+    found = find_identifiers("it listens on port 8443; admin at box:9090")
+    ports = [(i.value, i.start) for i in found if i.kind == "port"]
+    text = "it listens on port 8443; admin at box:9090"
+    assert [v for v, _ in ports] == ["8443", "9090"]
+    assert all(text[s:s + len(v)] == v for v, s in ports)
+
+
+def test_kinds_filter_keeps_overlap_resolution() -> None:
+    numbers = find_identifiers("cutoff 2026-07-14 01:26 UTC and 42", kinds=["number"])
+    assert [i.value for i in numbers] == ["42"]
+
+
+def test_user_rules_add_and_replace() -> None:
+    extra = rules_from_data({"kind": [
+        {"name": "ticket", "pattern": r"\bT#\d+\b"},
+        {"name": "sku", "pattern": r"\bSKU-[A-Z]{3}\b", "description": "a stock-keeping unit"},
+    ]}, source="mine.toml")
+    rules = merge_rules(default_rules(), extra)
+    assert kind_of("SKU-ABC", rules) == "sku"
+    assert kind_of("T#12", rules) == "ticket"
+    assert kind_of("OPS-12", rules) is None or kind_of("OPS-12", rules) != "ticket"
+    assert len([r for r in rules if r.name == "ticket"]) == 1
+
+
+@pytest.mark.parametrize(("data", "fragment"), [
+    ({}, "no [[kind]]"),
+    ({"kind": [{"name": "x", "pattern": "("}]}, "bad pattern"),
+    ({"kind": [{"name": "x", "pattern": "a*"}]}, "empty string"),
+    ({"kind": [{"name": "Bad Name", "pattern": "a"}]}, "'name'"),
+    ({"kind": [{"name": "x", "pattern": "a"}, {"name": "x", "pattern": "b"}]}, "defined twice"),
+    ({"kind": [{"name": "x", "pattern": "a", "colour": "red"}]}, "unknown field"),
+    ({"kinds": []}, "unknown key"),
+])
+def test_bad_rule_files_are_one_line_errors(data: dict, fragment: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        rules_from_data(data, source="mine.toml")
+    assert fragment in str(err.value) and "mine.toml" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+_texty = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=200)
+
+
+@given(_texty)
+def test_identifiers_are_disjoint_ordered_and_quote_the_text(text: str) -> None:
+    found = find_identifiers(text)
+    for a, b in zip(found, found[1:], strict=False):
+        assert a.end <= b.start
+    for ident in found:
+        assert text[ident.start:ident.end] == ident.value and ident.value
+
+
+@given(st.sampled_from(["/opt/a/b.lock", "v1.2.3", "@ops.team", "kid-ABCDEF12", "2026-01-02T03:04Z"]),
+       st.sampled_from(["", "see ", "(", "value: `"]), st.sampled_from(["", ".", ")", "` today", ", next"]))
+def test_a_value_in_prose_is_found_whole(value: str, left: str, right: str) -> None:
+    found = find_identifiers(left + value + right)
+    assert any(i.value == value and i.kind == kind_of(value) for i in found)
