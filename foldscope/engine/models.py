@@ -7,6 +7,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -114,6 +115,16 @@ class ModelConfig(BaseModel):
     def _url(cls, value: str) -> str:
         if not value.startswith(("http://", "https://")):
             raise ValueError("must be an http(s) URL")
+        # httpx would send user:pass@ as Basic auth instead of the API key, and the URL is
+        # stored with the sweep: refuse it (without echoing it) and name the fix.
+        try:
+            parts = urlsplit(value)
+            has_credentials = parts.username is not None or parts.password is not None
+        except ValueError:
+            raise ValueError("must be a well-formed http(s) URL") from None
+        if has_credentials or "@" in parts.netloc:
+            raise ValueError("must not contain credentials (user:pass@); put the key in an "
+                             "environment variable and name it with api_key_env")
         return value.rstrip("/")
 
     @model_validator(mode="after")

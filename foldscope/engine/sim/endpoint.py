@@ -18,6 +18,7 @@ from typing import Any
 
 from foldscope.engine.client import RETRY_COUNT_HEADER, SIM_FINGERPRINT, SIMULATED_HEADER, body_digest
 from foldscope.engine.sim import catalog, temperaments
+from foldscope.engine.sim.body_check import BodyProblem, check_chat_body, decode_body
 from foldscope.engine.sim.faults import FaultConfig, draw_faults
 from foldscope.engine.sim.request import CHARS_PER_TOKEN, parse_request
 
@@ -50,8 +51,24 @@ def _json(status: int, obj: Any, *, headers: Mapping[str, str] | None = None,
     return SimResponse(status, h, json.dumps(obj, ensure_ascii=False).encode("utf-8"), delay_s)
 
 
-def _error(status: int, message: str, **kw: Any) -> SimResponse:
-    return _json(status, {"error": {"message": message, "code": status}}, **kw)
+_ERROR_TYPES = {400: "invalid_request_error", 404: "not_found_error", 405: "invalid_request_error",
+                413: "invalid_request_error", 429: "rate_limit_error"}
+
+
+def error_response(status: int, message: str, *, param: str | None = None,
+                   **kw: Any) -> SimResponse:
+    """An OpenAI-style error: ``{"error": {"message", "type", "param", "code"}}``.
+
+    Args:
+        status: the HTTP status (also the ``code``, as OpenRouter sends it).
+        message: one line saying what is wrong.
+        param: the offending request parameter, if one is to blame.
+        **kw: ``headers`` and ``delay_s`` for the response.
+    """
+    kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    return _json(status, {"error": {"message": message, "type": kind, "param": param,
+                                    "code": status}}, **kw)
+
 
 
 def suppresses_reasoning(body: dict) -> bool:
@@ -122,10 +139,10 @@ class SimEndpoint:
             return self._endpoints(path[len("/models/"):-len("/endpoints")])
         if path == "/chat/completions":
             if method != "POST":
-                return _error(405, "use POST for chat completions")
+                return error_response(405, "use POST for chat completions")
             lower = {k.lower(): v for k, v in headers.items()}
             return self._chat(body, lower)
-        return _error(404, f"no route for {method} {path}")
+        return error_response(404, f"no route for {method} {path}")
 
     # -- listings -----------------------------------------------------------------------
 
@@ -145,7 +162,7 @@ class SimEndpoint:
 
     def _endpoints(self, name: str) -> SimResponse:
         if catalog.temperament_of(name) is None:
-            return _error(404, f"model '{name}' is not a simulated model")
+            return error_response(404, f"model '{name}' is not a simulated model")
         endpoint = {
             "name": f"{catalog.SIM_ENDPOINT_TAG} | {name}",
             "provider_name": catalog.SIM_ENDPOINT_TAG,
@@ -163,18 +180,16 @@ class SimEndpoint:
     # -- chat ---------------------------------------------------------------------------
 
     def _chat(self, raw: bytes, headers: Mapping[str, str]) -> SimResponse:
-        try:
-            body = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            return _error(400, "request body is not valid JSON")
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            return _error(400, "request body needs a 'messages' list")
-        model = str(body.get("model") or "")
+        body = decode_body(raw)
+        problem = body if isinstance(body, BodyProblem) else check_chat_body(body)
+        if problem is not None:
+            return error_response(400, problem.message, param=problem.param)
+        model = body["model"]
         temperament = catalog.temperament_of(model)
         if temperament is None:
-            return _error(404, f"model '{model}' is not a simulated model")
+            return error_response(404, f"model '{model}' is not a simulated model")
         if body.get("stream"):
-            return _error(400, "streaming is not supported by the simulated endpoint")
+            return error_response(400, "streaming is not supported by the simulated endpoint")
         faults = self.faults_for(model)
         digest = body_digest(body)
         attempt = _int(headers.get(RETRY_COUNT_HEADER) or headers.get("x-stainless-retry-count"))
@@ -186,21 +201,21 @@ class SimEndpoint:
         order = [str(p).casefold() for p in provider.get("order") or []]
         if order and provider.get("allow_fallbacks") is False and not any(
                 p.split("/", 1)[0] == catalog.SIM_ENDPOINT_TAG for p in order):
-            return _error(404, NO_PROVIDER_MESSAGE)
+            return error_response(404, NO_PROVIDER_MESSAGE)
         if faults is not None and faults.refuse_reasoning_param and carries_reasoning_param(body):
-            return _error(404, PARAMS_REJECTED_MESSAGE)
+            return error_response(404, PARAMS_REJECTED_MESSAGE)
         if faults is not None and faults.reasoning_mandatory and suppresses_reasoning(body):
-            return _error(400, REASONING_MANDATORY_MESSAGE)
+            return error_response(400, REASONING_MANDATORY_MESSAGE)
 
         if draw.infra == "timeout":
             return SimResponse(504, {}, b"", delay_s=draw.latency_s, stall=True,
                                stall_s=faults.timeout_stall_s if faults else 60.0)
         if draw.infra == "rate_limited":
             retry_after = faults.retry_after_s if faults else 1.0
-            return _error(429, "Rate limit exceeded (simulated)", delay_s=draw.latency_s,
+            return error_response(429, "Rate limit exceeded (simulated)", delay_s=draw.latency_s,
                           headers={"retry-after": _num(retry_after)})
         if draw.infra == "server_error":
-            return _error(503, "Upstream provider unavailable (simulated)", delay_s=draw.latency_s)
+            return error_response(503, "Upstream provider unavailable (simulated)", delay_s=draw.latency_s)
 
         req = parse_request(body)
         rng = random.Random(int(hashlib.sha256(digest.encode()).hexdigest()[:16], 16))

@@ -13,9 +13,12 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from foldscope.core.errors import ConfigError
-from foldscope.engine.sim.endpoint import SimEndpoint
+from foldscope.engine.sim.endpoint import SimEndpoint, SimResponse, error_response
 
-MAX_BODY_BYTES = 64 * 1024 * 1024
+MAX_BODY_BYTES = 16 * 1024 * 1024
+"""Largest request body accepted (413 above it); a kestrel catch-up fold is well under 1 MB."""
+
+READ_TIMEOUT_S = 30.0
 
 
 def check_loopback(host: str) -> str:
@@ -45,15 +48,62 @@ def check_loopback(host: str) -> str:
 class _Handler(BaseHTTPRequestHandler):
     server: SimHTTPServer
     protocol_version = "HTTP/1.1"
+    timeout = READ_TIMEOUT_S
+    """Socket timeout: a client that announces a body and never sends it frees its thread."""
+
+    def _reply(self, resp: SimResponse) -> None:
+        self.send_response(resp.status)
+        for name, value in resp.headers.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(resp.body)))
+        if self.close_connection:
+            self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(resp.body)
+
+    def _refuse(self, status: int, message: str) -> None:
+        # The body's extent is unknown (bad length, or not read): this connection cannot carry
+        # another request.
+        self.close_connection = True
+        self._reply(error_response(status, message))
+
+    def _read_body(self) -> bytes | None:
+        """The request body, or None after answering a bad or oversized Content-Length."""
+        raw = self.headers.get("content-length")
+        if raw is None:
+            if self.headers.get("transfer-encoding"):
+                self._refuse(411, "send a Content-Length (chunked bodies are not supported)")
+                return None
+            return b""
+        raw = raw.strip()
+        if not raw.isdigit():  # also refuses "-1", which would read until the client leaves
+            self._refuse(400, "Content-Length must be a non-negative integer")
+            return None
+        length = int(raw)
+        if length > MAX_BODY_BYTES:
+            self._refuse(413, f"request body is larger than {MAX_BODY_BYTES} bytes")
+            return None
+        body = self.rfile.read(length) if length else b""
+        if len(body) < length:
+            self._refuse(400, "request body is shorter than its Content-Length")
+            return None
+        return body
 
     def _serve(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        if length > MAX_BODY_BYTES:
-            self.send_error(413)
+        try:
+            body = self._read_body()
+        except (TimeoutError, OSError):
+            self.close_connection = True
             return
-        body = self.rfile.read(length) if length else b""
+        if body is None:
+            return
         srv = self.server
-        resp = srv.endpoint.respond(self.command, self.path, dict(self.headers.items()), body)
+        try:
+            resp = srv.endpoint.respond(self.command, self.path, dict(self.headers.items()), body)
+        except Exception as exc:  # noqa: BLE001 - a handler must answer, never die
+            if srv.verbose:
+                self.log_message("internal error: %s", f"{type(exc).__name__}: {exc}")
+            resp = error_response(500, "internal error in the simulated endpoint")
         delay = resp.delay_s * srv.latency_scale
         if delay > 0:
             time.sleep(delay)
@@ -63,12 +113,7 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(resp.stall_s)
             self.close_connection = True
             return
-        self.send_response(resp.status)
-        for name, value in resp.headers.items():
-            self.send_header(name, value)
-        self.send_header("content-length", str(len(resp.body)))
-        self.end_headers()
-        self.wfile.write(resp.body)
+        self._reply(resp)
 
     do_GET = _serve
     do_POST = _serve
@@ -87,12 +132,24 @@ class SimHTTPServer(ThreadingHTTPServer):
                  endpoint: SimEndpoint | None = None, latency_scale: float = 1.0,
                  verbose: bool = False) -> None:
         address = check_loopback(host)
+        if not 0 <= port <= 65535:
+            raise ConfigError(f"--port {port} is out of range (0-65535; 0 picks a free port)")
         if ":" in address:
             self.address_family = socket.AF_INET6
-        super().__init__((address, port), _Handler)
+        try:
+            super().__init__((address, port), _Handler)
+        except OSError as exc:
+            # In use, or privileged: the person picks another port, no traceback needed.
+            raise ConfigError(f"--port {port}: cannot listen on {address} "
+                              f"({exc.strerror or exc}); choose another port") from None
         self.endpoint = endpoint or SimEndpoint()
         self.latency_scale = latency_scale
         self.verbose = verbose
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that hung up mid-reply is not the server's problem: no traceback on stderr."""
+        if self.verbose:
+            super().handle_error(request, client_address)
 
     @property
     def base_url(self) -> str:

@@ -1,0 +1,214 @@
+"""Checks a chat request body's shape before a simulated model reads it, so a hostile or
+mistyped body gets a 400 naming the parameter instead of crashing the endpoint."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+MAX_DEPTH = 64
+"""Deepest JSON nesting accepted; real chat bodies nest a handful of levels (a schema inside
+``response_format``), and a 100k-deep array would exhaust the parser's stack."""
+
+
+@dataclass(frozen=True)
+class BodyProblem:
+    """Why a body was refused: a one-line message and the offending parameter (dotted path)."""
+
+    message: str
+    param: str | None = None
+
+
+def decode_body(raw: bytes) -> Any | BodyProblem:
+    """Decode a request body as JSON, refusing invalid UTF-8, invalid or too deeply nested JSON.
+
+    Args:
+        raw: the body bytes.
+
+    Returns:
+        The decoded value, or a :class:`BodyProblem`.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return BodyProblem(f"request body is not UTF-8 (byte {exc.start})")
+    # Count brackets outside strings before parsing: json.loads recurses once per level.
+    depth = _max_depth(text)
+    if depth > MAX_DEPTH:
+        return BodyProblem(f"request body nests deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return BodyProblem("request body is not valid JSON")
+
+
+def _max_depth(text: str) -> int:
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _lone_surrogate(value: Any, path: str) -> str | None:
+    """The path of the first string (key or value) holding a lone UTF-16 surrogate, or None."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and any("\ud800" <= c <= "\udfff" for c in item):
+                return where
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                sub_path = f"{where}.{key}" if where else str(key)
+                if any("\ud800" <= c <= "\udfff" for c in key):
+                    return where or "(body)"
+                stack.append((sub, sub_path))
+        elif isinstance(item, list):
+            stack.extend((sub, f"{where}[{i}]") for i, sub in enumerate(item))
+    return None
+
+
+def check_chat_body(body: Any) -> BodyProblem | None:
+    """Refuse a chat completion body whose fields have the wrong type.
+
+    Only the fields a simulated model reads are checked; unknown fields pass, as on a real
+    endpoint.
+
+    Args:
+        body: the decoded JSON body.
+
+    Returns:
+        The first problem found, or None when the body is usable.
+    """
+    if not isinstance(body, dict):
+        return BodyProblem("request body must be a JSON object")
+    where = _lone_surrogate(body, "")
+    if where is not None:
+        return BodyProblem("request body contains a lone UTF-16 surrogate", where or None)
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return BodyProblem("'messages' must be a list of message objects", "messages")
+    for i, msg in enumerate(messages):
+        problem = _check_message(msg, f"messages[{i}]")
+        if problem:
+            return problem
+    if not isinstance(body.get("model"), str):
+        return BodyProblem("'model' must be a string", "model")
+    for name in ("max_tokens", "max_completion_tokens"):
+        value = body.get(name)
+        if value is not None and not (_is_int(value) and value >= 1):
+            return BodyProblem(f"'{name}' must be a positive integer", name)
+    for name in ("temperature", "top_p"):
+        value = body.get(name)
+        if value is not None and not _is_number(value):
+            return BodyProblem(f"'{name}' must be a number", name)
+    if body.get("seed") is not None and not _is_int(body["seed"]):
+        return BodyProblem("'seed' must be an integer", "seed")
+    if body.get("stream") is not None and not isinstance(body["stream"], bool):
+        return BodyProblem("'stream' must be true or false", "stream")
+    stop = body.get("stop")
+    if stop is not None and not (isinstance(stop, str) or (
+            isinstance(stop, list) and all(isinstance(s, str) for s in stop))):
+        return BodyProblem("'stop' must be a string or a list of strings", "stop")
+    for name in ("reasoning", "chat_template_kwargs"):
+        if body.get(name) is not None and not isinstance(body[name], dict):
+            return BodyProblem(f"'{name}' must be an object", name)
+    return _check_response_format(body.get("response_format")) or _check_provider(
+        body.get("provider"))
+
+
+def _check_message(msg: Any, where: str) -> BodyProblem | None:
+    if not isinstance(msg, dict):
+        return BodyProblem(f"'{where}' must be an object", where)
+    if not isinstance(msg.get("role"), str):
+        return BodyProblem(f"'{where}.role' must be a string", f"{where}.role")
+    content = msg.get("content")
+    if content is None or isinstance(content, str):
+        return None
+    if not isinstance(content, list):
+        return BodyProblem(f"'{where}.content' must be a string or a list of parts",
+                           f"{where}.content")
+    for j, part in enumerate(content):
+        if not isinstance(part, dict) or not isinstance(part.get("text", ""), str):
+            return BodyProblem(f"'{where}.content[{j}]' must be an object with a string 'text'",
+                               f"{where}.content[{j}]")
+    return None
+
+
+def _check_response_format(rf: Any) -> BodyProblem | None:
+    if rf is None:
+        return None
+    if not isinstance(rf, dict):
+        return BodyProblem("'response_format' must be an object", "response_format")
+    if not isinstance(rf.get("type", ""), str):
+        return BodyProblem("'response_format.type' must be a string", "response_format.type")
+    js = rf.get("json_schema")
+    if js is None:
+        return None
+    if not isinstance(js, dict):
+        return BodyProblem("'response_format.json_schema' must be an object",
+                           "response_format.json_schema")
+    schema = js.get("schema")
+    if schema is None:
+        return None
+    base = "response_format.json_schema.schema"
+    if not isinstance(schema, dict):
+        return BodyProblem(f"'{base}' must be an object", base)
+    props = schema.get("properties")
+    if props is not None:
+        if not isinstance(props, dict):
+            return BodyProblem(f"'{base}.properties' must be an object", f"{base}.properties")
+        for name, prop in props.items():
+            if not isinstance(prop, dict):
+                return BodyProblem(f"'{base}.properties.{name}' must be an object",
+                                   f"{base}.properties.{name}")
+            if prop.get("maxLength") is not None and not _is_int(prop["maxLength"]):
+                return BodyProblem(f"'{base}.properties.{name}.maxLength' must be an integer",
+                                   f"{base}.properties.{name}.maxLength")
+    required = schema.get("required")
+    if required is not None and not (isinstance(required, list)
+                                     and all(isinstance(r, str) for r in required)):
+        return BodyProblem(f"'{base}.required' must be a list of strings", f"{base}.required")
+    return None
+
+
+def _check_provider(provider: Any) -> BodyProblem | None:
+    if provider is None:
+        return None
+    if not isinstance(provider, dict):
+        return BodyProblem("'provider' must be an object", "provider")
+    order = provider.get("order")
+    if order is not None and not (isinstance(order, list)
+                                  and all(isinstance(p, str) for p in order)):
+        return BodyProblem("'provider.order' must be a list of strings", "provider.order")
+    fallbacks = provider.get("allow_fallbacks")
+    if fallbacks is not None and not isinstance(fallbacks, bool):
+        return BodyProblem("'provider.allow_fallbacks' must be true or false",
+                           "provider.allow_fallbacks")
+    return None
