@@ -5,11 +5,15 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats as _scipy_stats
 
 from foldscope.core.stats import (
     cell_summary,
+    clustering,
+    group_checks,
+    row_mean,
     design_effect,
     effective_n,
     icc_binary,
@@ -122,3 +126,53 @@ def test_cell_summary_degenerate(recalls, groups):
     summary = cell_summary(recalls, groups)
     assert summary.rows == len(recalls)
     assert all(math.isnan(x) for x in summary.ci)
+
+
+# -- row means, clustering from records ----------------------------------------------------------
+
+def test_row_mean_t_interval_by_hand():
+    # values 0.2, 0.4, 0.6, 0.8: mean 0.5, sd √(0.2/3), t(0.975, 3) = 3.182446305
+    result = row_mean([0.2, 0.4, 0.6, 0.8])
+    half = 3.182446305284263 * math.sqrt(0.2 / 3) / 2
+    assert result.n == 4 and result.mean == pytest.approx(0.5)
+    assert result.ci == pytest.approx((0.5 - half, 0.5 + half))
+
+
+def test_row_mean_clips_to_bounds_and_handles_small_n():
+    assert row_mean([0.0, 1.0, 1.0]).ci[1] == 1.0
+    assert row_mean([0.0, 0.0, 1.0]).ci[0] == 0.0
+    single = row_mean([0.7])
+    assert single.n == 1 and math.isnan(single.ci[0])
+    assert row_mean([]).n == 0
+
+
+@settings(max_examples=40)
+@given(st.lists(st.floats(0, 1, allow_nan=False), min_size=2, max_size=30))
+def test_row_mean_matches_scipy_t_interval(values):
+    result = row_mean(values)
+    mean = sum(values) / len(values)
+    sem = _scipy_stats.sem(values)
+    if sem == 0:
+        assert result.ci == pytest.approx((mean, mean))
+        return
+    low, high = _scipy_stats.t.interval(0.95, len(values) - 1, loc=mean, scale=sem)
+    assert result.ci == pytest.approx((max(0.0, low), min(1.0, high)), abs=1e-9)
+
+
+def test_group_checks_and_clustering():
+    records = [("r1", "a", 1), ("r1", "b", 1), ("r2", "a", 0), ("r2", "b", 0), ("r3", "a", 1),
+               ("r3", "b", 0)]
+    groups = group_checks(records)
+    assert groups == [[1, 1], [0, 0], [1, 0]]
+    summary = clustering(groups)
+    assert summary.icc == pytest.approx(icc_binary(groups))
+    assert summary.design_effect == pytest.approx(1 + (2 - 1) * summary.icc)
+    assert summary.effective_n == pytest.approx(6 / summary.design_effect)
+    assert (summary.checks, summary.rows, summary.m) == (6, 3, 2.0)
+
+
+def test_group_checks_rejects_non_binary_and_duplicates():
+    with pytest.raises(ValueError, match="0 or 1"):
+        group_checks([("r1", "a", 2)])
+    with pytest.raises(ValueError, match="twice"):
+        group_checks([("r1", "a", 1), ("r1", "a", 0)])

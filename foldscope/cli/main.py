@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "foldscope.cli.grade_cmd",
     "foldscope.cli.probe_cmd",
     "foldscope.cli.sim_cmd",
+    "foldscope.cli.stats_cmd",
 )
 
 EXIT_USAGE = 2

@@ -29,3 +29,7 @@ class ConfigError(FoldscopeError):
 
 class StoreError(FoldscopeError):
     """The database cannot be used (corrupt, newer schema, wrong file)."""
+
+
+class StatsError(FoldscopeError, ValueError):
+    """Arguments a statistic cannot be computed from (a bad count, margin, or too few values)."""

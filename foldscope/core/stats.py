@@ -1,4 +1,4 @@
-"""Statistics for clustered recall data: row-count means, ICC(1), design effect, Wilson intervals.
+"""Statistics for clustered recall data: row means with intervals, ICC(1), design effect, Wilson.
 
 Rows are close to all-or-nothing, so the fourteen checks of one row are not fourteen independent
 trials. Every mean travels with its row count, and check-level data with the intraclass
@@ -9,7 +9,7 @@ as ``float("nan")``; nothing here raises ``ZeroDivisionError``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from scipy import stats as _scipy_stats
@@ -28,6 +28,50 @@ def mean_with_n(values: Sequence[float]) -> tuple[float, int]:
     """
     n = len(values)
     return (math.fsum(values) / n if n else NAN), n
+
+
+@dataclass(frozen=True)
+class RowMean:
+    """A mean over rows, with its row count and a Student-t interval over the rows."""
+
+    mean: float
+    """Mean of the per-row values (NaN with no rows)."""
+    n: int
+    """Rows averaged: the n to print beside the mean."""
+    sd: float
+    """Sample standard deviation over rows (n − 1 denominator; NaN below two rows)."""
+    ci: tuple[float, float]
+    """t interval mean ± t(n − 1) · sd / √n, clipped to ``bounds``; NaN below two rows."""
+
+
+def row_mean(values: Sequence[float], confidence: float = 0.95,
+             bounds: tuple[float, float] = (0.0, 1.0)) -> RowMean:
+    """Mean of per-row values with a t interval over rows (rows are the independent units).
+
+    The interval treats each row as one observation, so it needs no ICC: the clustering of
+    checks inside a row is already folded into the row's value. It is clipped to ``bounds``
+    (recall cannot leave [0, 1]); when every row agrees the interval collapses to the mean.
+
+    Args:
+        values: one value per row (e.g. per-row recall).
+        confidence: two-sided level, strictly between 0 and 1.
+        bounds: the range the values live in, used to clip the interval.
+
+    Returns:
+        The mean, row count, standard deviation and interval.
+
+    Raises:
+        ValueError: confidence outside (0, 1).
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    mean, n = mean_with_n(values)
+    if n < 2:
+        return RowMean(mean=mean, n=n, sd=NAN, ci=(NAN, NAN))
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    low, high = bounds
+    return RowMean(mean=mean, n=n, sd=sd, ci=(max(low, mean - half), min(high, mean + half)))
 
 
 def icc_binary(groups: Sequence[Sequence[int | bool]]) -> float:
@@ -94,6 +138,67 @@ def effective_n(n_checks: float, de: float) -> float:
     if not de > 0:  # also catches NaN
         return NAN
     return n_checks / de
+
+
+@dataclass(frozen=True)
+class Clustering:
+    """How far clustering in rows discounts check-level data."""
+
+    icc: float
+    """Raw one-way random-effects ICC(1) (may be negative or NaN)."""
+    design_effect: float
+    """DE = 1 + (m − 1) · ICC, with the raw ICC."""
+    effective_n: float
+    """Checks ÷ DE: the number of independent checks the data are worth."""
+    checks: int
+    """Checks counted."""
+    rows: int
+    """Rows (clusters) with at least one check."""
+    m: float
+    """Mean checks per row."""
+
+
+def clustering(groups: Sequence[Sequence[int | bool]]) -> Clustering:
+    """ICC, design effect and effective n of 0/1 checks grouped by row.
+
+    Args:
+        groups: one sequence of 0/1 checks per row; empty rows are ignored.
+
+    Returns:
+        The diagnostics; NaN where undefined (see ``icc_binary``).
+    """
+    kept = [g for g in groups if len(g) > 0]
+    checks = sum(len(g) for g in kept)
+    m = checks / len(kept) if kept else NAN
+    icc = icc_binary(kept)
+    de = design_effect(m, icc)
+    return Clustering(icc=icc, design_effect=de, effective_n=effective_n(checks, de),
+                      checks=checks, rows=len(kept), m=m)
+
+
+def group_checks(records: Iterable[tuple[Hashable, Hashable, float]]) -> list[list[int]]:
+    """Group ``(row_id, check, value)`` records into one list of 0/1 checks per row.
+
+    Rows keep the order in which they first appear.
+
+    Args:
+        records: one triple per check; value must be 0 or 1 (or a bool).
+
+    Returns:
+        The checks of each row.
+
+    Raises:
+        ValueError: a value other than 0/1, or the same check twice in one row.
+    """
+    rows: dict[Hashable, dict[Hashable, int]] = {}
+    for row_id, check, value in records:
+        if value not in (0, 1):
+            raise ValueError(f"row {row_id}, check {check}: value must be 0 or 1, got {value!r}")
+        seen = rows.setdefault(row_id, {})
+        if check in seen:
+            raise ValueError(f"row {row_id}: check {check} appears twice")
+        seen[check] = int(value)
+    return [list(checks.values()) for checks in rows.values()]
 
 
 def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
