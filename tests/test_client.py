@@ -12,17 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from foldscope.core.errors import ModelError
-from foldscope.engine.client import (
-    POOLS,
-    ChatRequest,
+from foldscope.engine.client.chat import ChatRequest
+from foldscope.engine.client.errors import (
     InfraError,
-    ModelClient,
     ParameterRejected,
     ReasoningNotDisableable,
     RequestRejected,
-    body_digest,
-    dumps_json,
 )
+from foldscope.engine.client.model_client import ModelClient
+from foldscope.engine.client.pools import POOLS
+from foldscope.engine.wire import body_digest
+from foldscope.engine.wire.fastjson import dumps_json
 from foldscope.engine.models import ModelConfig
 
 SECRET = "sk-or-v1-THIS-IS-A-TEST-SECRET-0123456789"
@@ -302,15 +302,15 @@ def test_dumps_json_is_json_dumps(heads, tail_unit, repeat):
 
 
 def test_escape_memo_is_bounded(monkeypatch):
-    from foldscope.engine import client
+    from foldscope.engine.wire import fastjson
 
-    monkeypatch.setattr(client, "_BLOCK_BUDGET_CHARS", 100_000)
+    monkeypatch.setattr(fastjson, "_BLOCK_BUDGET_CHARS", 100_000)
     for i in range(40):
         dumps_json({"content": f"{i:06d}" * 5000})
-    memo = client._ESCAPE_MEMO
+    memo = fastjson._ESCAPE_MEMO
     assert memo._block_chars <= 100_000
     assert memo._block_chars == sum(len(b) + len(e) for b, e in memo._blocks.values())
-    assert len(memo._whole) <= client._WHOLE_ENTRIES
+    assert len(memo._whole) <= fastjson.WHOLE_ENTRIES
 
 
 def test_memos_tell_apart_texts_with_the_same_length_and_edges():

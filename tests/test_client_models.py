@@ -7,7 +7,6 @@ import pytest
 from foldscope.core.errors import ConfigError, ModelError
 from foldscope.engine.models import (
     ModelConfig,
-    is_routing_gateway,
     load_models_toml,
     lookup_model,
     resolve_model,
@@ -44,7 +43,7 @@ def test_overrides_are_fields_laid_over_builtins():
     cfg = resolve_model("qwen", {"provider": "openrouter", "pin": "deepinfra/fp8"})
     assert cfg.base_url == "https://openrouter.ai/api/v1"
     assert cfg.reasoning_param == "openrouter" and cfg.api_key_env == "OPENROUTER_API_KEY"
-    assert is_routing_gateway(cfg)
+    assert cfg.is_routing_gateway
 
 
 def test_load_models_toml(tmp_path):

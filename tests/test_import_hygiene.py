@@ -32,3 +32,27 @@ def test_engine_never_imports_textual():
     names = [f"foldscope.engine.{m.name}" for m in pkgutil.iter_modules(engine.__path__)]
     loaded = _modules_after("; ".join(f"import {n}" for n in names))
     assert not {m for m in loaded if m == "textual" or m.startswith("textual.")}
+
+
+def _package_modules(package: str) -> list[str]:
+    import importlib
+    import pkgutil
+
+    pkg = importlib.import_module(package)
+    return [package] + [f"{package}.{m.name}" for m in pkgutil.iter_modules(pkg.__path__)]
+
+
+def test_simulator_loads_only_core_and_the_wire_module():
+    loaded = _modules_after("; ".join(f"import {n}" for n in _package_modules("foldscope.engine.sim")))
+    allowed = ("foldscope.core", "foldscope.engine.sim", "foldscope.engine.wire")
+    ours = {m for m in loaded if m.startswith("foldscope.") and m not in ("foldscope.engine",)}
+    stray = {m for m in ours if not any(m == a or m.startswith(a + ".") for a in allowed)}
+    assert not stray, f"the simulator pulled in {sorted(stray)}"
+
+
+def test_real_client_loads_nothing_of_the_simulator():
+    loaded = _modules_after("; ".join(f"import {n}" for n in _package_modules("foldscope.engine.client")))
+    assert "foldscope.engine.client.model_client" in loaded
+    stray = {m for m in loaded if m.startswith(("foldscope.engine.sim", "foldscope.engine.connect",
+                                                "foldscope.engine.models"))}
+    assert not stray, f"the client pulled in {sorted(stray)}"

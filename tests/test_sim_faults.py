@@ -7,13 +7,9 @@ import json
 import httpx
 import pytest
 
-from foldscope.engine.client import (
-    ChatRequest,
-    InfraError,
-    ParameterRejected,
-    ReasoningNotDisableable,
-    make_client,
-)
+from foldscope.engine.client.chat import ChatRequest
+from foldscope.engine.client.errors import InfraError, ParameterRejected, ReasoningNotDisableable
+from foldscope.engine.connect import make_client
 from foldscope.engine.models import resolve_model
 from foldscope.engine.sim.endpoint import SimEndpoint
 from foldscope.engine.sim.faults import FaultConfig, draw_faults

@@ -13,7 +13,8 @@ import pytest
 
 from foldscope.core.errors import ConfigError
 from foldscope.core.messages import fold_user_message, recall_user_message
-from foldscope.engine.client import ChatRequest, ModelClient
+from foldscope.engine.client.chat import ChatRequest
+from foldscope.engine.client.model_client import ModelClient
 from foldscope.engine.models import resolve_model
 from foldscope.engine.sim.endpoint import SimEndpoint
 from foldscope.engine.sim.server import SimServerThread, check_loopback

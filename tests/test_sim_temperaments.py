@@ -18,7 +18,8 @@ from foldscope.core.messages import (
     headings_instruction,
     recall_user_message,
 )
-from foldscope.engine.client import ChatRequest, make_client
+from foldscope.engine.client.chat import ChatRequest
+from foldscope.engine.connect import make_client
 from kestrel_facts import KESTREL_GRADED
 
 from foldscope.engine.models import resolve_model

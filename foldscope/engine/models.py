@@ -143,6 +143,11 @@ class ModelConfig(BaseModel):
         """True for simulated models."""
         return self.provider == "sim"
 
+    @property
+    def is_routing_gateway(self) -> bool:
+        """True when the provider routes one model to many endpoints (so a pin matters)."""
+        return self.provider in ROUTING_GATEWAYS
+
 
 def builtin_model(model_id: str) -> ModelConfig | None:
     """Return the config of a built-in sim id, or None if it is not one.
@@ -247,15 +252,10 @@ def load_models_toml(path: str | Path) -> dict[str, ModelConfig]:
     return out
 
 
-def is_routing_gateway(cfg: ModelConfig) -> bool:
-    """True when the provider routes one model to many endpoints (so a pin matters)."""
-    return cfg.provider in ROUTING_GATEWAYS
-
-
 def warnings(cfg: ModelConfig) -> list[str]:
     """Return human-readable warnings about a config that would weaken a sweep's validity."""
     out: list[str] = []
-    if is_routing_gateway(cfg) and not cfg.pin:
+    if cfg.is_routing_gateway and not cfg.pin:
         out.append("no pin on a routing gateway")
     if cfg.quantizations and not cfg.pin:
         out.append("quantizations given without a pin")

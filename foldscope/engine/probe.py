@@ -19,15 +19,15 @@ from typing import Any
 import httpx
 
 from foldscope.core.errors import ModelError
-from foldscope.engine.client import (
-    ChatRequest,
+from foldscope.engine.client.chat import ChatRequest
+from foldscope.engine.client.errors import (
     ClientError,
     InfraError,
-    ModelClient,
     ParameterRejected,
     ReasoningNotDisableable,
-    make_client,
 )
+from foldscope.engine.client.model_client import ModelClient
+from foldscope.engine.connect import make_client
 from foldscope.engine.models import ModelConfig
 
 OK = "ok"

@@ -23,19 +23,15 @@ from foldscope.core.scenario import Scenario, load_scenario
 from foldscope.core.text import storable
 from foldscope.core.tokens import dominant_class, estimate_tokens
 from foldscope.core.validity import RowFacts, row_validity
-from foldscope.engine.client import (
-    ChatReply,
-    ChatRequest,
-    ClientError,
-    InfraError,
-    body_digest,
-    make_client,
-)
+from foldscope.engine.client.chat import ChatReply, ChatRequest
+from foldscope.engine.client.errors import ClientError, InfraError
+from foldscope.engine.connect import make_client
 from foldscope.engine.limiter import AdaptiveLimiter
-from foldscope.engine.models import ModelConfig, is_routing_gateway, resolve_model
+from foldscope.engine.models import ModelConfig, resolve_model
 from foldscope.engine.models import warnings as model_warnings
 from foldscope.engine.store import ROW_DONE, ROW_FAILED, Store, process_alive
 from foldscope.engine.sweep import SweepConfig
+from foldscope.engine.wire import body_digest
 
 Event = dict[str, Any]
 EventSink = Callable[[Event], None]
@@ -298,7 +294,7 @@ class SweepRunner:
         for mid, cfg in models.items():
             entry: dict[str, Any] = {"provider": cfg.provider, "pin": cfg.pin,
                                      "warnings": model_warnings(cfg), "endpoint": None}
-            if is_routing_gateway(cfg) and cfg.pin:
+            if cfg.is_routing_gateway and cfg.pin:
                 try:
                     endpoints = await clients[mid].list_endpoints()
                 except ClientError as exc:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldscope.engine.client import RETRY_COUNT_HEADER, SIM_FINGERPRINT, SIMULATED_HEADER, body_digest
+from foldscope.engine.wire import RETRY_COUNT_HEADER, SIM_FINGERPRINT, SIMULATED_HEADER, body_digest
 from foldscope.engine.sim import catalog, temperaments
 from foldscope.engine.sim.body_check import BodyProblem, check_chat_body, decode_body
 from foldscope.engine.sim.faults import FaultConfig, draw_faults

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
 from foldscope.engine.sim.endpoint import SimEndpoint
-
-if TYPE_CHECKING:
-    from foldscope.engine.models import ModelConfig
 
 
 class SimTransport(httpx.AsyncBaseTransport):
@@ -28,12 +25,6 @@ class SimTransport(httpx.AsyncBaseTransport):
         self.endpoint = endpoint or SimEndpoint()
         self.latency_scale = latency_scale
         self._sleep = sleep
-
-    @classmethod
-    def for_model(cls, cfg: ModelConfig) -> SimTransport:
-        """Return a transport carrying one model config's faults and latency scale."""
-        faults = {cfg.wire_model: cfg.faults} if cfg.faults is not None else {}
-        return cls(SimEndpoint(faults), latency_scale=cfg.latency_scale)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Answer one request from the simulated endpoint."""

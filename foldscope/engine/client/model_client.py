@@ -1,7 +1,7 @@
 """The model client: async Chat Completions calls with pinning, retries and typed errors.
 
 One dialect (OpenAI Chat Completions) covers OpenRouter, OpenAI, vLLM, llama.cpp server, Ollama
-and the simulated models. Infrastructure faults (connect errors, timeouts, 429, 5xx) are retried
+and the simulated models (whose transport the caller injects). Infrastructure faults (connect errors, timeouts, 429, 5xx) are retried
 with bounded exponential backoff; rejections of the request itself are raised at once, typed, so a
 probe can tell the harness's parameters from the model. A reply that does not fit its schema is
 the model's behaviour and is returned like any other.
@@ -14,334 +14,38 @@ Reasoning suppression for ``reasoning_param="openrouter"`` is sent as
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import os
 import random
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from foldscope.core.errors import FoldscopeError, ModelError
-from foldscope.engine.models import SIM_BASE_URL, ModelConfig, is_routing_gateway
+from foldscope.engine.client.chat import ChatReply, ChatRequest, EndpointInfo
+from foldscope.engine.client.errors import (
+    ClientError,
+    InfraError,
+    MissingApiKey,
+    ParameterRejected,
+    ReasoningNotDisableable,
+    RequestRejected,
+)
+from foldscope.engine.client.pools import POOLS
+from foldscope.engine.wire import RETRY_COUNT_HEADER, SIM_FINGERPRINT, SIMULATED_HEADER, body_digest
+from foldscope.engine.wire.fastjson import dumps_json
+
+if TYPE_CHECKING:  # the config's module also knows the built-in sims; the client needs its type only
+    from foldscope.engine.models import ModelConfig
 
 log = logging.getLogger(__name__)
-
-SIMULATED_HEADER = "x-foldscope-simulated"
-SIM_FINGERPRINT = "foldscope-sim"
-RETRY_COUNT_HEADER = "x-retry-count"
-"""Zero-based attempt number sent with each request (simulated endpoints draw faults by it)."""
 
 RETRY_AFTER_CAP_S = 300.0
 """Longest ``Retry-After`` honoured; a gateway asking for more is treated as asking for this."""
 
 _PARAMS_REJECTED = "no endpoints found that can handle the requested parameters"
-
-
-# --------------------------------------------------------------------------------------------
-# Errors
-
-
-class ClientError(FoldscopeError):
-    """A model call failed. ``str(err)`` is one line and never contains a secret."""
-
-    def __init__(self, message: str, *, model: str, status: int | None = None,
-                 attempts: int = 1) -> None:
-        super().__init__(message)
-        self.model = model
-        self.status = status
-        self.attempts = attempts
-
-
-class InfraError(ClientError):
-    """Infrastructure failed after all retries (``kind``: timeout, connect, rate_limited,
-    server_error)."""
-
-    def __init__(self, message: str, *, model: str, kind: str, status: int | None = None,
-                 attempts: int = 1) -> None:
-        super().__init__(message, model=model, status=status, attempts=attempts)
-        self.kind = kind
-
-
-class ParameterRejected(ClientError):
-    """The gateway has no endpoint that accepts the request's parameters (OpenRouter 404)."""
-
-
-class ReasoningNotDisableable(ClientError):
-    """The endpoint refuses to disable reasoning (400)."""
-
-
-class RequestRejected(ClientError):
-    """Any other 4xx: the request was refused and retrying it would not help."""
-
-
-class MissingApiKey(ClientError, ModelError):
-    """The environment variable named by ``api_key_env`` is not set (the message names it)."""
-
-
-# --------------------------------------------------------------------------------------------
-# Requests and replies
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    """One chat call: what the fold or recall layer asks for."""
-
-    messages: list[dict]
-    max_tokens: int
-    response_format: dict | None = None
-    temperature: float | None = None
-    """None: the model config's temperature."""
-    seed: int | None = None
-    """None: the model config's seed (if any)."""
-
-
-@dataclass(frozen=True)
-class ChatReply:
-    """What came back from a successful call, with its accounting."""
-
-    content: str
-    finish_reason: str
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    latency_s: float
-    """Wall time of the successful attempt (retries and backoff excluded)."""
-    cost_usd: float | None
-    simulated: bool
-    attempts: int
-    request_digest: str
-    retry_kinds: tuple[str, ...] = ()
-    """The fault kind behind each retry, in order (``rate_limited``, ``timeout``, …)."""
-
-    @property
-    def rate_limited(self) -> bool:
-        """True when any attempt was answered 429 (adaptive concurrency backs off on this)."""
-        return "rate_limited" in self.retry_kinds
-
-
-@dataclass(frozen=True)
-class EndpointInfo:
-    """One provider endpoint of a model as a gateway lists it (OpenRouter shape)."""
-
-    name: str
-    provider_name: str
-    tag: str | None
-    quantization: str | None
-    context_length: int | None
-    max_completion_tokens: int | None
-    price_prompt_per_mtok: float | None
-    price_completion_per_mtok: float | None
-    supported_parameters: tuple[str, ...]
-
-    def matches_pin(self, pin: str) -> bool:
-        """True when ``pin`` names this endpoint (by tag, provider name or its slug)."""
-        pin = pin.casefold()
-        names = {self.name.casefold(), self.provider_name.casefold(),
-                 self.provider_name.casefold().replace(" ", "-")}
-        if self.tag:
-            names |= {self.tag.casefold(), self.tag.casefold().split("/", 1)[0]}
-        return pin in names
-
-    def as_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready dict (for probe output and pin records)."""
-        return {
-            "name": self.name, "provider_name": self.provider_name, "tag": self.tag,
-            "quantization": self.quantization, "context_length": self.context_length,
-            "max_completion_tokens": self.max_completion_tokens,
-            "price_prompt_per_mtok": self.price_prompt_per_mtok,
-            "price_completion_per_mtok": self.price_completion_per_mtok,
-            "supported_parameters": list(self.supported_parameters),
-        }
-
-
-def body_digest(body: dict) -> str:
-    """Return the sha256 hex digest of a request body in canonical JSON (sorted keys)."""
-    canon = dumps_json(body, sort_keys=True, separators=(",", ":"))
-    # The same canonical text is digested twice per call when an in-process simulated endpoint
-    # answers (the client for its record, the endpoint for its seed), and hashing ~100 kB costs
-    # ~60 us, so the last few digests are remembered, confirmed by comparing the whole text.
-    key = _fingerprint(canon)
-    with _BODY_DIGESTS_LOCK:
-        entry = _BODY_DIGESTS.get(key)
-        if entry is not None and entry[0] == canon:
-            return entry[1]
-    digest = hashlib.sha256(canon.encode("utf-8")).hexdigest()
-    with _BODY_DIGESTS_LOCK:
-        _BODY_DIGESTS[key] = (canon, digest)
-        _BODY_DIGESTS.move_to_end(key)
-        while len(_BODY_DIGESTS) > _WHOLE_ENTRIES:
-            _BODY_DIGESTS.popitem(last=False)
-    return digest
-
-
-# --------------------------------------------------------------------------------------------
-# JSON encoding with memoised long strings
-#
-# A fold body carries a ~100k-character user message, and escaping it for JSON is most of the
-# cost of encoding the body (~0.25 ms). It is escaped several times per call (canonically for
-# the digest, again for the wire body, and once more by an in-process simulated endpoint for its
-# own digest), and from one fold to the next the message differs only in its head (the carrier)
-# while its tail (the chunk and the instruction) repeats across every row of a sweep. Escaping
-# is a pure, per-character function of the string, so escaped forms are memoised at two levels:
-# whole strings (the repeat encodes of one message) and fixed-size blocks cut from the end of the
-# string (so a repeated tail lands on the same blocks whatever the head's length). The output is
-# exactly ``json.dumps(obj, ensure_ascii=False, ...)``: the same C encoder runs, only its
-# string-escaping step is memoised, and escape(a + b) == escape(a) + escape(b) without quotes.
-
-_MEMO_MIN_CHARS = 4096
-"""Strings shorter than this are escaped directly (the memo would cost more than it saves)."""
-
-_WHOLE_ENTRIES = 8
-"""Whole strings remembered: a call needs one (its user message), the rest is interleaving slack."""
-
-_BLOCK_CHARS = 8192
-"""Size of the blocks a long string is cut into, counted from its end."""
-
-_BLOCK_BUDGET_CHARS = 16_000_000
-"""Characters (blocks plus their escaped forms) the block memo keeps, least recently used out
-first: about 16 MB of ASCII, room for every chunk × instruction of a 12-arm sweep."""
-
-_escape_json_string = json.encoder.encode_basestring  # the C escaper when _json is built
-_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-_default_encoder = json.JSONEncoder()
-
-
-def _fingerprint(text: str) -> tuple[int, str, str]:
-    # Hashing a str reads all of it (~25 us per 100k characters, again for every new string
-    # object, e.g. each freshly decoded request body), so long texts are keyed by their length
-    # and edges instead; a hit is confirmed by comparing the whole text (a memcmp, much cheaper).
-    return len(text), text[:64], text[-64:]
-
-
-class _EscapeMemo:
-    """JSON string escaping with bounded LRU memos (see above); a drop-in for the C escaper."""
-
-    def __init__(self) -> None:
-        # fingerprint -> (text, escaped with quotes) / (block, escaped without quotes)
-        self._whole: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
-        self._blocks: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
-        self._block_chars = 0
-        self._lock = threading.Lock()  # a UI worker thread and the main thread may both encode
-
-    def __call__(self, text: str) -> str:
-        if len(text) < _MEMO_MIN_CHARS:
-            return _escape_json_string(text)
-        key = _fingerprint(text)
-        with self._lock:
-            entry = self._whole.get(key)
-            if entry is not None and entry[0] == text:
-                self._whole.move_to_end(key)
-                return entry[1]
-            escaped = self._by_blocks(text)
-            self._whole[key] = (text, escaped)
-            self._whole.move_to_end(key)
-            if len(self._whole) > _WHOLE_ENTRIES:
-                self._whole.popitem(last=False)
-        return escaped
-
-    def _by_blocks(self, text: str) -> str:
-        head = len(text) % _BLOCK_CHARS
-        parts = [_escape_json_string(text[:head])[1:-1]] if head else []
-        blocks = self._blocks
-        for start in range(head, len(text), _BLOCK_CHARS):
-            block = text[start:start + _BLOCK_CHARS]
-            key = _fingerprint(block)
-            entry = blocks.get(key)
-            if entry is not None and entry[0] == block:
-                blocks.move_to_end(key)
-                parts.append(entry[1])
-                continue
-            escaped = _escape_json_string(block)[1:-1]
-            if entry is not None:  # another block with the same fingerprint: replace it
-                self._block_chars -= len(entry[0]) + len(entry[1])
-            blocks[key] = (block, escaped)
-            blocks.move_to_end(key)
-            self._block_chars += len(block) + len(escaped)
-            parts.append(escaped)
-        while self._block_chars > _BLOCK_BUDGET_CHARS:
-            _, (block, escaped) = blocks.popitem(last=False)
-            self._block_chars -= len(block) + len(escaped)
-        return '"' + "".join(parts) + '"'
-
-
-_ESCAPE_MEMO = _EscapeMemo()
-_BODY_DIGESTS: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
-"""Recent canonical bodies and their digests (see ``body_digest``), at most _WHOLE_ENTRIES."""
-_BODY_DIGESTS_LOCK = threading.Lock()
-
-
-def dumps_json(obj: Any, *, sort_keys: bool = False,
-               separators: tuple[str, str] = (", ", ": ")) -> str:
-    """``json.dumps(obj, ensure_ascii=False, sort_keys=..., separators=...)``, reusing the escaped
-    form of recently encoded long strings (see above).
-
-    Args:
-        obj: any JSON-serialisable object.
-        sort_keys: sort object keys (canonical form).
-        separators: (item separator, key separator), as for ``json.dumps``.
-
-    Returns:
-        The JSON text, identical to what ``json.dumps`` returns for the same arguments.
-    """
-    if _c_make_encoder is None:  # no C accelerator (another interpreter): plain json.dumps
-        return json.dumps(obj, ensure_ascii=False, sort_keys=sort_keys, separators=separators)
-    item_sep, key_sep = separators
-    # The arguments json.dumps passes to the C encoder for ensure_ascii=False, check_circular=True,
-    # allow_nan=True, skipkeys=False, indent=None; only the string escaper differs.
-    encode = _c_make_encoder({}, _default_encoder.default, _ESCAPE_MEMO, None, key_sep,
-                             item_sep, sort_keys, False, True)
-    return "".join(encode(obj, 0))
-
-
-# --------------------------------------------------------------------------------------------
-# Connection pools
-
-
-class _PoolRegistry:
-    """Shares one ``httpx.AsyncClient`` per (event loop, base URL, transport) among clients.
-
-    An AsyncClient belongs to the loop it first ran on, so the loop is part of the key; the
-    reference count closes a pool when its last ModelClient closes.
-    """
-
-    def __init__(self) -> None:
-        self._pools: dict[tuple, list] = {}
-
-    def acquire(self, base_url: str, transport: httpx.AsyncBaseTransport | None
-                ) -> tuple[tuple, httpx.AsyncClient]:
-        key = (id(asyncio.get_running_loop()), base_url, id(transport) if transport else None)
-        entry = self._pools.get(key)
-        if entry is None or entry[0].is_closed:
-            pool = httpx.AsyncClient(
-                transport=transport,
-                limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
-            )
-            entry = [pool, 0]
-            self._pools[key] = entry
-        entry[1] += 1
-        return key, entry[0]
-
-    async def release(self, key: tuple) -> None:
-        entry = self._pools.get(key)
-        if entry is None:
-            return
-        entry[1] -= 1
-        if entry[1] <= 0:
-            del self._pools[key]
-            await entry[0].aclose()
-
-
-POOLS = _PoolRegistry()
-
-
-# --------------------------------------------------------------------------------------------
-# The client
 
 RetryHook = Callable[[str, float], None]
 Sleep = Callable[[float], Awaitable[Any]]
@@ -352,7 +56,9 @@ class ModelClient:
 
     Args:
         cfg: the model config.
-        transport: an httpx transport to use instead of the network (tests, sims).
+        transport: the httpx transport to send through (None: the network). The caller chooses
+            it (``foldscope.engine.connect`` wires the in-process simulator for built-in sims);
+            this client knows nothing of simulators.
         sleep: the coroutine used for backoff waits (tests inject a recorder).
         rng: random source for backoff jitter.
         on_retry: called with ``(kind, delay_s)`` before each backoff wait.
@@ -364,10 +70,6 @@ class ModelClient:
                  sleep: Sleep = asyncio.sleep, rng: random.Random | None = None,
                  on_retry: RetryHook | None = None,
                  before_attempt: Callable[[], Awaitable[None]] | None = None) -> None:
-        if transport is None and cfg.provider == "sim" and cfg.base_url == SIM_BASE_URL:
-            from foldscope.engine.sim.transport import SimTransport
-
-            transport = SimTransport.for_model(cfg)
         self.cfg = cfg
         self.on_retry = on_retry
         self.before_attempt = before_attempt
@@ -413,7 +115,7 @@ class ModelClient:
             body["reasoning"] = {"enabled": False}
         elif cfg.reasoning_param == "vllm":
             body["chat_template_kwargs"] = {"enable_thinking": False}
-        if is_routing_gateway(cfg) and cfg.pin:
+        if cfg.is_routing_gateway and cfg.pin:
             provider: dict[str, Any] = {"order": [cfg.pin], "allow_fallbacks": False,
                                         "require_parameters": True}
             if cfg.quantizations:
@@ -603,25 +305,6 @@ class ModelClient:
                          completion_tokens=completion, latency_s=latency, cost_usd=cost_usd,
                          simulated=simulated, attempts=attempts, request_digest=digest,
                          retry_kinds=kinds)
-
-
-def make_client(cfg: ModelConfig, *, transport: httpx.AsyncBaseTransport | None = None,
-                **kwargs: Any) -> ModelClient:
-    """Return a client for ``cfg``; built-in sims get the in-process sim transport by default.
-
-    Args:
-        cfg: the model config.
-        transport: override the transport (tests).
-        **kwargs: passed to :class:`ModelClient` (``sleep``, ``rng``, ``on_retry``).
-
-    Returns:
-        The client.
-    """
-    return ModelClient(cfg, transport=transport, **kwargs)
-
-
-# --------------------------------------------------------------------------------------------
-# Helpers
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -1,0 +1,122 @@
+"""The JSON fast path: ``json.dumps`` with memoised escaping of long strings.
+
+A fold body carries a ~100k-character user message, and escaping it for JSON is most of the
+cost of encoding the body (~0.25 ms). It is escaped several times per call (canonically for
+the digest, again for the wire body, and once more by an in-process simulated endpoint for its
+own digest), and from one fold to the next the message differs only in its head (the carrier)
+while its tail (the chunk and the instruction) repeats across every row of a sweep. Escaping
+is a pure, per-character function of the string, so escaped forms are memoised at two levels:
+whole strings (the repeat encodes of one message) and fixed-size blocks cut from the end of the
+string (so a repeated tail lands on the same blocks whatever the head's length). The output is
+exactly ``json.dumps(obj, ensure_ascii=False, ...)``: the same C encoder runs, only its
+string-escaping step is memoised, and escape(a + b) == escape(a) + escape(b) without quotes.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from typing import Any
+
+_MEMO_MIN_CHARS = 4096
+"""Strings shorter than this are escaped directly (the memo would cost more than it saves)."""
+
+WHOLE_ENTRIES = 8
+"""Whole strings remembered: a call needs one (its user message), the rest is interleaving slack."""
+
+_BLOCK_CHARS = 8192
+"""Size of the blocks a long string is cut into, counted from its end."""
+
+_BLOCK_BUDGET_CHARS = 16_000_000
+"""Characters (blocks plus their escaped forms) the block memo keeps, least recently used out
+first: about 16 MB of ASCII, room for every chunk × instruction of a 12-arm sweep."""
+
+_escape_json_string = json.encoder.encode_basestring  # the C escaper when _json is built
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_default_encoder = json.JSONEncoder()
+
+
+def fingerprint(text: str) -> tuple[int, str, str]:
+    # Hashing a str reads all of it (~25 us per 100k characters, again for every new string
+    # object, e.g. each freshly decoded request body), so long texts are keyed by their length
+    # and edges instead; a hit is confirmed by comparing the whole text (a memcmp, much cheaper).
+    return len(text), text[:64], text[-64:]
+
+
+class _EscapeMemo:
+    """JSON string escaping with bounded LRU memos (see above); a drop-in for the C escaper."""
+
+    def __init__(self) -> None:
+        # fingerprint -> (text, escaped with quotes) / (block, escaped without quotes)
+        self._whole: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
+        self._blocks: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
+        self._block_chars = 0
+        self._lock = threading.Lock()  # a UI worker thread and the main thread may both encode
+
+    def __call__(self, text: str) -> str:
+        if len(text) < _MEMO_MIN_CHARS:
+            return _escape_json_string(text)
+        key = fingerprint(text)
+        with self._lock:
+            entry = self._whole.get(key)
+            if entry is not None and entry[0] == text:
+                self._whole.move_to_end(key)
+                return entry[1]
+            escaped = self._by_blocks(text)
+            self._whole[key] = (text, escaped)
+            self._whole.move_to_end(key)
+            if len(self._whole) > WHOLE_ENTRIES:
+                self._whole.popitem(last=False)
+        return escaped
+
+    def _by_blocks(self, text: str) -> str:
+        head = len(text) % _BLOCK_CHARS
+        parts = [_escape_json_string(text[:head])[1:-1]] if head else []
+        blocks = self._blocks
+        for start in range(head, len(text), _BLOCK_CHARS):
+            block = text[start:start + _BLOCK_CHARS]
+            key = fingerprint(block)
+            entry = blocks.get(key)
+            if entry is not None and entry[0] == block:
+                blocks.move_to_end(key)
+                parts.append(entry[1])
+                continue
+            escaped = _escape_json_string(block)[1:-1]
+            if entry is not None:  # another block with the same fingerprint: replace it
+                self._block_chars -= len(entry[0]) + len(entry[1])
+            blocks[key] = (block, escaped)
+            blocks.move_to_end(key)
+            self._block_chars += len(block) + len(escaped)
+            parts.append(escaped)
+        while self._block_chars > _BLOCK_BUDGET_CHARS:
+            _, (block, escaped) = blocks.popitem(last=False)
+            self._block_chars -= len(block) + len(escaped)
+        return '"' + "".join(parts) + '"'
+
+
+_ESCAPE_MEMO = _EscapeMemo()
+
+
+def dumps_json(obj: Any, *, sort_keys: bool = False,
+               separators: tuple[str, str] = (", ", ": ")) -> str:
+    """``json.dumps(obj, ensure_ascii=False, sort_keys=..., separators=...)``, reusing the escaped
+    form of recently encoded long strings (see above).
+
+    Args:
+        obj: any JSON-serialisable object.
+        sort_keys: sort object keys (canonical form).
+        separators: (item separator, key separator), as for ``json.dumps``.
+
+    Returns:
+        The JSON text, identical to what ``json.dumps`` returns for the same arguments.
+    """
+    if _c_make_encoder is None:  # no C accelerator (another interpreter): plain json.dumps
+        return json.dumps(obj, ensure_ascii=False, sort_keys=sort_keys, separators=separators)
+    item_sep, key_sep = separators
+    # The arguments json.dumps passes to the C encoder for ensure_ascii=False, check_circular=True,
+    # allow_nan=True, skipkeys=False, indent=None; only the string escaper differs.
+    encode = _c_make_encoder({}, _default_encoder.default, _ESCAPE_MEMO, None, key_sep,
+                             item_sep, sort_keys, False, True)
+    return "".join(encode(obj, 0))
+
