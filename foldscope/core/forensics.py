@@ -1,4 +1,7 @@
-"""Per-fold fact forensics: is each planted value present, mutated (a near miss) or missing?"""
+"""Per-fold fact forensics: is each planted value present, mutated (a near miss) or missing?
+
+"Mutated" is decided by the one near-miss definition, ``core.nearmiss``.
+"""
 
 from __future__ import annotations
 
@@ -6,64 +9,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from rapidfuzz import fuzz
-
 from foldscope.core.grading import contains_token_normalized, normalize, present_in, token_spans
+from foldscope.core.nearmiss import near_miss
 
 FactState = Literal["present", "mutated", "missing"]
-
-NEAR_MISS_CUTOFF = 85.0
-"""Minimum partial similarity (0-100) for a near miss: close enough to be the value, altered."""
 
 
 class _Planted(Protocol):
     label: str
     value: str
-
-
-@dataclass(frozen=True)
-class NearMiss:
-    """Where a carrier holds an altered form of a value."""
-
-    text: str
-    start: int
-    end: int
-    score: float
-
-
-def near_miss(text: str, value: str, cutoff: float = NEAR_MISS_CUTOFF) -> NearMiss | None:
-    """Find the best approximate occurrence of ``value`` in ``text`` that is not the value itself.
-
-    Short values (under 4 characters) never near-miss: at that length similarity is noise.
-    """
-    if len(value) < 4 or not text:
-        return None
-    align = fuzz.partial_ratio_alignment(value, text, score_cutoff=cutoff)
-    if align is None:
-        return None
-    if text[align.dest_start:align.dest_end] == value:
-        return None
-    start, end = _snap(text, align.dest_start, align.dest_end, value)
-    return NearMiss(text[start:end], start, end, align.score)
-
-
-_TOKEN_EDGE = frozenset(" \t\n\r,;=()[]{}<>\"'`|")
-
-
-def _snap(text: str, start: int, end: int, value: str) -> tuple[int, int]:
-    """Widen or trim an alignment to whole tokens, so a marked near miss is the altered token
-    itself (``kid-7F3A9C2l``), not a shifted window of it (`` kid-7F3A9C2``)."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    while start > 0 and text[start - 1] not in _TOKEN_EDGE:
-        start -= 1
-    while end < len(text) and text[end] not in _TOKEN_EDGE:
-        end += 1
-    while end > start and text[end - 1] in ".:" and not value.endswith(text[end - 1]):
-        end -= 1  # a sentence's full stop or a label's colon is not part of the token
-    return start, end
 
 
 def fact_state(text: str, value: str) -> FactState:

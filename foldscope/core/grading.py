@@ -451,8 +451,12 @@ def is_abstention(found: str | None) -> bool:
     return not core or _ABSTAIN_RE.match(core) is not None
 
 
-def _unit_split(expected: str) -> tuple[str, str] | None:
-    """Split ``19 shards`` / ``2026-07-14 01:26 UTC`` into (number part, first unit word)."""
+def split_unit(expected: str) -> tuple[str, str] | None:
+    """Split ``19 shards`` / ``2026-07-14 01:26 UTC`` into (number part, first unit word).
+
+    None when the value is not ``<number part> <unit words>``. The unit diagnostic and the
+    near-miss ``unit_dropped`` rule (``core.nearmiss``) both split values here.
+    """
     parts = normalize(expected).split()
     cut = len(parts)
     while cut > 0 and parts[cut - 1].isalpha():
@@ -477,7 +481,7 @@ def unit_dropped(expected: str, answer: str | None) -> bool:
     """
     if not answer:
         return False
-    split = _unit_split(expected)
+    split = split_unit(expected)
     if split is None:
         return False
     head, unit = split

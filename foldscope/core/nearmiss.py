@@ -1,0 +1,379 @@
+"""Near misses: the one definition of "a value altered by a small, named edit".
+
+Used wherever foldscope says *mutated*: a fact's state in a carrier (the fold timeline), the
+answer classes (a carrier that held the value mutated), the grader's diagnostics and session
+audits. A near miss is never the value itself: a text that holds the value verbatim as a whole
+token (the grader's presence rule, ``core.grading``) has no near miss of it.
+
+Rules, in the order they are preferred (the first that holds names the edit):
+
+==================  =====================================================================  ============
+rule                the altered text is the original with…                                 kinds
+==================  =====================================================================  ============
+``case_changed``    the same letters in another case (``kid-7f3a9c21``)                    any with letters
+``unit_dropped``    only the number part of ``<number> <unit words>`` (``19`` for           ``19 shards``,
+                    ``19 shards``, ``2026-07-14 01:26`` for ``… 01:26 UTC``)                 times + zone
+``transposed``      two adjacent characters swapped (``3f1c9a25`` for ``3f1c9a52``)          any
+``digit_changed``   one digit replaced by another digit (``62115`` for ``62114``)            any
+``char_changed``    one character replaced (not digit for digit)                           non-numeric
+``char_dropped``    one character deleted (``6214`` for ``62114``)                           any
+``char_added``      one character inserted (``621140`` for ``62114``)                        any
+``minute_changed``  only the minutes of a time of day replaced (``01:45`` for ``01:26``)      time, timestamp
+``truncated``       only a leading part kept: a proper prefix of the value, or of a digest's  uuid, hash, digest
+                    hex after ``sha256:``, of at least ``TRUNCATED_MIN_CHARS`` characters
+``embedded``        the value verbatim but glued inside a longer token (``62114.5``,        any
+                    ``install.lock.bak``): the grader does not count it, yet it is there
+==================  =====================================================================  ============
+
+Thresholds:
+
+* A value shorter than ``MIN_VALUE_CHARS`` characters (spaces not counted) has no near misses: at
+  that length one edit is just another ordinary value.
+* For an all-digit value (a port, a count) an edit must keep it all digits: ``6211a`` is not a
+  near miss of ``62114``.
+* In free text, ``unit_dropped`` needs a number part of at least ``MIN_VALUE_CHARS`` characters
+  (a bare ``19`` is everywhere); comparing two whole values (:func:`is_near_miss`) it does not.
+* Transposition, substitution, deletion and insertion are one edit each; two edits are no near
+  miss (``62141`` → transposed, ``61241`` → not). Only ``minute_changed`` may change two digits.
+
+The value's kind comes from ``core.identifiers`` (``main_kind``) unless the caller names one;
+a scenario kind that is no identifier kind (``count``, ``image_digest``) falls back to the value's
+own kind.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+from foldscope.core.grading import normalize, split_unit, token_spans
+from foldscope.core.identifiers import default_rules, main_kind
+
+MIN_VALUE_CHARS = 4
+"""Values shorter than this (spaces not counted) never have near misses."""
+
+TRUNCATED_MIN_CHARS = 7
+"""The shortest prefix that counts as a truncated UUID or hash (git's short commit id)."""
+
+CASE_CHANGED = "case_changed"
+UNIT_DROPPED = "unit_dropped"
+TRANSPOSED = "transposed"
+DIGIT_CHANGED = "digit_changed"
+CHAR_CHANGED = "char_changed"
+CHAR_DROPPED = "char_dropped"
+CHAR_ADDED = "char_added"
+MINUTE_CHANGED = "minute_changed"
+TRUNCATED = "truncated"
+EMBEDDED = "embedded"
+
+RULES: tuple[str, ...] = (CASE_CHANGED, UNIT_DROPPED, TRANSPOSED, DIGIT_CHANGED, CHAR_CHANGED,
+                          CHAR_DROPPED, CHAR_ADDED, MINUTE_CHANGED, TRUNCATED, EMBEDDED)
+"""Every rule name, most preferred first (the order a text's best near miss is chosen by)."""
+
+_TIME_KINDS = frozenset({"time", "timestamp"})
+_TRUNCATABLE_KINDS = frozenset({"uuid", "hash", "digest"})
+_MINUTE_RE = re.compile(r"(?<!\d)\d{1,2}:(\d{2})(?!\d)")
+_DIGEST_PREFIX_RE = re.compile(r"^[A-Za-z0-9]+[:=-](?=[0-9a-fA-F]{16,}$)")
+
+# Characters that separate tokens in free text whatever the value: a near miss never spans one.
+_SEPARATORS = " \t\n\r\f\v,;=|()[]{}<>\"'`*«»“”‘’"
+_TOKEN_RE = re.compile("[^" + re.escape(_SEPARATORS) + r"\u2028\u2029\u00a0\u200b]+")
+# Inside a token, ``host:62115``, ``62115/tcp`` and ``ops@host`` hold sub-tokens worth comparing.
+_SUBSPLIT_RE = re.compile(r"[:/@]")
+_TRAILING = ".:!?…"
+
+
+@dataclass(frozen=True)
+class NearMiss:
+    """A near miss of a value: the altered text, the original, and the named edit between them.
+
+    ``start``/``end`` locate ``altered`` in the (normalised) text searched:
+    ``normalize(text)[start:end] == altered``; for :func:`is_near_miss` they span the candidate.
+    """
+
+    altered: str
+    original: str
+    rule: str
+    start: int
+    end: int
+    kind: str | None = None
+    """The value's kind (``core.identifiers``) the rules were chosen by, None when it has none."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing two whole values
+# ---------------------------------------------------------------------------------------------
+
+
+def value_kind(value: str, kind: str | None = None) -> str | None:
+    """The identifier kind the rules use for a value: ``kind`` when it names one, else the value's own.
+
+    Args:
+        value: the original value.
+        kind: a kind the caller knows (a scenario's fact kind); ignored unless it is one of the
+            identifier kinds.
+
+    Returns:
+        An identifier kind name, or None.
+    """
+    if kind is not None and kind in _kind_names():
+        return kind
+    return main_kind(value)
+
+
+@lru_cache(maxsize=1)
+def _kind_names() -> frozenset[str]:
+    return frozenset(rule.name for rule in default_rules())
+
+
+def _significant(value: str) -> int:
+    return sum(1 for ch in value if not ch.isspace())
+
+
+def edit_rule(altered: str, original: str, kind: str | None = None, *,
+              in_text: bool = False) -> str | None:
+    """Name the edit that turns ``original`` into ``altered``, or None when it is no near miss.
+
+    Both strings are compared as given (callers normalise). Equal strings are no near miss.
+
+    Args:
+        altered: the candidate text.
+        original: the value.
+        kind: the value's identifier kind (see :func:`value_kind`).
+        in_text: the candidate was cut out of free text (applies the ``unit_dropped`` length
+            threshold).
+
+    Returns:
+        One of :data:`RULES`, or None.
+    """
+    if altered == original or not altered or _significant(original) < MIN_VALUE_CHARS:
+        return None
+    if altered.lower() == original.lower() or altered.casefold() == original.casefold():
+        return CASE_CHANGED
+    unit = split_unit(original)
+    if unit is not None and " ".join(altered.split()) == unit[0] and (
+            not in_text or _significant(unit[0]) >= MIN_VALUE_CHARS):
+        return UNIT_DROPPED
+    if original.isdigit() and not altered.isdigit():
+        return EMBEDDED if original in altered else None
+    rule = _one_edit(altered, original)
+    if rule is not None:
+        return rule
+    if kind in _TIME_KINDS and _minute_changed(altered, original):
+        return MINUTE_CHANGED
+    if kind in _TRUNCATABLE_KINDS and _truncated(altered, original):
+        return TRUNCATED
+    if original in altered:
+        return EMBEDDED
+    return None
+
+
+def _one_edit(a: str, v: str) -> str | None:
+    if len(a) == len(v):
+        diffs = [i for i in range(len(v)) if a[i] != v[i]]
+        if len(diffs) == 1:
+            i = diffs[0]
+            return DIGIT_CHANGED if a[i].isdigit() and v[i].isdigit() else CHAR_CHANGED
+        if len(diffs) == 2 and diffs[1] == diffs[0] + 1:
+            i = diffs[0]
+            if a[i] == v[i + 1] and a[i + 1] == v[i]:
+                return TRANSPOSED
+        return None
+    if len(a) == len(v) - 1:
+        i = _first_diff(a, v)
+        return CHAR_DROPPED if a[i:] == v[i + 1:] else None
+    if len(a) == len(v) + 1:
+        i = _first_diff(v, a)
+        return CHAR_ADDED if a[i + 1:] == v[i:] else None
+    return None
+
+
+def _first_diff(shorter: str, longer: str) -> int:
+    for i, ch in enumerate(shorter):
+        if ch != longer[i]:
+            return i
+    return len(shorter)
+
+
+def _minute_changed(a: str, v: str) -> bool:
+    if len(a) != len(v):
+        return False
+    for match in _MINUTE_RE.finditer(v):
+        s, e = match.span(1)
+        if a[:s] == v[:s] and a[e:] == v[e:] and a[s:e].isdigit() and a[s:e] != v[s:e] \
+                and int(a[s:e]) < 60:
+            return True
+    return False
+
+
+def _truncated(a: str, v: str) -> bool:
+    if len(a) < TRUNCATED_MIN_CHARS or a.endswith("-"):
+        return False
+    prefix = _DIGEST_PREFIX_RE.match(v)
+    if len(a) < len(v) and v.startswith(a):
+        # ``sha256:14e`` keeps the algorithm but too little of the digest to name it.
+        return len(a) - (prefix.end() if prefix else 0) >= TRUNCATED_MIN_CHARS
+    if prefix:
+        body = v[prefix.end():]
+        return len(a) < len(body) and body.startswith(a)
+    return False
+
+
+def is_near_miss(candidate: str, value: str, kind: str | None = None) -> NearMiss | None:
+    """Compare two whole values: is ``candidate`` a near miss of ``value``?
+
+    Args:
+        candidate: a whole value (an answer's value, a token); surrounding spaces are ignored.
+        value: the original value.
+        kind: the value's kind if known (see :func:`value_kind`).
+
+    Returns:
+        The near miss (spanning the stripped candidate), or None: for the value itself (also
+        with other whitespace, or as a whole token of a longer candidate), an unrelated value,
+        or a value too short to have near misses.
+    """
+    cand, orig = normalize(candidate).strip(), normalize(value).strip()
+    if not cand or not orig or cand.split() == orig.split() or token_spans(cand, orig):
+        return None
+    resolved = value_kind(orig, kind)
+    rule = edit_rule(cand, orig, resolved)
+    if rule is None:
+        return None
+    return NearMiss(cand, orig, rule, 0, len(cand), resolved)
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding a near miss inside a text
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _TextIndex:
+    text: str
+    words: tuple[tuple[int, int], ...]
+    """Separator-delimited tokens (``start``, ``end``), trailing ``.:!?…`` trimmed."""
+    by_length: dict[int, dict[str, int]]
+    """Token and sub-token texts by length → first start offset."""
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while end > start and text[end - 1] in _TRAILING:
+        end -= 1
+    return start, end
+
+
+@lru_cache(maxsize=8)
+def _index(text: str) -> _TextIndex:
+    words: list[tuple[int, int]] = []
+    by_length: dict[int, dict[str, int]] = {}
+
+    def add(start: int, end: int) -> None:
+        if end > start:
+            by_length.setdefault(end - start, {}).setdefault(text[start:end], start)
+
+    for match in _TOKEN_RE.finditer(text):
+        start, end = _trim(text, *match.span())
+        if end <= start:
+            continue
+        words.append((start, end))
+        add(start, end)
+        # The raw token too: a value that itself ends in ``.`` or ``:`` is compared whole.
+        if end != match.end():
+            add(start, match.end())
+        token = text[start:end]
+        if _SUBSPLIT_RE.search(token):
+            pos = start
+            for part in _SUBSPLIT_RE.split(token):
+                add(*_trim(text, pos, pos + len(part)))
+                pos += len(part) + 1
+    return _TextIndex(text, tuple(words), by_length)
+
+
+def _candidates(index: _TextIndex, value: str, kind: str | None
+                ) -> Iterator[tuple[str, int, int]]:
+    """Texts in the index that could be a near miss of ``value``: (text, start, end)."""
+    size = len(value)
+    if len(value.split()) == 1:
+        for length in (size - 1, size, size + 1):
+            for cand, start in index.by_length.get(length, {}).items():
+                yield cand, start, start + length
+        if kind in _TRUNCATABLE_KINDS:
+            for length in range(TRUNCATED_MIN_CHARS, size - 1):
+                for cand, start in index.by_length.get(length, {}).items():
+                    if cand in value:
+                        yield cand, start, start + length
+    else:
+        n = len(value.split())
+        words = index.words
+        for i in range(len(words) - n + 1):
+            start, end = words[i][0], words[i + n - 1][1]
+            if abs((end - start) - size) <= 1 and index.text[start:end].count("\n") == 0:
+                yield index.text[start:end], start, end
+    unit = split_unit(value)
+    if unit is not None:
+        head = unit[0]
+        n = len(head.split())
+        if n == 1:
+            start = index.by_length.get(len(head), {}).get(head)
+            if start is not None:
+                yield head, start, start + len(head)
+        else:
+            words = index.words
+            for i in range(len(words) - n + 1):
+                start, end = words[i][0], words[i + n - 1][1]
+                if " ".join(index.text[start:end].split()) == head:
+                    yield index.text[start:end], start, end
+    # The value glued inside a longer token: found where it occurs, widened to the token.
+    text = index.text
+    at = text.find(value)
+    while at >= 0:
+        start, end = at, at + len(value)
+        while start > 0 and text[start - 1] not in _SEPARATORS:
+            start -= 1
+        while end < len(text) and text[end] not in _SEPARATORS:
+            end += 1
+        start, end = _trim(text, start, end)
+        if end - start > len(value):
+            yield text[start:end], start, end
+        at = text.find(value, at + 1)
+
+
+def near_miss(text: str, value: str, kind: str | None = None) -> NearMiss | None:
+    """The best near miss of ``value`` inside ``text``.
+
+    Candidates are the text's tokens (split at whitespace and ``, ; = | ( ) [ ] { } < >`` and
+    quotes, a trailing ``. : ! ? …`` trimmed), their parts around ``: / @``, and runs of as many
+    words as the value has. The best is the candidate whose rule comes first in :data:`RULES`,
+    then the earliest.
+
+    Args:
+        text: a carrier, an answer, a chunk (any length; the token index of the last few texts
+            is cached, so asking for many values in one text tokenises it once).
+        value: the original value.
+        kind: the value's kind if known (see :func:`value_kind`).
+
+    Returns:
+        The near miss, with offsets into ``normalize(text)``; None when the value is present
+        verbatim as a whole token, or nothing in the text is a near miss of it.
+    """
+    norm = normalize(text)
+    orig = normalize(value).strip()
+    if not orig or not norm or _significant(orig) < MIN_VALUE_CHARS:
+        return None
+    if token_spans(norm, orig):
+        return None
+    resolved = value_kind(orig, kind)
+    best: tuple[int, int, str, int, int] | None = None
+    for cand, start, end in _candidates(_index(norm), orig, resolved):
+        rule = edit_rule(cand, orig, resolved, in_text=True)
+        if rule is None:
+            continue
+        key = (RULES.index(rule), start, rule, start, end)
+        if best is None or key < best:
+            best = key
+    if best is None:
+        return None
+    _, _, rule, start, end = best
+    return NearMiss(norm[start:end], orig, rule, start, end, resolved)

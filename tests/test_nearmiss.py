@@ -1,0 +1,213 @@
+"""The one near-miss definition: each named edit is found, and nothing else is."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.nearmiss import (
+    MIN_VALUE_CHARS,
+    RULES,
+    TRUNCATED_MIN_CHARS,
+    edit_rule,
+    is_near_miss,
+    near_miss,
+)
+
+UUID = "3f1c9a52-7d4e-4b8a-9e21-c5d0b7a6f413"
+DIGEST = "sha256:14ec7ce4fb879ae6090f10d69617b72ddd1fd006ae8b66d7c20672f1f3d2e874"
+
+
+def named_edit_holds(rule: str, altered: str, original: str) -> bool:
+    """An independent check that ``altered`` is ``original`` changed by the named edit."""
+    if rule == "case_changed":
+        return altered != original and altered.casefold() == original.casefold()
+    if rule == "unit_dropped":
+        head = " ".join(altered.split())
+        return original.startswith(head) and original[len(head):].strip().split()[0].isalpha()
+    if rule == "transposed":
+        return len(altered) == len(original) and any(
+            original[:i] + original[i + 1] + original[i] + original[i + 2:] == altered
+            for i in range(len(original) - 1))
+    if rule in ("digit_changed", "char_changed"):
+        diffs = [(a, b) for a, b in zip(altered, original) if a != b]
+        if len(altered) != len(original) or len(diffs) != 1:
+            return False
+        return (rule == "digit_changed") == (diffs[0][0].isdigit() and diffs[0][1].isdigit())
+    if rule == "char_dropped":
+        return any(original[:i] + original[i + 1:] == altered for i in range(len(original)))
+    if rule == "char_added":
+        return any(altered[:i] + altered[i + 1:] == original for i in range(len(altered)))
+    if rule == "minute_changed":
+        return any(altered[:m.start(1)] == original[:m.start(1)]
+                   and altered[m.end(1):] == original[m.end(1):]
+                   and altered[m.start(1):m.end(1)].isdigit()
+                   for m in re.finditer(r"\d:(\d\d)", original)) and altered != original
+    if rule == "truncated":
+        body = original.split(":", 1)[-1]
+        return len(altered) >= TRUNCATED_MIN_CHARS and altered != original and (
+            original.startswith(altered) or body.startswith(altered))
+    if rule == "embedded":
+        return original in altered and altered != original
+    raise AssertionError(f"unknown rule {rule}")
+
+
+@pytest.mark.parametrize(("text", "value", "rule", "altered"), [
+    ("- port: 62115", "62114", "digit_changed", "62115"),
+    ("- port: 6214.", "62114", "char_dropped", "6214"),
+    ("port 621140", "62114", "char_added", "621140"),
+    ("port=61214;", "62114", "transposed", "61214"),
+    ("listen on host:62115/tcp", "62114", "digit_changed", "62115"),
+    ("key kid-7F3A9C2l here", "kid-7F3A9C21", "char_changed", "kid-7F3A9C2l"),
+    ("key kid-7f3a9c21", "kid-7F3A9C21", "case_changed", "kid-7f3a9c21"),
+    ("key kid-7F3A9C12", "kid-7F3A9C21", "transposed", "kid-7F3A9C12"),
+    (f"tenant {UUID[:18]}… done", UUID, "truncated", UUID[:18]),
+    (f"tenant {UUID[:8]} done", UUID, "truncated", UUID[:8]),
+    ("digest 14ec7ce4fb87, ok", DIGEST, "truncated", "14ec7ce4fb87"),
+    ("cutoff: 2026-07-14 01:45 UTC.", "2026-07-14 01:26 UTC", "minute_changed", "2026-07-14 01:45 UTC"),
+    ("cutoff: 2026-07-14 01:26.", "2026-07-14 01:26 UTC", "unit_dropped", "2026-07-14 01:26"),
+    ("freeze 2026-07-18T22:15Z", "2026-07-18T22:45Z", "digit_changed", "2026-07-18T22:15Z"),
+    ("shards: 18 shards", "19 shards", "digit_changed", "18 shards"),
+    ("lock /opt/kestrel/state/install.lock.bak", "/opt/kestrel/state/install.lock", "embedded",
+     "/opt/kestrel/state/install.lock.bak"),
+    ("lock /opt/kestrel/state/instal.lock.", "/opt/kestrel/state/install.lock", "char_dropped",
+     "/opt/kestrel/state/instal.lock"),
+    ("owner Отдел расчётов-5", "Отдел расчётов-4", "digit_changed", "Отдел расчётов-5"),
+    ("range 62114-62120", "62114", "embedded", "62114-62120"),
+])
+def test_each_rule_is_found_and_named(text, value, rule, altered):
+    miss = near_miss(text, value)
+    assert miss is not None
+    assert (miss.rule, miss.altered, miss.original) == (rule, altered, value)
+    assert text[miss.start:miss.end] == altered
+    assert named_edit_holds(miss.rule, miss.altered, miss.original)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("port 62114 ok", "62114"),                      # verbatim
+    ("ports 8080 9090 12345 47031", "62114"),        # other numbers, more than one edit away
+    ("shard count 19", "19 shards"),                 # a bare short number is everywhere
+    ("abc", "xyz"),
+    ("the id is 9f", "9e"),                          # too short to have near misses
+    ("port 6211a", "62114"),                         # an all-digit value stays all digits
+    ("freeze 2026-03-11T00:00Z", "2026-07-18T22:45Z"),  # same shape, many fields changed
+    ("tenant 3f1c9a5", UUID[:6] + "zz"),             # unrelated
+    (f"tenant {UUID[:6]}", UUID),                    # too short a prefix to be a truncation
+])
+def test_not_a_near_miss(text, value):
+    assert near_miss(text, value) is None
+
+
+def test_the_earliest_of_the_best_rule_wins():
+    miss = near_miss("a 62124 b 621140 c 62115", "62114")
+    assert (miss.rule, miss.altered) == ("digit_changed", "62124")
+    assert near_miss("x kid-7F3A9C2 y kid-7f3a9c21", "kid-7F3A9C21").rule == "case_changed"
+
+
+def test_whole_value_comparison():
+    assert is_near_miss("19", "19 shards").rule == "unit_dropped"
+    assert is_near_miss(" 62115 ", "62114").altered == "62115"
+    assert is_near_miss("62114", "62114") is None
+    assert is_near_miss("62114 (tcp)", "62114") is None        # holds the value whole
+    assert is_near_miss("2026-07-14  01:26 UTC", "2026-07-14 01:26 UTC") is None
+    assert is_near_miss("2026-03-11T00:00Z", "2026-07-18T22:45Z") is None
+    assert is_near_miss("@oncall", "@marta.v-oncall") is None
+    assert is_near_miss("", "62114") is None
+
+
+def test_kind_is_taken_from_identifiers_unless_named():
+    assert near_miss("x 3f1c9a52", UUID).kind == "uuid"
+    # A scenario kind that is no identifier kind falls back to the value's own kind.
+    assert near_miss("x 3f1c9a52", UUID, kind="tenant_uuid").rule == "truncated"
+    # Naming a kind where truncation does not apply turns it off.
+    assert near_miss("x 3f1c9a52", UUID, kind="path") is None
+
+
+def test_every_rule_has_a_checker():
+    for rule in RULES:
+        named_edit_holds(rule, "abcd", "abce")  # raises for a rule the checker does not know
+
+
+# --- properties ------------------------------------------------------------------------------
+
+_HEX = "0123456789abcdef"
+_values = st.one_of(
+    st.text(_HEX, min_size=8, max_size=16).filter(lambda v: any(c.isalpha() for c in v)
+                                                  and any(c.isdigit() for c in v)),
+    st.integers(10_000, 99_999).map(str),
+    st.builds(lambda a, b: f"kid-{a}{b}", st.text("ABCDEF", min_size=3, max_size=3),
+              st.integers(10_000, 99_999)),
+)
+
+
+def _mutations(value: str) -> st.SearchStrategy[tuple[str, str]]:
+    n = len(value)
+    digits = [i for i, c in enumerate(value) if c.isdigit()]
+    options = []
+    swaps = [i for i in range(n - 1) if value[i] != value[i + 1]]
+    if swaps:
+        options.append(st.sampled_from(swaps).map(
+            lambda i: ("transposed", value[:i] + value[i + 1] + value[i] + value[i + 2:])))
+    if digits:
+        options.append(st.tuples(st.sampled_from(digits), st.sampled_from("0123456789")).filter(
+            lambda t: value[t[0]] != t[1]).map(
+            lambda t: ("digit_changed", value[:t[0]] + t[1] + value[t[0] + 1:])))
+        options.append(st.sampled_from(digits).map(
+            lambda i: ("char_dropped", value[:i] + value[i + 1:])))
+    return st.one_of(options)
+
+
+_filler = st.lists(st.sampled_from(["the", "carrier", "says", "port", "value", "was", "kept",
+                                    "and", "so", "on", "-", "*", "noted"]), max_size=8).map(" ".join)
+
+
+@settings(max_examples=60)
+@given(st.data())
+def test_a_reported_mutation_is_the_named_kind_of_edit(data):
+    value = data.draw(_values)
+    _, altered = data.draw(_mutations(value))
+    text = f"{data.draw(_filler)} {altered}. {data.draw(_filler)}"
+    miss = near_miss(text, value)
+    if value.isdigit() and not altered.isdigit():
+        return
+    assert miss is not None
+    assert miss.altered == text[miss.start:miss.end]
+    assert named_edit_holds(miss.rule, miss.altered, value)
+
+
+@settings(max_examples=60)
+@given(_values, _filler, _filler)
+def test_a_verbatim_value_is_never_a_near_miss(value, before, after):
+    assert near_miss(f"{before} {value}, {after}", value) is None
+    assert is_near_miss(value, value) is None
+
+
+@settings(max_examples=60)
+@given(st.text("0123456789", min_size=MIN_VALUE_CHARS, max_size=12),
+       st.lists(st.text("ghijklmnopqrstuvwxyz", min_size=1, max_size=12), max_size=12))
+def test_unrelated_values_are_not_near_misses(value, words):
+    # Words drawn from letters the value never has are more than one edit away.
+    text = " ".join(words)
+    assert near_miss(text, value) is None
+    for word in words:
+        assert is_near_miss(word, value) is None
+
+
+@settings(max_examples=60)
+@given(st.text(min_size=0, max_size=40), st.text(min_size=1, max_size=20))
+def test_any_reported_rule_holds_for_arbitrary_text(text, value):
+    miss = near_miss(text, value)
+    if miss is not None:
+        assert miss.rule in RULES
+        assert miss.altered != miss.original
+        assert named_edit_holds(miss.rule, miss.altered, miss.original)
+
+
+def test_edit_rule_directly():
+    assert edit_rule("62115", "62114") == "digit_changed"
+    assert edit_rule("62114", "62114") is None
+    assert edit_rule("01:45", "01:26", "time") == "minute_changed"
+    assert edit_rule("01:45", "01:26", "number") is None
