@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any
 
 from foldscope.core.errors import ConfigError
+from foldscope.core.rulefile import named_tables
 
 MAX_RULES = 200
 """More rules than this in one file is refused (a typo'd generator, not a rule set)."""
@@ -46,9 +47,6 @@ class Identifier:
     end: int
 
 
-_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-
-
 def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -> tuple[KindRule, ...]:
     """Build rules from parsed TOML data (``{"kind": [{"name", "pattern", "description"}, ...]}``).
 
@@ -62,30 +60,10 @@ def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -
     Raises:
         ConfigError: one line naming the file, the rule and what is wrong.
     """
-    entries = data.get("kind")
-    unknown = sorted(set(data) - {"kind"})
-    if unknown:
-        raise ConfigError(f"{source}: unknown key {unknown[0]!r} (expected [[kind]] tables)")
-    if not isinstance(entries, list) or not entries:
-        raise ConfigError(f"{source}: no [[kind]] rules")
-    if len(entries) > MAX_RULES:
-        raise ConfigError(f"{source}: {len(entries)} rules (at most {MAX_RULES})")
     rules: list[KindRule] = []
-    seen: set[str] = set()
-    for i, entry in enumerate(entries, 1):
-        where = f"{source}: kind #{i}"
-        if not isinstance(entry, dict):
-            raise ConfigError(f"{where}: must be a table")
-        extra = sorted(set(entry) - {"name", "pattern", "description"})
-        if extra:
-            raise ConfigError(f"{where}: unknown field {extra[0]!r}")
-        name, pattern = entry.get("name"), entry.get("pattern")
-        if not isinstance(name, str) or not _NAME_RE.match(name):
-            raise ConfigError(f"{where}: 'name' must be a lower-case identifier like 'port'")
-        where = f"{source}: kind {name!r}"
-        if name in seen:
-            raise ConfigError(f"{where}: defined twice")
-        seen.add(name)
+    for name, entry, where in named_tables(data, "kind", {"name", "pattern", "description"},
+                                           source, MAX_RULES, "port"):
+        pattern = entry.get("pattern")
         if not isinstance(pattern, str) or not pattern:
             raise ConfigError(f"{where}: 'pattern' must be a non-empty string")
         try:

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from foldscope.core.errors import ConfigError
 from foldscope.core.identifiers import find_identifiers, kind_of
 from foldscope.core.nearmiss import value_kind
+from foldscope.core.rulefile import named_tables
 
 MAX_SIGNATURES = 200
 """More rules than this in one file is refused (a generator gone wrong, not a rule set)."""
@@ -33,7 +34,6 @@ MAX_SIGNATURES = 200
 MATCH_PARTS: tuple[str, ...] = ("value", "number", "port", "time", "host", "ip", "path")
 """The parts of a value a signature can look at (see the data file's header)."""
 
-_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _FIELDS = {"name", "description", "match", "kinds", "values", "pattern", "networks"}
 _IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -67,32 +67,8 @@ def signatures_from_data(data: Mapping[str, Any], source: str = "signatures") ->
     Raises:
         ConfigError: one line naming the file, the rule and what is wrong.
     """
-    unknown = sorted(set(data) - {"signature"})
-    if unknown:
-        raise ConfigError(f"{source}: unknown key {unknown[0]!r} (expected [[signature]] tables)")
-    entries = data.get("signature")
-    if not isinstance(entries, list) or not entries:
-        raise ConfigError(f"{source}: no [[signature]] rules")
-    if len(entries) > MAX_SIGNATURES:
-        raise ConfigError(f"{source}: {len(entries)} rules (at most {MAX_SIGNATURES})")
-    out: list[Signature] = []
-    seen: set[str] = set()
-    for i, entry in enumerate(entries, 1):
-        where = f"{source}: signature #{i}"
-        if not isinstance(entry, dict):
-            raise ConfigError(f"{where}: must be a table")
-        extra = sorted(set(entry) - _FIELDS)
-        if extra:
-            raise ConfigError(f"{where}: unknown field {extra[0]!r}")
-        name = entry.get("name")
-        if not isinstance(name, str) or not _NAME_RE.match(name):
-            raise ConfigError(f"{where}: 'name' must be a lower-case identifier like 'stock_port'")
-        where = f"{source}: signature {name!r}"
-        if name in seen:
-            raise ConfigError(f"{where}: defined twice")
-        seen.add(name)
-        out.append(_one(entry, name, where))
-    return tuple(out)
+    tables = named_tables(data, "signature", _FIELDS, source, MAX_SIGNATURES, "stock_port")
+    return tuple(_one(entry, name, where) for name, entry, where in tables)
 
 
 def _one(entry: dict[str, Any], name: str, where: str) -> Signature:
