@@ -49,7 +49,7 @@ def _run(db: Path, data: dict[str, Any], latency_scale: float) -> tuple[Any, flo
 
 def measure_cpu(rows_per_model_arm: int) -> dict[str, float]:
     """Zero-latency sweep: harness CPU per fold and folds per second."""
-    from foldscope.core.scenario import load_scenario
+    from foldscope.engine.loader import load_scenario
 
     import foldscope.engine.sim.transport  # noqa: F401 - one-off import cost, not per fold
 

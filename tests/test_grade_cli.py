@@ -115,7 +115,7 @@ def test_missing_required_flag_is_usage_error(capsys):
 @pytest.mark.skipif(importlib.util.find_spec("foldscope.core.scenario") is None,
                     reason="scenario loader not built yet")
 def test_real_kestrel_scenario(tmp_path, capsys):
-    from foldscope.core.scenario import load_scenario
+    from foldscope.engine.loader import load_scenario
 
     try:
         graded = load_scenario("kestrel").graded

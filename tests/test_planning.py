@@ -11,7 +11,7 @@ from foldscope.core.arms import get_arm
 from foldscope.core.errors import StatsError
 from foldscope.core.fold import RECALL_BUDGET
 from foldscope.core.planning import checks_for_two_proportions, row_tokens, rows_needed
-from foldscope.core.scenario import load_scenario
+from foldscope.engine.loader import load_scenario
 
 
 def test_two_proportions_by_hand():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -20,12 +21,11 @@ from foldscope.core.scenario import (
     Chunk,
     Fact,
     Scenario,
-    list_scenarios,
-    load_scenario,
-    scenarios_dir,
+    parse_scenario,
 )
 from foldscope.core.scenario_gen import generate_chunks
 from foldscope.core.tokens import estimate_tokens
+from foldscope.engine.loader import list_scenarios, load_scenario, scenario_dirs
 
 REPO_SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
@@ -102,8 +102,8 @@ def _repo_scenarios(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- the shipped scenarios -------------------------------------------------------------------
 
 
-def test_scenarios_dir_is_repo_level() -> None:
-    assert scenarios_dir() == REPO_SCENARIOS
+def test_builtin_scenarios_are_the_repo_level_files() -> None:
+    assert scenario_dirs()[-1].resolve() == REPO_SCENARIOS.resolve()
     assert {s.name for s in list_scenarios()} == {"kestrel", "kestrel-single", "smoke"}
 
 
@@ -256,9 +256,9 @@ def test_different_seed_different_filler(tmp_path: Path) -> None:
 
 
 def test_kestrel_regenerates_identically() -> None:
-    path = REPO_SCENARIOS / "kestrel.toml"
-    first = scenario_mod._build(path)
-    second = scenario_mod._build(path)
+    text = (REPO_SCENARIOS / "kestrel.toml").read_text(encoding="utf-8")
+    first = parse_scenario(text, "kestrel.toml")
+    second = parse_scenario(text, "kestrel.toml")
     assert [c.text for c in first.chunks] == [c.text for c in second.chunks]
 
 
@@ -309,14 +309,30 @@ def test_unknown_scenario_lists_known() -> None:
     assert str(info.value) == "unknown scenario 'nope' (known: kestrel, kestrel-single, smoke)"
 
 
-def test_env_overrides_scenarios_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _write(tmp_path, SMOKE_TOML)
-    monkeypatch.setenv("FOLDSCOPE_SCENARIOS", str(tmp_path))
-    assert scenarios_dir() == tmp_path
-    assert [s.name for s in list_scenarios()] == ["tiny"]
+def test_env_adds_user_scenario_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    mine.mkdir()
+    theirs.mkdir()
+    _write(mine, SMOKE_TOML)
+    # A user file named like a built-in one takes its place; the first folder listed wins.
+    _write(mine, SMOKE_TOML.replace('"tiny"', '"smoke"').replace("seed = 5", "seed = 7"),
+           "smoke.toml")
+    _write(theirs, SMOKE_TOML.replace('"tiny"', '"smoke"'), "smoke.toml")
+    monkeypatch.setenv("FOLDSCOPE_SCENARIOS", f"{mine}{os.pathsep}{theirs}")
+    assert scenario_dirs()[:2] == [mine, theirs]
+    assert [s.name for s in list_scenarios()] == ["kestrel", "kestrel-single", "smoke", "tiny"]
     assert load_scenario("tiny").name == "tiny"
-    with pytest.raises(UnknownScenario, match=r"\(known: tiny\)"):
-        load_scenario("kestrel")
+    assert load_scenario("smoke").seed == 7
+    assert load_scenario("kestrel").name == "kestrel"
+    with pytest.raises(UnknownScenario, match=r"\(known: kestrel, kestrel-single, smoke, tiny\)"):
+        load_scenario("nope")
+
+
+def test_parse_scenario_names_where_the_text_came_from() -> None:
+    with pytest.raises(ScenarioError, match=r"^pasted: invalid TOML"):
+        parse_scenario("name = = 1", "pasted")
+    scenario = parse_scenario(SMOKE_TOML, "pasted")
+    assert scenario.name == "tiny" and scenario.path is None
 
 
 def test_generator_violation_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

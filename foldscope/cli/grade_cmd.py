@@ -37,7 +37,7 @@ def register(subparsers: Any) -> None:
 def _load_graded(name: str) -> list[LabelledValue]:
     # Imported here so that ``foldscope --help`` works in a checkout where the scenario loader
     # is not built yet, and so tests can substitute a scenario source.
-    from foldscope.core.scenario import load_scenario
+    from foldscope.engine.loader import load_scenario
 
     return list(load_scenario(name).graded)
 

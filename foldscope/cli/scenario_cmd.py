@@ -6,7 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from foldscope.core.scenario import Scenario, list_scenarios, load_scenario
+from foldscope.core.scenario import Scenario
+from foldscope.engine.loader import list_scenarios, load_scenario
 
 
 def register(subparsers: Any) -> None:
@@ -17,7 +18,8 @@ def register(subparsers: Any) -> None:
     """
     parser = subparsers.add_parser(
         "scenario", help="list scenarios or show one's chunks and planted facts",
-        description="Scenario files live in scenarios/ (or $FOLDSCOPE_SCENARIOS).")
+        description="Built-in scenarios ship with foldscope; folders listed in "
+                    "$FOLDSCOPE_SCENARIOS are searched first.")
     parser.set_defaults(handler=lambda args: _usage(parser))
     commands = parser.add_subparsers(dest="scenario_command", metavar="SUBCOMMAND")
 

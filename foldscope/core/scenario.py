@@ -1,6 +1,7 @@
-"""Scenarios as files: the TOML format, its validation, and loading into generated transcripts.
+"""Scenarios: the TOML format, its validation, and building generated transcripts from it.
 
-A scenario file (``scenarios/<name>.toml``) looks like::
+Core receives a scenario file's text (``parse_scenario``); finding and reading files is the
+engine's job (``foldscope.engine.loader``). A scenario file (``scenarios/<name>.toml``) looks like::
 
     name = "smoke"                      # lower-case letters, digits and dashes
     description = "Small and fast."     # one line
@@ -16,7 +17,7 @@ A scenario file (``scenarios/<name>.toml``) looks like::
     graded = true                       # asked at the recall turn; false = decoy, never asked
     kind = "port"                       # free-form tag: port, path, cluster_id, licence_key ...
 
-At load the file is validated, the transcript is generated deterministically from the seed
+On parsing, the text is validated, the transcript is generated deterministically from the seed
 (``foldscope.core.scenario_gen`` documents the text conventions), and two checks run: no planted
 value is a substring of another planted value, and every value appears in the text of exactly
 the chunk the file names, once, and in no other chunk. Any failure is a ``ScenarioError`` with
@@ -27,7 +28,6 @@ one line naming the file, the field and the problem, e.g.
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from foldscope.core.errors import ScenarioError, UnknownScenario
+from foldscope.core.errors import ScenarioError
 from foldscope.core.scenario_gen import (
     LOG_LINE_RE,
     TURN_SEPARATOR,
@@ -55,17 +55,11 @@ __all__ = [
     "Fact",
     "Scenario",
     "Turn",
-    "list_scenarios",
-    "load_scenario",
-    "scenario_names",
-    "scenarios_dir",
+    "parse_scenario",
 ]
 
 ROLES: tuple[str, ...] = ("tool", "assistant", "operator")
 """Who may state a planted fact, in the order error messages list them."""
-
-SCENARIOS_ENV = "FOLDSCOPE_SCENARIOS"
-"""Environment variable that points scenario lookup at another directory."""
 
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 # Generous upper bounds: they exist to turn a typo (an extra zero) into an error message rather
@@ -205,38 +199,6 @@ class Scenario:
         raise KeyError(label)
 
 
-def scenarios_dir() -> Path:
-    """Return the directory scenario names are looked up in.
-
-    Returns:
-        ``$FOLDSCOPE_SCENARIOS`` when set, else the repository's ``scenarios/`` directory.
-    """
-    override = os.environ.get(SCENARIOS_ENV)
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2] / "scenarios"
-
-
-def scenario_names() -> list[str]:
-    """Return the names of the scenario files in ``scenarios_dir()``, sorted.
-
-    Returns:
-        File stems of every ``*.toml`` there (empty when the directory is missing).
-    """
-    directory = scenarios_dir()
-    if not directory.is_dir():
-        return []
-    return sorted(p.stem for p in directory.glob("*.toml"))
-
-
-def _display(path: Path) -> str:
-    """The path as an error message shows it: relative to the working directory when inside it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
 def _loc(loc: tuple[Any, ...]) -> str:
     out = ""
     for part in loc:
@@ -287,18 +249,9 @@ def _fail(where: str, field: str, problem: str) -> ScenarioError:
     return ScenarioError(f"{where}: {field}: {problem}")
 
 
-def _parse(path: Path) -> _ScenarioSpec:
-    where = _display(path)
+def _parse(text: str, where: str) -> _ScenarioSpec:
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ScenarioError(f"{where}: no such scenario file") from None
-    except OSError as exc:
-        raise ScenarioError(f"{where}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{where}: invalid TOML: {str(exc).splitlines()[0]}") from None
     try:
@@ -355,9 +308,21 @@ def _check_placement(chunks: list[Chunk], facts: list[Fact], where: str) -> None
                         f"{fact.chunk + 1} only; found {found}{hint}")
 
 
-def _build(path: Path) -> Scenario:
-    spec = _parse(path)
-    where = _display(path)
+def parse_scenario(text: str, where: str, *, path: Path | None = None) -> Scenario:
+    """Validate a scenario file's text and generate its transcript.
+
+    Args:
+        text: The file's TOML text.
+        where: How error messages name the file (e.g. ``scenarios/kestrel.toml``).
+        path: The file it came from, recorded on the scenario (None for text from elsewhere).
+
+    Returns:
+        The scenario with its chunks generated (deterministic from the text).
+
+    Raises:
+        ScenarioError: The text is malformed or fails its checks; one line starting ``where: ``.
+    """
+    spec = _parse(text, where)
     facts = [
         Fact(label=f.label, value=f.value, role=f.role, chunk=f.chunk - 1, graded=f.graded,
              kind=f.kind)
@@ -377,63 +342,3 @@ def _build(path: Path) -> Scenario:
     return Scenario(name=spec.name, description=spec.description, seed=spec.seed,
                     tokens_per_chunk=spec.tokens_per_chunk, chunks=chunks, facts=facts,
                     path=path)
-
-
-# Scenario generation is deterministic from the file, so a loaded scenario stays valid until the
-# file changes; keyed by mtime and size, an edited file is reloaded on the next call.
-_CACHE: dict[Path, tuple[tuple[int, int], Scenario]] = {}
-
-
-def _load_path(path: Path) -> Scenario:
-    resolved = path.resolve()
-    try:
-        stat = resolved.stat()
-    except FileNotFoundError:
-        raise ScenarioError(f"{_display(path)}: no such scenario file") from None
-    stamp = (stat.st_mtime_ns, stat.st_size)
-    hit = _CACHE.get(resolved)
-    if hit is not None and hit[0] == stamp:
-        return hit[1]
-    scenario = _build(path)
-    _CACHE[resolved] = (stamp, scenario)
-    return scenario
-
-
-def _looks_like_path(value: str) -> bool:
-    return value.endswith(".toml") or "/" in value or os.sep in value
-
-
-def load_scenario(name_or_path: str | Path) -> Scenario:
-    """Load a scenario by name (from ``scenarios_dir()``) or from a file path.
-
-    Args:
-        name_or_path: A scenario name such as ``"kestrel"``, or a path to a ``.toml`` file (a
-            ``Path``, or a string containing a slash or ending in ``.toml``).
-
-    Returns:
-        The scenario with its chunks generated. Repeated loads of an unchanged file return the
-        same cached object.
-
-    Raises:
-        UnknownScenario: The name matches no file in ``scenarios_dir()``.
-        ScenarioError: The file is malformed or fails its load-time checks.
-    """
-    if isinstance(name_or_path, Path) or _looks_like_path(name_or_path):
-        return _load_path(Path(name_or_path))
-    path = scenarios_dir() / f"{name_or_path}.toml"
-    if not path.is_file():
-        known = ", ".join(scenario_names()) or "none"
-        raise UnknownScenario(f"unknown scenario {name_or_path!r} (known: {known})")
-    return _load_path(path)
-
-
-def list_scenarios() -> list[Scenario]:
-    """Load every scenario in ``scenarios_dir()``.
-
-    Returns:
-        The scenarios, sorted by file name.
-
-    Raises:
-        ScenarioError: One of the files is malformed (the message names it).
-    """
-    return [load_scenario(scenarios_dir() / f"{name}.toml") for name in scenario_names()]

@@ -30,7 +30,7 @@ def row_facts(row: dict[str, Any], distributed: bool) -> RowFacts:
 def _distributed(config: dict[str, Any]) -> dict[str, bool]:
     """Whether each scenario of a stored sweep spreads its graded facts over several chunks."""
     from foldscope.core.errors import ScenarioError
-    from foldscope.core.scenario import load_scenario
+    from foldscope.engine.loader import load_scenario
 
     out: dict[str, bool] = {}
     for name in stored_scenarios(config):

@@ -19,7 +19,7 @@ from foldscope.core.errors import ConfigError
 from foldscope.core.fold import fold_call, recall_call
 from foldscope.core.forensics import fact_status
 from foldscope.core.grading import classify_answer, grade_answer, presence
-from foldscope.core.scenario import Scenario, load_scenario
+from foldscope.core.scenario import Scenario
 from foldscope.core.text import storable
 from foldscope.core.tokens import dominant_class, estimate_tokens
 from foldscope.core.validity import RowFacts, row_validity
@@ -27,6 +27,7 @@ from foldscope.engine.client.chat import ChatReply, ChatRequest
 from foldscope.engine.client.errors import ClientError, InfraError
 from foldscope.engine.connect import make_client
 from foldscope.engine.limiter import AdaptiveLimiter
+from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import ModelConfig, resolve_model
 from foldscope.engine.models import warnings as model_warnings
 from foldscope.engine.store import ROW_DONE, ROW_FAILED, Store, process_alive

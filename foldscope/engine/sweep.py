@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from foldscope.core.arms import get_arm
 from foldscope.core.designs import execution_order
 from foldscope.core.errors import ConfigError
-from foldscope.core.scenario import load_scenario
+from foldscope.engine.loader import load_scenario
 
 
 class RateLimit(BaseModel):

@@ -1,12 +1,14 @@
-"""foldscope's themes: the built-in dark theme, theme files from ``themes/``, and fact colours."""
+"""foldscope's themes: the built-in dark theme, theme files (found and read by
+``foldscope.engine.loader``), and fact colours."""
 
 from __future__ import annotations
 
-import os
-import tomllib
 from pathlib import Path
 
 from textual.theme import Theme
+
+from foldscope.core.errors import ConfigError
+from foldscope.engine.loader import read_theme_data, theme_files
 
 FACT_VARIABLES = {
     "fact-present": "#3fb950",
@@ -41,18 +43,12 @@ class ThemeFileError(ValueError):
     """A theme file is malformed; the message is one line naming the file and the problem."""
 
 
-def themes_dir() -> Path:
-    """The repository's ``themes/`` folder (overridable with ``FOLDSCOPE_THEMES``)."""
-    override = os.environ.get("FOLDSCOPE_THEMES")
-    return Path(override) if override else Path(__file__).resolve().parents[2] / "themes"
-
-
 def load_theme_file(path: Path) -> Theme:
     """Read one theme file (TOML with Theme's keys and a ``[variables]`` table)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ThemeFileError(f"{path}: cannot read theme ({exc})") from None
+        data = read_theme_data(path)
+    except ConfigError as exc:
+        raise ThemeFileError(str(exc)) from None
     unknown = set(data) - _THEME_KEYS
     if unknown:
         raise ThemeFileError(f"{path}: unknown key {sorted(unknown)[0]!r}")
@@ -66,10 +62,10 @@ def load_theme_file(path: Path) -> Theme:
 
 
 def discover_themes(folder: Path | None = None) -> tuple[list[Theme], list[str]]:
-    """Load every ``*.toml`` theme in a folder; return the themes and one-line errors."""
-    folder = folder or themes_dir()
+    """Load every ``*.toml`` theme in a folder (default: the theme search path, user folders
+    first); return the themes and one-line errors."""
     themes, errors = [], []
-    for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+    for path in theme_files(folder):
         try:
             themes.append(load_theme_file(path))
         except ThemeFileError as exc:

@@ -17,7 +17,8 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 from textual.worker import get_current_worker
 
 from foldscope.core.forensics import fact_spans
-from foldscope.core.scenario import Fact, load_scenario
+from foldscope.core.scenario import Fact
+from foldscope.engine.loader import load_scenario
 from foldscope.engine.store import Store
 from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.carrier_view import CarrierView
