@@ -21,6 +21,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "foldscope.cli.probe_cmd",
     "foldscope.cli.sim_cmd",
     "foldscope.cli.stats_cmd",
+    "foldscope.cli.export_cmd",
+    "foldscope.cli.verify_cmd",
 )
 
 EXIT_USAGE = 2

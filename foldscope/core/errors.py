@@ -33,3 +33,7 @@ class StoreError(FoldscopeError):
 
 class StatsError(FoldscopeError, ValueError):
     """Arguments a statistic cannot be computed from (a bad count, margin, or too few values)."""
+
+
+class EvidenceError(FoldscopeError):
+    """An evidence package cannot be written or read (bad output folder, malformed CSV)."""

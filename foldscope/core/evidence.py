@@ -1,0 +1,275 @@
+"""The figures of an evidence package, computed from its row- and check-level records alone.
+
+``foldscope export`` writes the records, then computes the aggregates and contrasts with these
+functions from exactly the text it wrote; ``foldscope verify`` reads the records back and calls
+the same functions. Figures are compared as the text they are written as (``fmt``), so a
+package verifies byte for byte or names the figure that differs.
+
+Cells are (sweep, scenario, model, arm): sweeps are never pooled, and a contrast pairs two arms
+of one model inside one sweep by repeat.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from foldscope.core.errors import EvidenceError
+from foldscope.core.inference import (
+    ROW_THRESHOLD,
+    fisher_exact,
+    pair_by_key,
+    paired_bootstrap,
+    rows_table,
+)
+from foldscope.core.stats import clustering, row_mean
+
+ROW_COLUMNS: tuple[str, ...] = (
+    "row_id", "source", "sweep", "scenario", "model", "arm", "repeat", "status", "valid",
+    "validity_reason", "recall", "correct", "graded", "folds", "catch_up", "parse_failures",
+    "length_stops", "simulated", "prompt_tokens", "completion_tokens", "cost_usd",
+    "answer_chars", "answer_prefix")
+"""Columns of ``rows.csv``: one line per planned row."""
+
+CHECK_COLUMNS: tuple[str, ...] = (
+    "row_id", "check", "value", "abstained", "unit_dropped", "classification", "in_carrier",
+    "flagged")
+"""Columns of ``checks.csv``: one line per graded fact of a finished row (value 1 = correct)."""
+
+CELL_KEY: tuple[str, ...] = ("sweep", "scenario", "model", "arm")
+AGGREGATE_COLUMNS: tuple[str, ...] = (
+    *CELL_KEY, "rows", "valid_rows", "mean_recall", "ci_low", "ci_high", "checks", "icc",
+    "design_effect", "effective_n", "rows_recalled")
+"""Columns of ``aggregates.csv``. The interval is a 95 % t interval over valid rows
+(``core.stats.row_mean``); ICC, DE and effective n are over the valid rows' checks
+(``core.stats.clustering``); rows_recalled counts valid rows with recall ≥ 0.5."""
+
+CONTRAST_KEY: tuple[str, ...] = ("sweep", "scenario", "model", "arm_a", "arm_b")
+CONTRAST_COLUMNS: tuple[str, ...] = (
+    *CONTRAST_KEY, "pairs", "mean_difference", "boot_low", "boot_high", "a_recalled", "a_rows",
+    "b_recalled", "b_rows", "fisher_p")
+"""Columns of ``contrasts.csv``: for each model and pair of arms in one sweep, the paired
+bootstrap of mean recall a − b over repeats (seed ``BOOTSTRAP_SEED``, ``BOOTSTRAP_RESAMPLES``)
+and Fisher's exact p on valid rows recalled (≥ 0.5) vs not."""
+
+BOOTSTRAP_SEED = 0
+BOOTSTRAP_RESAMPLES = 4000
+
+
+def fmt(x: float | int | None) -> str:
+    """The text a figure is written as: integers plainly, floats to 12 significant digits,
+    undefined (None, NaN) as the empty string."""
+    if x is None:
+        return ""
+    if isinstance(x, bool):
+        return str(int(x))
+    if isinstance(x, int):
+        return str(x)
+    if math.isnan(x):
+        return ""
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.12g}"
+
+
+def same_figure(stated: str | None, recomputed: str) -> bool:
+    """Whether a stated figure matches the recomputed one: equal text, or numbers equal to
+    1e-9 relative (1e-12 absolute), so a package verifies on a machine whose last floating-point
+    digit differs."""
+    if stated == recomputed:
+        return True
+    if stated is None or stated == "" or recomputed == "":
+        return False
+    try:
+        a, b = float(stated), float(recomputed)
+    except ValueError:
+        return False
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+@dataclass(frozen=True)
+class RowRecord:
+    """What the figures need from one line of ``rows.csv``."""
+
+    row_id: str
+    sweep: str
+    scenario: str
+    model: str
+    arm: str
+    repeat: int
+    valid: bool
+    recall: float | None
+    correct: int | None
+    graded: int | None
+
+
+def _int(text: str, where: str, column: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise EvidenceError(f"{where}: column {column}: not an integer: {text!r}") from None
+
+
+def parse_rows(records: Iterable[Mapping[str, str]], source: str = "rows.csv") -> list[RowRecord]:
+    """Read the fields the figures need from ``rows.csv`` records.
+
+    Raises:
+        EvidenceError: a missing column, a malformed number, or a row id used twice.
+    """
+    out: list[RowRecord] = []
+    seen: set[str] = set()
+    for line, rec in enumerate(records, start=2):
+        where = f"{source} line {line}"
+        missing = [c for c in ("row_id", *CELL_KEY, "repeat", "valid", "recall", "correct",
+                               "graded") if rec.get(c) is None]
+        if missing:
+            raise EvidenceError(f"{where}: missing column {missing[0]}")
+        if rec["row_id"] in seen:
+            raise EvidenceError(f"{where}: row_id {rec['row_id']} appears twice")
+        seen.add(rec["row_id"])
+        if rec["valid"] not in ("0", "1"):
+            raise EvidenceError(f"{where}: column valid: must be 0 or 1, got {rec['valid']!r}")
+        try:
+            recall = float(rec["recall"]) if rec["recall"] != "" else None
+        except ValueError:
+            raise EvidenceError(f"{where}: column recall: not a number: {rec['recall']!r}") \
+                from None
+        out.append(RowRecord(
+            row_id=rec["row_id"], sweep=rec["sweep"], scenario=rec["scenario"],
+            model=rec["model"], arm=rec["arm"], repeat=_int(rec["repeat"], where, "repeat"),
+            valid=rec["valid"] == "1", recall=recall,
+            correct=_int(rec["correct"], where, "correct") if rec["correct"] != "" else None,
+            graded=_int(rec["graded"], where, "graded") if rec["graded"] != "" else None))
+    return out
+
+
+def parse_checks(records: Iterable[Mapping[str, str]],
+                 source: str = "checks.csv") -> dict[str, list[int]]:
+    """Group ``checks.csv`` records into each row's 0/1 values, in file order.
+
+    Raises:
+        EvidenceError: a missing column, a value other than 0/1, or a check repeated in a row.
+    """
+    out: dict[str, dict[str, int]] = defaultdict(dict)
+    for line, rec in enumerate(records, start=2):
+        where = f"{source} line {line}"
+        if rec.get("row_id") is None or rec.get("check") is None or rec.get("value") is None:
+            raise EvidenceError(f"{where}: missing column row_id, check or value")
+        if rec["value"] not in ("0", "1"):
+            raise EvidenceError(f"{where}: column value: must be 0 or 1, got {rec['value']!r}")
+        if rec["check"] in out[rec["row_id"]]:
+            raise EvidenceError(f"{where}: check {rec['check']!r} repeated in row {rec['row_id']}")
+        out[rec["row_id"]][rec["check"]] = int(rec["value"])
+    return {row: list(values.values()) for row, values in out.items()}
+
+
+def row_problems(rows: Sequence[RowRecord], checks: Mapping[str, list[int]],
+                 source: str = "rows.csv") -> list[str]:
+    """Where a row's correct, graded or recall disagrees with its checks in ``checks.csv``."""
+    problems = []
+    known = {r.row_id for r in rows}
+    for row_id in checks:
+        if row_id not in known:
+            problems.append(f"checks.csv: row_id {row_id} is not in {source}")
+    for r in rows:
+        values = checks.get(r.row_id, [])
+        if r.graded is None and not values:
+            continue
+        expect = {"correct": fmt(sum(values)), "graded": fmt(len(values)),
+                  "recall": fmt(sum(values) / len(values)) if values else ""}
+        found = {"correct": fmt(r.correct), "graded": fmt(r.graded), "recall": fmt(r.recall)}
+        for name in ("correct", "graded", "recall"):
+            if not same_figure(found[name], expect[name]):
+                problems.append(f"{source}: row {r.row_id}: {name} is {found[name] or 'empty'}, "
+                                f"its checks in checks.csv give {expect[name] or 'empty'}")
+    return problems
+
+
+def _cells(rows: Sequence[RowRecord]) -> dict[tuple[str, ...], list[RowRecord]]:
+    cells: dict[tuple[str, ...], list[RowRecord]] = {}
+    for r in rows:
+        cells.setdefault((r.sweep, r.scenario, r.model, r.arm), []).append(r)
+    return cells
+
+
+def aggregates(rows: Sequence[RowRecord], checks: Mapping[str, list[int]]) -> list[dict[str, str]]:
+    """One record per cell, in order of first appearance, with every figure as text (``fmt``)."""
+    out = []
+    for key, group in _cells(rows).items():
+        valid = [r for r in group if r.valid and r.recall is not None]
+        recalls = [r.recall for r in valid if r.recall is not None]
+        summary = row_mean(recalls)
+        c = clustering([checks.get(r.row_id, []) for r in valid])
+        out.append({
+            **dict(zip(CELL_KEY, key)), "rows": fmt(len(group)), "valid_rows": fmt(len(valid)),
+            "mean_recall": fmt(summary.mean), "ci_low": fmt(summary.ci[0]),
+            "ci_high": fmt(summary.ci[1]), "checks": fmt(c.checks), "icc": fmt(c.icc),
+            "design_effect": fmt(c.design_effect), "effective_n": fmt(c.effective_n),
+            "rows_recalled": fmt(sum(v >= ROW_THRESHOLD for v in recalls)),
+        })
+    return out
+
+
+def contrasts(rows: Sequence[RowRecord]) -> list[dict[str, str]]:
+    """Within-sweep, within-model arm contrasts: paired bootstrap and Fisher on rows recalled."""
+    by_model: dict[tuple[str, str, str], dict[str, list[RowRecord]]] = {}
+    for r in rows:
+        by_model.setdefault((r.sweep, r.scenario, r.model), {}).setdefault(r.arm, []).append(r)
+    out = []
+    for (sweep, scenario, model), arms in by_model.items():
+        names = list(arms)
+        for i, arm_a in enumerate(names):
+            for arm_b in names[i + 1:]:
+                a = [r for r in arms[arm_a] if r.valid and r.recall is not None]
+                b = [r for r in arms[arm_b] if r.valid and r.recall is not None]
+                _, first, second = pair_by_key({r.repeat: r.recall for r in a},
+                                               {r.repeat: r.recall for r in b})
+                boot = paired_bootstrap(first, second, resamples=BOOTSTRAP_RESAMPLES,
+                                        seed=BOOTSTRAP_SEED) if first else None
+                table = rows_table([r.recall for r in a], [r.recall for r in b])
+                fisher = fisher_exact(table) if a and b else None
+                out.append({
+                    "sweep": sweep, "scenario": scenario, "model": model, "arm_a": arm_a,
+                    "arm_b": arm_b, "pairs": fmt(len(first)),
+                    "mean_difference": fmt(boot.estimate if boot else None),
+                    "boot_low": fmt(boot.ci[0] if boot else None),
+                    "boot_high": fmt(boot.ci[1] if boot else None),
+                    "a_recalled": fmt(table[0][0]), "a_rows": fmt(len(a)),
+                    "b_recalled": fmt(table[1][0]), "b_rows": fmt(len(b)),
+                    "fisher_p": fmt(fisher.p_value if fisher else None),
+                })
+    return out
+
+
+def compare(file: str, key: Sequence[str], columns: Sequence[str],
+            stated: Sequence[Mapping[str, str]], recomputed: Sequence[Mapping[str, str]]) -> list[str]:
+    """Every figure where a file's stated records differ from the recomputed ones.
+
+    Figures match when ``same_figure`` says so.
+
+    Returns:
+        One line per difference, naming the file, the record's key and the column.
+    """
+    problems = []
+    index = {tuple(r.get(k, "") for k in key): r for r in stated}
+    seen = set()
+    for rec in recomputed:
+        k = tuple(rec[c] for c in key)
+        seen.add(k)
+        label = "/".join(k)
+        if k not in index:
+            problems.append(f"{file}: {label}: missing (recomputed from the records)")
+            continue
+        for column in columns:
+            if column in key:
+                continue
+            said = index[k].get(column)
+            if not same_figure(said, rec[column]):
+                problems.append(f"{file}: {label}: {column} is {said or 'empty'!s}, "
+                                f"recomputed {rec[column] or 'empty'}")
+    for k in index:
+        if k not in seen:
+            problems.append(f"{file}: {'/'.join(k)}: not backed by any record in rows.csv")
+    return problems

@@ -1,0 +1,112 @@
+"""Sanitising what leaves the machine: private endpoints, local paths, e-mail and secret values.
+
+An evidence package must let anyone recompute a study's figures without learning where it ran
+or who ran it. What would say so is replaced by a short digest (``sha256:`` and 16 hex digits),
+so two mentions of the same endpoint still match each other in the released files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+PUBLIC_HOSTS: frozenset[str] = frozenset({
+    "openrouter.ai", "api.openai.com", "api.anthropic.com", "api.together.xyz",
+    "api.deepinfra.com", "api.groq.com", "api.fireworks.ai", "api.mistral.ai",
+    "generativelanguage.googleapis.com", "api.deepseek.com",
+    "sim.foldscope.invalid",
+})
+"""Well-known public gateways whose base URL says nothing private; any other host is hashed."""
+
+REDACTED_KEYS: frozenset[str] = frozenset({"api_key_env", "api_key", "authorization", "headers"})
+"""Config keys whose values are never released (a key's variable name can itself be a key)."""
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
+# An absolute POSIX path of two or more parts, a home-relative path, or a Windows drive path.
+_PATH = re.compile(r"(?<![\w.:/-])(?:~/|/)(?:[^\s/\"'<>]+/)+[^\s/\"'<>]*"
+                   r"|(?<![\w])[A-Za-z]:\\(?:[^\s\\\"'<>]+\\)*[^\s\\\"'<>]*")
+
+
+def digest(text: str) -> str:
+    """A short, stable stand-in for a value that is not released: ``sha256:`` + 16 hex digits."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def public_url(url: str) -> bool:
+    """Whether a URL points at a well-known public gateway (see ``PUBLIC_HOSTS``)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return (parts.hostname or "").lower() in PUBLIC_HOSTS and not parts.username \
+        and not parts.password
+
+
+def sanitize_url(url: str) -> str:
+    """A public gateway's URL without its query; any other endpoint as ``<endpoint sha256:…>``."""
+    if public_url(url):
+        parts = urlsplit(url)
+        return f"{parts.scheme}://{parts.hostname}{parts.path}"
+    return f"<endpoint {digest(url)}>"
+
+
+def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """Replace secret values, private URLs, local paths and e-mail addresses in a text.
+
+    Args:
+        text: any text from a configuration, a name or an error message.
+        secrets: literal values that must never appear (e.g. API keys read from the
+            environment); each is replaced wherever it occurs.
+
+    Returns:
+        The text with every such value replaced by a digest placeholder.
+    """
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, "<secret>")
+    text = _URL.sub(lambda m: sanitize_url(m.group(0)), text)
+    text = _EMAIL.sub(lambda m: f"<email {digest(m.group(0))}>", text)
+    return _PATH.sub(lambda m: f"<path {digest(m.group(0))}>", text)
+
+
+def scrub_answer(text: str, secrets: Iterable[str] = ()) -> str:
+    """Scrub model output: secret values and e-mail addresses only.
+
+    Answers quote planted facts, and those include paths and URLs (an install lock path, a
+    cache origin) that are the study's data, not the author's machine; they are kept.
+    """
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, "<secret>")
+    return _EMAIL.sub(lambda m: f"<email {digest(m.group(0))}>", text)
+
+
+def sanitize_config(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """Sanitise a stored configuration (sweep definition, endpoint pins) for release.
+
+    Keys in ``REDACTED_KEYS`` lose their values; ``base_url`` keeps only a public gateway's URL;
+    every other string goes through ``scrub_text``. Dict keys are scrubbed too (pins are keyed by
+    model id, which could be a local path).
+
+    Returns:
+        A new structure of the same shape.
+    """
+    secrets = tuple(secrets)
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = scrub_text(str(key), secrets)
+            if str(key).lower() in REDACTED_KEYS:
+                out[name] = None if item is None else "<redacted>"
+            elif str(key) == "base_url" and isinstance(item, str):
+                out[name] = sanitize_url(item)
+            else:
+                out[name] = sanitize_config(item, secrets)
+        return out
+    if isinstance(value, list):
+        return [sanitize_config(v, secrets) for v in value]
+    if isinstance(value, str):
+        return scrub_text(value, secrets)
+    return value

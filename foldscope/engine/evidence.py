@@ -1,0 +1,403 @@
+"""The evidence package: export sanitised, verifiable records of one or more databases; verify one.
+
+A package is a folder:
+
+- ``rows.csv`` and ``checks.csv`` — the row- and check-level records (answer text only up to a
+  prefix);
+- ``aggregates.csv`` and ``contrasts.csv`` — every figure, computed from those two files by
+  ``core.evidence``;
+- ``config.json`` — each sweep's definition and endpoint pins, sanitised (``core.sanitize``);
+- ``provenance.lock.json`` — sha256 of what is not released (database files and contents, full
+  answers, carriers, raw configurations), so a holder of the originals can show they match;
+- ``manifest.json`` — the sha256 of every other file.
+
+The databases are read through the small queries below (read-only), never through the runner's
+record types, so the package format does not move when the store's internals do.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from foldscope.core.errors import EvidenceError
+from foldscope.core.evidence import (
+    AGGREGATE_COLUMNS,
+    CELL_KEY,
+    CHECK_COLUMNS,
+    CONTRAST_COLUMNS,
+    CONTRAST_KEY,
+    ROW_COLUMNS,
+    aggregates,
+    compare,
+    contrasts,
+    fmt,
+    parse_checks,
+    parse_rows,
+    row_problems,
+)
+from foldscope.core.sanitize import sanitize_config, scrub_answer, scrub_text
+from foldscope.engine.store import Store
+
+DEFAULT_ANSWER_PREFIX = 80
+"""Characters of each recall answer released by default."""
+
+MANIFEST = "manifest.json"
+PACKAGE_FILES: tuple[str, ...] = ("rows.csv", "checks.csv", "aggregates.csv", "contrasts.csv",
+                                  "config.json", "provenance.lock.json", "README.txt")
+"""Every file of a package besides the manifest, which lists them with their sha256."""
+
+_KEY_ENVS = ("OPENROUTER_API_KEY", "OPENAI_API_KEY")
+
+
+# -- reading databases: small named queries ---------------------------------------------------
+
+def _query(store: Store, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    return list(store.db.query(sql, list(params)))
+
+
+def query_sweeps(store: Store) -> list[dict[str, Any]]:
+    """Every sweep with its raw configuration and pins, oldest first."""
+    return _query(store, "SELECT id, name, config_json, pins_json, status, simulated "
+                         "FROM sweeps ORDER BY created_at, rowid")
+
+
+def query_rows(store: Store, sweep_id: str) -> list[dict[str, Any]]:
+    """Every row of a sweep in execution order, with its answer and stored validity verdict."""
+    return _query(store, "SELECT id, scenario, model, arm, repeat, status, valid, "
+                         "validity_reason, recall, correct, graded, folds_done, catch_up, "
+                         "parse_failures, length_stops, simulated, prompt_tokens, "
+                         "completion_tokens, cost_usd, answer, infra_error FROM rows "
+                         "WHERE sweep_id = ? ORDER BY position", [sweep_id])
+
+
+def query_checks(store: Store, sweep_id: str) -> list[dict[str, Any]]:
+    """Every check of a sweep's rows, in row and check order."""
+    return _query(store, "SELECT c.row_id, c.label, c.correct, c.abstained, c.unit_dropped, "
+                         "c.classification, c.in_carrier, c.flagged FROM checks c "
+                         "JOIN rows r ON r.id = c.row_id WHERE r.sweep_id = ? "
+                         "ORDER BY r.position, c.id", [sweep_id])
+
+
+def query_carriers(store: Store, sweep_id: str) -> list[dict[str, Any]]:
+    """Every fold's reply and carrier of a sweep (hashed into the lock, never released)."""
+    return _query(store, "SELECT f.row_id, f.fold_index, f.reply, f.carrier FROM folds f "
+                         "JOIN rows r ON r.id = f.row_id WHERE r.sweep_id = ? "
+                         "ORDER BY f.row_id, f.fold_index", [sweep_id])
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+def sha256_file(path: Path) -> str:
+    """The sha256 of a file's bytes, read in blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _csv_text(columns: Sequence[str], records: Iterable[dict[str, str]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    for rec in records:
+        writer.writerow(rec)
+    return buffer.getvalue()
+
+
+def _secret_values(configs: Iterable[dict[str, Any]]) -> list[str]:
+    """API keys present in this process's environment under any name a configuration uses."""
+    names = set(_KEY_ENVS)
+    for config in configs:
+        for model in config.get("models", []):
+            if isinstance(model, dict) and isinstance(model.get("api_key_env"), str):
+                names.add(model["api_key_env"])
+    return [os.environ[n] for n in sorted(names) if len(os.environ.get(n, "")) >= 6]
+
+
+def _private_strings(configs: Iterable[dict[str, Any]], db_paths: Sequence[Path]) -> list[str]:
+    """Values that must not appear anywhere in a package: endpoints that are not public,
+    the databases' paths and the user's home directory."""
+    from foldscope.core.sanitize import public_url
+
+    out = [str(p.resolve()) for p in db_paths] + [str(Path.home())]
+    for config in configs:
+        for model in config.get("models", []):
+            url = model.get("base_url") if isinstance(model, dict) else None
+            if isinstance(url, str) and url and not public_url(url):
+                out.append(url)
+    return [s for s in out if len(s) > 3]
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("foldscope")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    """What an export wrote."""
+
+    out: Path
+    sweeps: int
+    rows: int
+    checks: int
+    cells: int
+    contrasts: int
+
+
+def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
+                   answer_prefix: int = DEFAULT_ANSWER_PREFIX) -> ExportSummary:
+    """Write an evidence package of every sweep in the given databases.
+
+    Args:
+        db_paths: the databases (a study sharded over machines is several).
+        out: the package folder; created, and must be empty if it exists.
+        answer_prefix: characters of each answer to release (0 releases none).
+
+    Returns:
+        Counts of what was written.
+
+    Raises:
+        EvidenceError: a bad output folder or prefix, or the same sweep in two databases.
+        StoreError: a database cannot be opened.
+    """
+    if answer_prefix < 0:
+        raise EvidenceError(f"--answer-prefix must be 0 or more, got {answer_prefix}")
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise EvidenceError(f"{out}: output folder exists and is not empty")
+    paths = [Path(p) for p in db_paths]
+    if len(set(p.resolve() for p in paths)) != len(paths):
+        raise EvidenceError("the same database is given twice")
+
+    row_recs: list[dict[str, str]] = []
+    check_recs: list[dict[str, str]] = []
+    configs: list[dict[str, Any]] = []
+    raw_configs: list[dict[str, Any]] = []
+    lock: dict[str, Any] = {"databases": [], "configs": {}, "answers": {}, "carriers": {}}
+    seen_sweeps: dict[str, str] = {}
+    for index, path in enumerate(paths, start=1):
+        source = f"db{index}"
+        store = Store(path, readonly=True)
+        try:
+            sweeps = query_sweeps(store)
+            content = hashlib.sha256()
+            for sweep in sweeps:
+                if sweep["id"] in seen_sweeps:
+                    raise EvidenceError(f"sweep {sweep['id']} is in both {seen_sweeps[sweep['id']]} "
+                                        f"and {path}: give each database once")
+                seen_sweeps[sweep["id"]] = str(path)
+                config, pins = json.loads(sweep["config_json"]), json.loads(sweep["pins_json"])
+                raw_configs.append(config)
+                lock["configs"][sweep["id"]] = _sha(sweep["config_json"] + sweep["pins_json"])
+                rows = query_rows(store, sweep["id"])
+                checks = query_checks(store, sweep["id"])
+                carriers: dict[int, Any] = {}
+                for fold in query_carriers(store, sweep["id"]):
+                    h = carriers.setdefault(fold["row_id"], hashlib.sha256())
+                    h.update(json.dumps([fold["fold_index"], fold["reply"], fold["carrier"]],
+                                        ensure_ascii=False).encode("utf-8"))
+                content.update(json.dumps([sweep, rows, checks], ensure_ascii=False,
+                                          sort_keys=True, default=str).encode("utf-8"))
+                configs.append({"source": source, "sweep": sweep["id"], "config": config,
+                                "pins": pins, "status": sweep["status"],
+                                "simulated": bool(sweep["simulated"]), "name": sweep["name"]})
+                for r in rows:
+                    row_id = f"{source}-{r['id']}"
+                    if r["answer"] is not None:
+                        lock["answers"][row_id] = _sha(r["answer"])
+                    if r["id"] in carriers:
+                        lock["carriers"][row_id] = carriers[r["id"]].hexdigest()
+                    row_recs.append(_row_record(source, sweep["id"], row_id, r, answer_prefix))
+                for c in checks:
+                    check_recs.append({
+                        "row_id": f"{source}-{c['row_id']}", "check": c["label"],
+                        "value": fmt(int(c["correct"])), "abstained": fmt(int(c["abstained"])),
+                        "unit_dropped": fmt(int(c["unit_dropped"])),
+                        "classification": c["classification"],
+                        "in_carrier": fmt(int(c["in_carrier"])), "flagged": fmt(int(c["flagged"])),
+                    })
+        finally:
+            store.close()
+        lock["databases"].append({"source": source, "file_sha256": sha256_file(path),
+                                  "bytes": path.stat().st_size,
+                                  "content_sha256": content.hexdigest(),
+                                  "sweeps": [s["id"] for s in sweeps]})
+
+    secrets = _secret_values(raw_configs)
+    for rec in row_recs:  # scrub what came from model output and error text
+        rec["answer_prefix"] = scrub_answer(rec["answer_prefix"], secrets)
+        rec["validity_reason"] = scrub_text(rec["validity_reason"], secrets)
+        for column in ("sweep", "scenario", "model", "arm"):
+            rec[column] = scrub_text(rec[column], secrets)
+    for rec in check_recs:
+        rec["check"] = scrub_text(rec["check"], secrets)
+    released_config = {"foldscope_version": _version(),
+                       "sweeps": [sanitize_config(c, secrets) for c in configs]}
+    files = _package_texts(row_recs, check_recs, released_config, lock, answer_prefix)
+    forbidden = secrets + _private_strings(raw_configs, paths)
+    for name, text in files.items():
+        for value in forbidden:
+            if value in text:
+                raise EvidenceError(f"refusing to write the package: {name} would contain a "
+                                    "private value (an endpoint, a path or a key)")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (out / name).write_text(text, encoding="utf-8", newline="")
+    manifest = {"format": "foldscope-evidence/1",
+                "files": {name: sha256_file(out / name) for name in sorted(files)}}
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    rows = parse_rows(row_recs)
+    return ExportSummary(out=out, sweeps=len(configs), rows=len(row_recs), checks=len(check_recs),
+                         cells=len(aggregates(rows, parse_checks(check_recs))),
+                         contrasts=files["contrasts.csv"].count("\n") - 1)
+
+
+def _row_record(source: str, sweep_id: str, row_id: str, r: dict[str, Any],
+                prefix: int) -> dict[str, str]:
+    answer = r["answer"] or ""
+    # The stored verdict (written when the row ended) is the validity rule's; a row that has
+    # not ended yet has none and is incomplete.
+    valid = bool(r["valid"]) if r["valid"] is not None else False
+    return {
+        "row_id": row_id, "source": source, "sweep": sweep_id, "scenario": r["scenario"],
+        "model": r["model"], "arm": r["arm"], "repeat": fmt(r["repeat"]), "status": r["status"],
+        "valid": fmt(valid), "validity_reason": r["validity_reason"] or "incomplete",
+        "recall": fmt(r["recall"]), "correct": fmt(r["correct"]), "graded": fmt(r["graded"]),
+        "folds": fmt(r["folds_done"]), "catch_up": fmt(int(r["catch_up"])),
+        "parse_failures": fmt(r["parse_failures"]), "length_stops": fmt(r["length_stops"]),
+        "simulated": fmt(int(r["simulated"])), "prompt_tokens": fmt(r["prompt_tokens"]),
+        "completion_tokens": fmt(r["completion_tokens"]), "cost_usd": fmt(float(r["cost_usd"])),
+        "answer_chars": fmt(len(answer)), "answer_prefix": answer[:prefix],
+    }
+
+
+def _package_texts(row_recs: list[dict[str, str]], check_recs: list[dict[str, str]],
+                   config: dict[str, Any], lock: dict[str, Any],
+                   answer_prefix: int) -> dict[str, str]:
+    rows_text = _csv_text(ROW_COLUMNS, row_recs)
+    checks_text = _csv_text(CHECK_COLUMNS, check_recs)
+    # The figures are computed from the text just written, exactly as `verify` will read it.
+    rows = parse_rows(csv.DictReader(io.StringIO(rows_text)))
+    checks = parse_checks(csv.DictReader(io.StringIO(checks_text)))
+    return {
+        "rows.csv": rows_text,
+        "checks.csv": checks_text,
+        "aggregates.csv": _csv_text(AGGREGATE_COLUMNS, aggregates(rows, checks)),
+        "contrasts.csv": _csv_text(CONTRAST_COLUMNS, contrasts(rows)),
+        "config.json": json.dumps(config, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
+        "provenance.lock.json": json.dumps(lock, indent=2, sort_keys=True) + "\n",
+        "README.txt": _readme(answer_prefix),
+    }
+
+
+def _readme(answer_prefix: int) -> str:
+    return f"""foldscope evidence package (format foldscope-evidence/1)
+
+rows.csv             one line per planned row; answer_prefix holds the first {answer_prefix}
+                     characters of the recall answer (answer_chars is the full length)
+checks.csv           one line per graded fact of a finished row; value 1 = answered correctly
+                     (columns row_id,check,value work with `foldscope stats icc --csv`)
+aggregates.csv       per cell (sweep, scenario, model, arm): rows, valid rows, mean recall over
+                     valid rows with a 95% t interval over rows, checks, ICC(1), design effect
+                     1 + (m - 1) ICC, effective n, valid rows with recall >= 0.5
+contrasts.csv        per model and arm pair within a sweep: paired bootstrap (by repeat) of mean
+                     recall a - b, and Fisher's exact p on valid rows with recall >= 0.5
+config.json          each sweep's definition and endpoint pins, sanitised
+provenance.lock.json sha256 of what is not released: the databases, full answers, carriers
+manifest.json        sha256 of every file above
+
+Check it with `foldscope verify <this folder>`: it recomputes every figure from rows.csv and
+checks.csv and compares every file with the manifest.
+"""
+
+
+# -- verifying --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Verification:
+    """The outcome of verifying a package."""
+
+    problems: list[str]
+    """One line per mismatch, naming the file and the figure; empty when it all matches."""
+    files: int
+    rows: int
+    checks: int
+    cells: int
+    contrasts: int
+
+
+def _read_csv(folder: Path, name: str) -> list[dict[str, str]]:
+    try:
+        with (folder / name).open(newline="", encoding="utf-8") as handle:
+            return list(csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise EvidenceError(f"{folder / name}: cannot read ({exc})") from None
+
+
+def verify_package(folder: str | Path) -> Verification:
+    """Check every file against the manifest and recompute every figure from the records.
+
+    Raises:
+        EvidenceError: the folder does not exist (a tampered or missing file is a problem
+            listed in the result, not an exception).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise EvidenceError(f"{folder}: no such package folder")
+    problems: list[str] = []
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        listed = manifest["files"]
+        if not isinstance(listed, dict):
+            raise TypeError
+    except FileNotFoundError:
+        return Verification([f"{MANIFEST}: missing"], 0, 0, 0, 0, 0)
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return Verification([f"{MANIFEST}: not a foldscope manifest"], 0, 0, 0, 0, 0)
+    for name in PACKAGE_FILES:
+        if name not in listed:
+            problems.append(f"{MANIFEST}: does not list {name}")
+    for name, expected in sorted(listed.items()):
+        path = folder / name
+        if Path(name).name != name or not path.is_file():
+            problems.append(f"{name}: listed in {MANIFEST} but missing")
+        elif sha256_file(path) != expected:
+            problems.append(f"{name}: sha256 does not match {MANIFEST}")
+    for path in sorted(folder.iterdir()):
+        if path.name != MANIFEST and path.name not in listed:
+            problems.append(f"{path.name}: not listed in {MANIFEST}")
+    if any(not (folder / n).is_file() for n in ("rows.csv", "checks.csv")):
+        return Verification(problems, len(listed), 0, 0, 0, 0)
+    try:
+        rows = parse_rows(_read_csv(folder, "rows.csv"))
+        checks = parse_checks(_read_csv(folder, "checks.csv"))
+    except EvidenceError as exc:
+        return Verification([*problems, str(exc)], len(listed), 0, 0, 0, 0)
+    problems += row_problems(rows, checks)
+    cells = aggregates(rows, checks)
+    pairs = contrasts(rows)
+    for name, key, columns, recomputed in (
+            ("aggregates.csv", CELL_KEY, AGGREGATE_COLUMNS, cells),
+            ("contrasts.csv", CONTRAST_KEY, CONTRAST_COLUMNS, pairs)):
+        if (folder / name).is_file():
+            problems += compare(name, key, columns, _read_csv(folder, name), recomputed)
+    return Verification(problems, len(listed), len(rows), sum(map(len, checks.values())),
+                        len(cells), len(pairs))
