@@ -5,6 +5,7 @@ from conftest import definition, fresh_poll, wait_group
 from foldscope.engine.launch import prepare_sweep
 from foldscope.engine.store import Store
 from foldscope.ui.app import FoldscopeApp
+from foldscope.ui.messages import SweepFinished
 from foldscope.ui.widgets.sweep_grid import SweepGrid
 
 
@@ -19,7 +20,13 @@ async def test_grid_fills_while_the_sweep_runs(tmp_path):
     db = tmp_path / "app.sqlite"
     prepared = prepare_sweep(db, definition(), "test")
     app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
-    async with app.run_test(size=(110, 30)) as pilot:
+    finished = {}
+
+    def hook(message):  # Textual may show one message to the hook more than once
+        if isinstance(message, SweepFinished):
+            finished[id(message)] = message
+
+    async with app.run_test(size=(110, 30), message_hook=hook) as pilot:
         await settle(app, pilot)  # the sweep worker ends when every row is done
         grid = app.screen.query_one(SweepGrid)
         assert grid.row_count == 3 and len(grid.columns) == 3
@@ -28,6 +35,8 @@ async def test_grid_fills_while_the_sweep_runs(tmp_path):
         describer_j = grid.get_cell("j", "sim/describer").plain
         assert not describer_j.startswith(" 1.00")
         assert app.sweep_status == "done"
+        assert [(m.sweep_id, m.status) for m in finished.values()] == [
+            (prepared.sweep_id, "done")]
     store = Store(db, readonly=True)
     assert store.progress(prepared.sweep_id)["done"] == 6
 
@@ -44,10 +53,10 @@ async def test_quit_mid_sweep_leaves_a_consistent_database(tmp_path):
     store = Store(db)
     assert store.sweep(prepared.sweep_id)["status"] == "stopped"
     for row in store.rows(prepared.sweep_id):
-        folds = store.folds(row["id"])
-        assert row["folds_done"] == len(folds)
-        assert [f["fold_index"] for f in folds] == list(range(len(folds)))
-        assert row["status"] != "done" or store.checks(row["id"])
+        folds = store.folds(row.id)
+        assert row.folds_done == len(folds)
+        assert [f.fold_index for f in folds] == list(range(len(folds)))
+        assert row.status != "done" or store.checks(row.id)
 
 
 async def test_unpinned_gateway_model_is_a_visible_warning(tmp_path):
@@ -100,14 +109,14 @@ async def test_enter_on_a_cell_opens_its_rows_and_steps_folds(tmp_path):
         assert facts.row_count == 12 and screen.fold_index == 2  # smoke: 3 folds, last shown
         store = Store(db, readonly=True)
         row = next(r for r in store.rows(prepared.sweep_id)
-                   if (r["model"], r["arm"]) == ("sim/describer", "j"))
-        folds = store.folds(row["id"])
+                   if (r.model, r.arm) == ("sim/describer", "j"))
+        folds = store.folds(row.id)
         # The carrier is shown exactly as carried (literally: no markup parsing).
-        assert screen.query_one(CarrierView).plain_lines == folds[2]["carrier"].split("\n")
+        assert screen.query_one(CarrierView).plain_lines == folds[2].carrier.split("\n")
         await pilot.press("left_square_bracket")
         await pilot.pause()
         assert screen.fold_index == 1
-        assert screen.query_one(CarrierView).plain_lines == folds[1]["carrier"].split("\n")
+        assert screen.query_one(CarrierView).plain_lines == folds[1].carrier.split("\n")
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, CellScreen)

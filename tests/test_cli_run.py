@@ -1,10 +1,12 @@
 """The headless CLI path: run, report --format json, and one-line errors with exit code 2."""
 
+import dataclasses
 import json
 
 import pytest
 
 from foldscope.cli.main import main
+from foldscope.engine.events import EVENT_TYPES
 
 
 def test_headless_run_then_report_json(tmp_path, capsys):
@@ -34,6 +36,11 @@ def test_json_events_stream(tmp_path, capsys):
     kinds = [e["event"] for e in events]
     assert kinds[0] == "sweep_started" and kinds[-1] == "sweep_finished"
     assert kinds.count("fold") == 3 and "row_done" in kinds
+    # Each line is its typed event's serialisation: the kind, the time, then its fields.
+    by_kind = {t.kind: t for t in EVENT_TYPES}
+    for event in events:
+        names = [f.name for f in dataclasses.fields(by_kind[event["event"]]) if f.name != "t"]
+        assert list(event) == ["event", "t", *names]
 
 
 @pytest.mark.parametrize("argv, needle", [

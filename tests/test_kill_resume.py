@@ -56,11 +56,11 @@ def _snapshot(db):
     rows = store.rows(sweep_id)
     out = []
     for row in rows:
-        full = store.row(row["id"])
-        folds = store.folds(row["id"])
-        out.append((row["scenario"], row["model"], row["arm"], row["repeat"], row["status"],
-                    row["recall"], full["answer"], row["folds_done"],
-                    tuple(f["carrier"] for f in folds), tuple(f["fold_index"] for f in folds)))
+        full = store.row(row.id)
+        folds = store.folds(row.id)
+        out.append((row.scenario, row.model, row.arm, row.repeat, row.status,
+                    row.recall, full.answer, row.folds_done,
+                    tuple(f.carrier for f in folds), tuple(f.fold_index for f in folds)))
     store.close()
     return sweep_id, out
 

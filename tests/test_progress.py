@@ -3,6 +3,7 @@
 import io
 import json
 
+from foldscope.engine.events import FoldCommitted, RowDone, Stopped
 from foldscope.engine.progress import HeadlessProgress, format_duration, status_line
 from foldscope.engine.runner import Totals
 
@@ -28,10 +29,10 @@ def test_plain_mode_writes_a_line_per_finished_row():
     t = Totals(rows_total=2)
     out = io.StringIO()
     progress = HeadlessProgress(t, out)
-    progress({"event": "fold", "row": 1})
+    progress(FoldCommitted(row=1, fold=0, chunks=(0, 0), carrier_chars=10, finish="stop", parse="ok"))
     assert out.getvalue() == ""
     t.rows_done = 1
-    progress({"event": "row_done", "row": 1})
+    progress(RowDone(row=1, model="sim/faithful", arm="j", recall=1.0, valid=True, reason="ok"))
     assert out.getvalue().count("\n") == 1 and "\r" not in out.getvalue()
 
 
@@ -39,8 +40,8 @@ def test_tty_mode_redraws_in_place_and_json_events_go_to_stdout():
     t = Totals(rows_total=2)
     err, events = TTY(), io.StringIO()
     progress = HeadlessProgress(t, err, json_events=True, events_stream=events, hz=1000)
-    progress({"event": "fold", "row": 1})
-    progress({"event": "stopped", "reason": "budget reached"})
+    progress(FoldCommitted(row=1, fold=0, chunks=(0, 0), carrier_chars=10, finish="stop", parse="ok"))
+    progress(Stopped(reason="budget reached"))
     progress.close()
     assert err.getvalue().startswith("\r\x1b[2K") and "stopped: budget reached" in err.getvalue()
     assert [json.loads(line)["event"] for line in events.getvalue().splitlines()] == ["fold", "stopped"]

@@ -4,6 +4,7 @@ import asyncio
 
 from conftest import definition, run_sweep
 
+from foldscope.engine.events import FoldCommitted, RowDone, RowStarted
 from foldscope.engine.launch import prepare_sweep
 from foldscope.engine.report import sweep_report
 from foldscope.engine.runner import SweepRunner
@@ -22,10 +23,10 @@ def test_plan_is_stored_before_the_first_call(db):
     prepared = prepare_sweep(db, definition(repeats=3), "test")
     store = Store(db)
     rows = store.rows(prepared.sweep_id)
-    assert len(rows) == 2 * 3 * 3 and all(r["status"] == "planned" for r in rows)
-    assert [r["position"] for r in rows] == list(range(len(rows)))
+    assert len(rows) == 2 * 3 * 3 and all(r.status == "planned" for r in rows)
+    assert [r.position for r in rows] == list(range(len(rows)))
     # Latin square: within each repeat's block of arms, each arm leads once across repeats.
-    leads = [rows[i]["arm"] for i in range(0, len(rows), 6)]
+    leads = [rows[i].arm for i in range(0, len(rows), 6)]
     assert sorted(leads) == ["j", "m", "q"]
 
 
@@ -44,12 +45,12 @@ def test_every_fold_is_committed_with_its_measurements(db):
     sweep_id = run_sweep(db, definition(models=("sim/faithful",), arms=("q",)))
     store = Store(db, readonly=True)
     row = store.rows(sweep_id)[0]
-    folds = store.folds(row["id"])
-    assert len(folds) == 3 and [f["fold_index"] for f in folds] == [0, 1, 2]
-    assert all(f["simulated"] == 1 and f["finish_reason"] == "stop" for f in folds)
-    assert folds[-1]["headings_carried"] == 5
-    assert set(folds[-1]["fact_status"].values()) == {"present"}
-    assert len(store.checks(row["id"])) == 6
+    folds = store.folds(row.id)
+    assert len(folds) == 3 and [f.fold_index for f in folds] == [0, 1, 2]
+    assert all(f.simulated == 1 and f.finish_reason == "stop" for f in folds)
+    assert folds[-1].headings_carried == 5
+    assert set(folds[-1].fact_status.values()) == {"present"}
+    assert len(store.checks(row.id)) == 6
 
 
 def test_rerun_of_a_finished_sweep_does_nothing(db):
@@ -73,7 +74,7 @@ def test_resume_continues_from_the_last_committed_fold(db):
 
     def stop_after_first_fold(event):
         events.append(event)
-        if event["event"] == "fold":
+        if isinstance(event, FoldCommitted):
             raise Stop
 
     runner = SweepRunner(db, prepared.sweep_id, latency_scale=0.0, on_event=stop_after_first_fold)
@@ -83,11 +84,11 @@ def test_resume_continues_from_the_last_committed_fold(db):
         pass
     store = Store(db)
     row = store.rows(prepared.sweep_id)[0]
-    assert row["status"] == "running" and row["folds_done"] == 1
+    assert row.status == "running" and row.folds_done == 1
     resumed = SweepRunner(db, prepared.sweep_id, latency_scale=0.0)
     asyncio.run(resumed.run())
     row = store.rows(prepared.sweep_id)[0]
-    assert row["status"] == "done" and row["folds_done"] == 3
+    assert row.status == "done" and row.folds_done == 3
     assert resumed.totals.folds == 2
 
 
@@ -108,13 +109,13 @@ def test_rows_of_one_model_and_repeat_run_one_after_another_in_planned_order(db)
     asyncio.run(SweepRunner(db, prepared.sweep_id, latency_scale=0.0,
                             on_event=events.append).run())
     store = Store(db)
-    rows = {r["id"]: r for r in store.rows(prepared.sweep_id)}
+    rows = {r.id: r for r in store.rows(prepared.sweep_id)}
     by_sequence = {}
     for event in events:
-        if event["event"] in ("row_started", "row_done"):
-            row = rows[event["row"]]
-            by_sequence.setdefault((row["model"], row["repeat"]), []).append(
-                (event["event"], row["position"]))
+        if isinstance(event, (RowStarted, RowDone)):
+            row = rows[event.row]
+            by_sequence.setdefault((row.model, row.repeat), []).append(
+                (event.kind, row.position))
     assert len(by_sequence) == 6
     for trail in by_sequence.values():
         # started, done, started, done, ... with positions increasing: never two at once.

@@ -5,6 +5,8 @@ import sqlite3
 import pytest
 
 from foldscope.core.errors import StoreError
+from foldscope.core.row import FoldRecord
+from foldscope.core.validity import INFRA_FAULT, Validity
 from foldscope.engine.store import SCHEMA_VERSION, Store
 
 
@@ -17,17 +19,17 @@ def _plan(store, sweep_id="s1", n=2):
 
 
 def _fold(i):
-    return {"fold_index": i, "first_chunk": i, "last_chunk": i, "catch_up": 0, "reply": "r",
-            "carrier": "c", "carrier_chars": 1, "carrier_tokens_est": 1, "clipped_chars": 0,
-            "headings_carried": 0, "fill_fraction": None, "parse_status": "ok", "recovery": "",
-            "finish_reason": "stop", "prompt_tokens": 10, "completion_tokens": 5,
-            "est_prompt_tokens": 9, "latency_s": 0.0, "cost_usd": None, "attempts": 1,
-            "simulated": 1, "fact_status_json": "{}", "created_at": 0.0}
+    return FoldRecord(
+        fold_index=i, first_chunk=i, last_chunk=i, catch_up=False, reply="r", carrier="c",
+        carrier_chars=1, carrier_tokens_est=1, clipped_chars=0, headings_carried=0,
+        fill_fraction=None, parse_status="ok", recovery="", finish_reason="stop",
+        prompt_tokens=10, completion_tokens=5, est_prompt_tokens=9, latency_s=0.0, cost_usd=None,
+        attempts=1, simulated=True, fact_status={"port": "present"}, created_at=0.0, cached=False,
+        content_class="prose")
 
 
 def _commit_first_fold(store, row_id):
-    store.commit_fold(row_id, _fold(0), next_chunk=1, catch_up=False, parse_failure=False,
-                      length_stop=False, call_retries=0)
+    store.commit_fold(row_id, _fold(0))
 
 
 def test_new_database_is_wal_and_versioned(tmp_path):
@@ -64,24 +66,24 @@ def test_fold_commit_is_atomic_and_never_duplicated(tmp_path):
     store = Store(tmp_path / "a.sqlite")
     _plan(store)
     row = store.rows("s1")[0]
-    _commit_first_fold(store, row["id"])
+    _commit_first_fold(store, row.id)
     with pytest.raises(sqlite3.IntegrityError):
-        _commit_first_fold(store, row["id"])
-    fresh = store.row(row["id"])
-    assert fresh["folds_done"] == 1 and fresh["next_chunk"] == 1  # the failed duplicate changed nothing
-    assert len(store.folds(row["id"])) == 1
+        _commit_first_fold(store, row.id)
+    fresh = store.row(row.id)
+    assert fresh.folds_done == 1 and fresh.next_chunk == 1  # the failed duplicate changed nothing
+    assert store.folds(row.id) == [_fold(0)]  # the record round-trips field for field
 
 
 def test_retry_resets_a_row_and_counts_it(tmp_path):
     store = Store(tmp_path / "a.sqlite")
     _plan(store)
     row = store.rows("s1")[0]
-    _commit_first_fold(store, row["id"])
-    store.fail_row(row["id"], error="timeout", reason="infra_fault", retryable=True, wall_s=1.0)
-    store.reset_row_for_retry(row["id"])
-    fresh = store.row(row["id"])
-    assert fresh["status"] == "planned" and fresh["attempt"] == 1 and fresh["infra_retries"] == 1
-    assert store.folds(row["id"]) == []
+    _commit_first_fold(store, row.id)
+    store.fail_row(row.id, error="timeout", verdict=Validity(False, INFRA_FAULT, True), wall_s=1.0)
+    store.reset_row_for_retry(row.id)
+    fresh = store.row(row.id)
+    assert fresh.status == "planned" and fresh.attempt == 1 and fresh.infra_retries == 1
+    assert store.folds(row.id) == []
 
 
 def test_reader_sees_writer_commits(tmp_path):
@@ -91,7 +93,7 @@ def test_reader_sees_writer_commits(tmp_path):
     reader = Store(path, readonly=True)
     assert reader.progress("s1")["planned"] == 2
     row = writer.rows("s1")[0]
-    _commit_first_fold(writer, row["id"])
+    _commit_first_fold(writer, row.id)
     assert reader.progress("s1")["folds"] == 1
 
 

@@ -22,17 +22,17 @@ def test_identical_requests_replay_from_the_cache(db):
     second = run_sweep(db, data)  # a fresh sweep of the same definition, same database
     store = Store(db)
     a, b = store.rows(first), store.rows(second)
-    assert all(r["cached_calls"] == 0 for r in a)
-    assert all(r["cached_calls"] == 4 for r in b)  # three folds and the recall turn
-    assert [r["recall"] for r in a] == [r["recall"] for r in b]
-    assert all(f["cached"] == 1 for r in b for f in store.folds(r["id"]))
+    assert all(r.cached_calls == 0 for r in a)
+    assert all(r.cached_calls == 4 for r in b)  # three folds and the recall turn
+    assert [r.recall for r in a] == [r.recall for r in b]
+    assert all(f.cached == 1 for r in b for f in store.folds(r.id))
 
 
 def test_cache_is_off_for_simulated_models_unless_asked(db):
     data = definition(models=("sim/faithful",), arms=("j",))
     run_sweep(db, data)
     second = run_sweep(db, data)
-    assert Store(db).rows(second)[0]["cached_calls"] == 0
+    assert Store(db).rows(second)[0].cached_calls == 0
     assert Store(db).db.execute("SELECT COUNT(*) FROM cache").fetchone()[0] == 0
 
 
@@ -95,8 +95,8 @@ def test_infra_faults_retry_the_row_and_count_it(db):
     runner = SweepRunner(db, prepared.sweep_id, transport=FlakyTransport(2), latency_scale=0.0)
     asyncio.run(runner.run())
     row = Store(db).rows(prepared.sweep_id)[0]
-    assert row["status"] == "done" and row["valid"] == 1
-    assert row["infra_retries"] == 2 and runner.totals.row_retries == 2
+    assert row.status == "done" and row.valid == 1
+    assert row.infra_retries == 2 and runner.totals.row_retries == 2
 
 
 def test_infra_retries_are_bounded(db):
@@ -106,8 +106,8 @@ def test_infra_retries_are_bounded(db):
     asyncio.run(SweepRunner(db, prepared.sweep_id, transport=FlakyTransport(10),
                             latency_scale=0.0).run())
     row = Store(db).rows(prepared.sweep_id)[0]
-    assert row["status"] == "failed" and row["validity_reason"] == "infra_fault"
-    assert row["infra_retries"] == 1
+    assert row.status == "failed" and row.validity_reason == "infra_fault"
+    assert row.infra_retries == 1
 
 
 def test_arm_behaviour_is_never_retried(db):
@@ -116,8 +116,8 @@ def test_arm_behaviour_is_never_retried(db):
                       arms=("j",))
     sweep_id = run_sweep(db, data)
     row = Store(db).rows(sweep_id)[0]
-    assert row["status"] == "done" and row["infra_retries"] == 0
-    assert row["length_stops"] == 3 and row["parse_failures"] >= 1
+    assert row.status == "done" and row.infra_retries == 0
+    assert row.length_stops == 3 and row.parse_failures >= 1
 
 
 def test_429s_shrink_concurrency_and_respect_the_rate(db):

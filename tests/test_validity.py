@@ -101,3 +101,16 @@ def test_aggregate_filter_and_counts():
     assert aggregate_filter([r.facts for r in rows]) == [DONE, rows[1].facts]
     with pytest.raises(TypeError):
         aggregate_filter(rows)
+
+
+def test_a_rejected_request_is_its_own_reason():
+    from foldscope.core.validity import REQUEST_REJECTED
+
+    row = RowFacts(status="failed", rejected=True)
+    assert row_validity(row) == Validity(False, REQUEST_REJECTED, False)
+
+
+def test_filters_take_stored_verdicts_as_they_are():
+    stored = [Validity(True, OK, False), Validity(False, INFRA_FAULT, True)]
+    assert aggregate_filter(stored, lambda v: v) == stored[:1]
+    assert validity_counts(stored, lambda v: v) == {OK: 1, INFRA_FAULT: 1}

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.errors import FoldscopeError
-from foldscope.core.grading import FactGrade, LabelledValue, grade_answer, recall
+from foldscope.core.grading import LabelledValue
+from foldscope.core.row import Check, grade_checks
 
 
 def register(subparsers: Any) -> None:
@@ -78,21 +79,24 @@ def _literal(text: str) -> str:
     )
 
 
-def grades_json(scenario: str, grades: Sequence[FactGrade]) -> dict[str, Any]:
+def _recall(grades: Sequence[Check]) -> float | None:
+    return sum(g.correct for g in grades) / len(grades) if grades else None
+
+
+def grades_json(scenario: str, grades: Sequence[Check]) -> dict[str, Any]:
     """Build the JSON document ``grade --json`` prints.
 
     Args:
         scenario: the scenario name as given.
-        grades: the fact grades.
+        grades: the checks (``core.row.grade_checks``), the same records a sweep stores.
 
     Returns:
         ``{"scenario", "recall", "correct", "graded", "facts": [...]}``; recall is null when
         nothing was graded.
     """
-    value = recall(grades)
     return {
         "scenario": scenario,
-        "recall": None if value != value else value,  # NaN is not JSON
+        "recall": _recall(grades),
         "correct": sum(g.correct for g in grades),
         "graded": len(grades),
         "facts": [
@@ -103,12 +107,12 @@ def grades_json(scenario: str, grades: Sequence[FactGrade]) -> dict[str, Any]:
     }
 
 
-def format_grades(scenario: str, grades: Sequence[FactGrade]) -> str:
+def format_grades(scenario: str, grades: Sequence[Check]) -> str:
     """Render grades as the human-readable table ``grade`` prints.
 
     Args:
         scenario: the scenario name as given.
-        grades: the fact grades.
+        grades: the checks.
 
     Returns:
         The text, one line per fact and a recall line.
@@ -125,8 +129,8 @@ def format_grades(scenario: str, grades: Sequence[FactGrade]) -> str:
             line += "   [unit dropped]"
         lines.append(line)
     correct = sum(g.correct for g in grades)
-    rate = recall(grades)
-    shown = "n/a" if rate != rate else f"{rate:.3f}"
+    rate = _recall(grades)
+    shown = "n/a" if rate is None else f"{rate:.3f}"
     lines.append(f"recall {correct}/{len(grades)} = {shown}   (scenario {scenario})")
     return "\n".join(lines)
 
@@ -141,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         0 (the grade is the output, not the exit code).
     """
     answer = read_answer(args.answer)  # before loading: a bad path should fail fast
-    grades = grade_answer(answer, _load_graded(args.scenario))
+    grades = grade_checks(answer, _load_graded(args.scenario))
     if args.json:
         print(json.dumps(grades_json(args.scenario, grades), ensure_ascii=False, indent=2))
     else:

@@ -24,6 +24,10 @@ INCOMPLETE = "incomplete"
 """Invalid, not retryable: planned or still running; it will get its own verdict when it ends."""
 INFRA_FAULT = "infra_fault"
 """Invalid and retryable: transport error, timeout, 429/5xx retries exhausted, and the like."""
+REQUEST_REJECTED = "request_rejected"
+"""Invalid, not retryable: the endpoint refused the harness's request (a 4xx other than 429, a
+reply the client could not use). Sending it again would be refused again: find the culprit
+parameter (``foldscope probe``) before re-running."""
 FAILED = "failed"
 """Invalid, not retryable: failed with no infrastructure cause recorded. A human should look
 before it is re-run: automatic retries of an unexplained failure can loop."""
@@ -34,7 +38,8 @@ NO_ANSWER = "no_answer"
 """Invalid, not retryable: finished, but no recall answer was recorded (an empty answer text is
 an answer; this is its absence), so there is nothing to grade."""
 
-REASONS: tuple[str, ...] = (OK, INCOMPLETE, INFRA_FAULT, FAILED, CATCH_UP_DISTRIBUTED, NO_ANSWER)
+REASONS: tuple[str, ...] = (OK, INCOMPLETE, INFRA_FAULT, REQUEST_REJECTED, FAILED,
+                            CATCH_UP_DISTRIBUTED, NO_ANSWER)
 """Every reason code ``row_validity`` returns, in the order its rules are checked."""
 
 
@@ -56,6 +61,8 @@ class RowFacts:
     """The scenario spreads its graded facts over several chunks."""
     answered: bool = False
     """A recall answer was recorded."""
+    rejected: bool = False
+    """A failed row ended because the endpoint refused the request (not the infrastructure)."""
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -79,7 +86,8 @@ def row_validity(row: RowFacts) -> Validity:
     """Decide whether a row may enter aggregates.
 
     Rules, first match wins: not finished → ``incomplete``; an infrastructure fault →
-    ``infra_fault`` (retryable); failed without one → ``failed``; catch-up in a distributed
+    ``infra_fault`` (retryable); failed on a refused request → ``request_rejected``; failed
+    otherwise → ``failed``; catch-up in a distributed
     scenario → ``catch_up_distributed``; no recall answer → ``no_answer``; else ``ok``.
     Parse failures and length stops never change the verdict (see the module docstring).
 
@@ -94,7 +102,7 @@ def row_validity(row: RowFacts) -> Validity:
     if row.infra_error:
         return Validity(False, INFRA_FAULT, True)
     if row.status == "failed":
-        return Validity(False, FAILED, False)
+        return Validity(False, REQUEST_REJECTED if row.rejected else FAILED, False)
     if row.catch_up and row.scenario_distributed:
         return Validity(False, CATCH_UP_DISTRIBUTED, False)
     if not row.answered:
@@ -104,34 +112,44 @@ def row_validity(row: RowFacts) -> Validity:
 
 T = TypeVar("T")
 
+Judged = RowFacts | Validity
+"""What a row maps to for the filters: its facts (judged here) or the verdict stored with it."""
 
-def aggregate_filter(rows: Iterable[T], facts: Callable[[T], RowFacts] | None = None) -> list[T]:
+
+def verdict_of(judged: Judged) -> Validity:
+    """A row's verdict: judged now from its facts, or the stored one as it is."""
+    return judged if isinstance(judged, Validity) else row_validity(judged)
+
+
+def aggregate_filter(rows: Iterable[T], facts: Callable[[T], Judged] | None = None) -> list[T]:
     """Keep the rows that may enter an aggregate; every aggregate goes through here.
 
     Args:
         rows: rows of any type.
-        facts: maps a row to its ``RowFacts``; omit when the rows are ``RowFacts`` themselves.
+        facts: maps a row to its ``RowFacts`` or to its stored ``Validity``; omit when the rows
+            are ``RowFacts`` themselves.
 
     Returns:
         The valid rows, in their original order.
     """
     to_facts = facts or _identity
-    return [row for row in rows if row_validity(to_facts(row)).valid]
+    return [row for row in rows if verdict_of(to_facts(row)).valid]
 
 
 def validity_counts(rows: Iterable[T],
-                    facts: Callable[[T], RowFacts] | None = None) -> Counter[str]:
+                    facts: Callable[[T], Judged] | None = None) -> Counter[str]:
     """Count rows by validity reason, for the "n valid / n excluded because ..." line of a report.
 
     Args:
         rows: rows of any type.
-        facts: maps a row to its ``RowFacts``; omit when the rows are ``RowFacts`` themselves.
+        facts: maps a row to its ``RowFacts`` or to its stored ``Validity``; omit when the rows
+            are ``RowFacts`` themselves.
 
     Returns:
         ``Counter({reason: rows})``.
     """
     to_facts = facts or _identity
-    return Counter(row_validity(to_facts(row)).reason for row in rows)
+    return Counter(verdict_of(to_facts(row)).reason for row in rows)
 
 
 def _identity(row: object) -> RowFacts:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from typing import TextIO
 
-from foldscope.engine.runner import Event, Totals
+from foldscope.engine.events import Event, RowDone, RowFailed, Stopped, SweepFinished, SweepStarted
+from foldscope.engine.runner import Totals
 
 
 def format_duration(seconds: float) -> str:
@@ -54,21 +54,20 @@ class HeadlessProgress:
 
     def __call__(self, event: Event) -> None:
         if self.json_events:
-            self.events_stream.write(json.dumps(event, ensure_ascii=False) + "\n")
+            self.events_stream.write(event.to_line() + "\n")
             self.events_stream.flush()
-        kind = event["event"]
-        if kind == "stopped":
-            self._line(f"stopped: {event['reason']}")
-        elif kind == "row_failed":
-            self._line(f"row {event['row']} ({event['model']} × {event['arm']}) failed: "
-                       f"{event['error']}" + (" — will retry" if event.get("retryable") else ""))
+        if isinstance(event, Stopped):
+            self._line(f"stopped: {event.reason}")
+        elif isinstance(event, RowFailed):
+            self._line(f"row {event.row} ({event.model} × {event.arm}) failed: "
+                       f"{event.error}" + (" — will retry" if event.retryable else ""))
         if self.tty:
             now = time.monotonic()
-            if now - self._last >= self.min_interval or kind == "sweep_finished":
+            if now - self._last >= self.min_interval or isinstance(event, SweepFinished):
                 self._last = now
                 self.stream.write("\r\x1b[2K" + status_line(self.totals))
                 self.stream.flush()
-        elif kind in ("row_done", "row_failed", "sweep_started", "sweep_finished"):
+        elif isinstance(event, (RowDone, RowFailed, SweepStarted, SweepFinished)):
             self.stream.write(status_line(self.totals) + "\n")
             self.stream.flush()
 

@@ -8,7 +8,8 @@ from typing import Any
 from foldscope.core.designs import balance_note
 from foldscope.core.stats import cell_summary, wilson_interval
 from foldscope.core.tokens import estimator_error as token_error
-from foldscope.core.validity import RowFacts, aggregate_filter
+from foldscope.core.row import RowRecord
+from foldscope.core.validity import aggregate_filter
 from foldscope.engine.store import Store
 from foldscope.engine.sweep import stored_scenarios
 
@@ -18,89 +19,61 @@ ANSWER_COLUMNS = ("correct", "abstained", "fabricated", "mutated", "wrong", "fla
 """Per-cell counts of answer classes (see ``core.grading.classify_answer``) and flags."""
 
 
-def row_facts(row: dict[str, Any], distributed: bool) -> RowFacts:
-    """The facts the validity rule needs, read off a stored row."""
-    return RowFacts(
-        status=row["status"], infra_error=row.get("infra_error") if row.get("retryable") else None,
-        parse_failures=row.get("parse_failures") or 0, length_stops=row.get("length_stops") or 0,
-        catch_up=bool(row.get("catch_up")), scenario_distributed=distributed,
-        answered=row["status"] == "done")
-
-
-def _distributed(config: dict[str, Any]) -> dict[str, bool]:
-    """Whether each scenario of a stored sweep spreads its graded facts over several chunks."""
-    from foldscope.core.errors import ScenarioError
-    from foldscope.engine.loader import load_scenario
-
-    out: dict[str, bool] = {}
-    for name in stored_scenarios(config):
-        try:
-            out[name] = load_scenario(name).distributed
-        except ScenarioError:
-            # The scenario file is gone or broken since the sweep ran: assume the strict case,
-            # so a catch-up row is never let into an aggregate by accident.
-            out[name] = True
-    return out
-
-
 def cells(store: Store, sweep_id: str,
-          rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+          rows: list[RowRecord] | None = None) -> list[dict[str, Any]]:
     """One entry per (scenario, model, arm) in plan order: rows, valid rows, mean recall, spread.
 
     Scenarios are never pooled: a sweep over several scenarios has one cell per scenario.
 
-    Every row passes through the one validity rule (``core.validity.row_validity``) before it
-    may enter a mean. Check-level intraclass correlation and the design effect are reported
+    Every row enters a mean only through ``core.validity.aggregate_filter``, on the verdict the
+    runner stored with it (decided once, by ``core.validity``; never re-derived here). Check-level intraclass correlation and the design effect are reported
     because the graded checks of one row are not independent trials.
     """
     if rows is None:
         rows = store.rows(sweep_id)
-    sweep = store.sweep(sweep_id)
-    distributed = _distributed(sweep["config"]) if sweep else {}
     checks_by_row: dict[int, list[int]] = defaultdict(list)
     classes: dict[int, Counter[str]] = defaultdict(Counter)
     for c in store.sweep_checks(sweep_id):
-        checks_by_row[c["row_id"]].append(int(c["correct"]))
-        classes[c["row_id"]][c["classification"]] += 1
-        classes[c["row_id"]]["flagged"] += int(c["flagged"])
-        classes[c["row_id"]]["unit_dropped"] += int(c["unit_dropped"])
+        checks_by_row[c.row_id].append(int(c.correct))
+        classes[c.row_id][c.classification] += 1
+        classes[c.row_id]["flagged"] += int(c.flagged)
+        classes[c.row_id]["unit_dropped"] += int(c.unit_dropped)
     order: list[tuple[str, str, str]] = []
-    grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    grouped: dict[tuple[str, str, str], list[RowRecord]] = defaultdict(list)
     for row in rows:
-        key = (row["scenario"], row["model"], row["arm"])
+        key = (row.scenario, row.model, row.arm)
         if key not in grouped:
             order.append(key)
         grouped[key].append(row)
     out = []
     for scenario, model, arm in order:
         group = grouped[(scenario, model, arm)]
-        valid = aggregate_filter(
-            group, lambda r: row_facts(r, distributed.get(r["scenario"], True)))
-        recalls = [r["recall"] for r in valid if r["recall"] is not None]
-        check_groups = [checks_by_row[r["id"]] for r in valid if checks_by_row[r["id"]]]
+        valid = aggregate_filter(group, lambda r: r.verdict)
+        recalls = [r.recall for r in valid if r.recall is not None]
+        check_groups = [checks_by_row[r.id] for r in valid if checks_by_row[r.id]]
         summary = cell_summary(recalls, check_groups)
         correct = sum(sum(g) for g in check_groups)
         lo, hi = wilson_interval(correct, summary.checks) if summary.checks else (None, None)
         out.append({
             "scenario": scenario, "model": model, "arm": arm, "rows": len(group),
             "valid_rows": len(valid),
-            "done_rows": sum(r["status"] == "done" for r in group),
-            "failed_rows": sum(r["status"] == "failed" for r in group),
-            "running_rows": sum(r["status"] == "running" for r in group),
+            "done_rows": sum(r.status == "done" for r in group),
+            "failed_rows": sum(r.status == "failed" for r in group),
+            "running_rows": sum(r.status == "running" for r in group),
             "mean_recall": summary.mean_recall if recalls else None,
             "checks": summary.checks, "correct_checks": correct,
             "check_ci95": [lo, hi] if lo is not None else None,
             "icc": _finite(summary.icc), "design_effect": _finite(summary.design_effect),
             # Answer classes over the valid rows' checks: abstaining and fabricating are
             # different failures, and a person's fabrication flags are counted beside the rule's.
-            **{name: sum(classes[r["id"]][name] for r in valid) for name in ANSWER_COLUMNS},
-            "catch_up_rows": sum(bool(r["catch_up"]) for r in group),
-            "parse_failures": sum(r["parse_failures"] for r in group),
-            "length_stops": sum(r["length_stops"] for r in group),
-            "row_retries": sum(r["infra_retries"] for r in group),
-            "call_retries": sum(r["call_retries"] for r in group),
-            "cost_usd": round(sum(r["cost_usd"] for r in group), 6),
-            "simulated": any(r["simulated"] for r in group),
+            **{name: sum(classes[r.id][name] for r in valid) for name in ANSWER_COLUMNS},
+            "catch_up_rows": sum(r.catch_up for r in group),
+            "parse_failures": sum(r.parse_failures for r in group),
+            "length_stops": sum(r.length_stops for r in group),
+            "row_retries": sum(r.infra_retries for r in group),
+            "call_retries": sum(r.call_retries for r in group),
+            "cost_usd": round(sum(r.cost_usd for r in group), 6),
+            "simulated": any(r.simulated for r in group),
         })
     return out
 
@@ -127,18 +100,18 @@ def estimator_error(store: Store, sweep_id: str) -> dict[str, Any]:
             for cls, errs in sorted(by_class.items())}
 
 
-def accounting(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def accounting(rows: list[RowRecord]) -> dict[str, Any]:
     """Spend, tokens (estimated and reported), retries, cache hits and wall time by model and arm."""
-    def add(bucket: dict[str, Any], r: dict[str, Any]) -> None:
+    def add(bucket: dict[str, Any], r: RowRecord) -> None:
         bucket["rows"] += 1
-        bucket["cost_usd"] += r["cost_usd"]
-        bucket["prompt_tokens"] += r["prompt_tokens"]
-        bucket["completion_tokens"] += r["completion_tokens"]
-        bucket["est_prompt_tokens"] += r["est_prompt_tokens"]
-        bucket["row_retries"] += r["infra_retries"]
-        bucket["call_retries"] += r["call_retries"]
-        bucket["cached_calls"] += r.get("cached_calls") or 0
-        bucket["wall_s"] += r["wall_s"]
+        bucket["cost_usd"] += r.cost_usd
+        bucket["prompt_tokens"] += r.prompt_tokens
+        bucket["completion_tokens"] += r.completion_tokens
+        bucket["est_prompt_tokens"] += r.est_prompt_tokens
+        bucket["row_retries"] += r.infra_retries
+        bucket["call_retries"] += r.call_retries
+        bucket["cached_calls"] += r.cached_calls
+        bucket["wall_s"] += r.wall_s
 
     def empty() -> dict[str, Any]:
         return dict.fromkeys(("rows", "cost_usd", "prompt_tokens", "completion_tokens",
@@ -148,8 +121,8 @@ def accounting(rows: list[dict[str, Any]]) -> dict[str, Any]:
     total, by_model, by_arm = empty(), defaultdict(empty), defaultdict(empty)
     for r in rows:
         add(total, r)
-        add(by_model[r["model"]], r)
-        add(by_arm[r["arm"]], r)
+        add(by_model[r.model], r)
+        add(by_arm[r.arm], r)
     for bucket in (total, *by_model.values(), *by_arm.values()):
         bucket["cost_usd"] = round(bucket["cost_usd"], 6)
         bucket["wall_s"] = round(bucket["wall_s"], 3)
@@ -174,7 +147,7 @@ def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
         "stop_reason": sweep["stop_reason"],
         # Marked simulated when planned with sim/ ids or when any reply came from a simulated
         # endpoint (a sim served over HTTP under another name is still simulated).
-        "simulated": bool(sweep["simulated"]) or any(r["simulated"] for r in rows),
+        "simulated": bool(sweep["simulated"]) or any(r.simulated for r in rows),
         "scenario": config["sweep"].get("scenario"),
         "scenarios": stored_scenarios(config),
         "arms": config["sweep"]["arms"],

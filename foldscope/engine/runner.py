@@ -14,18 +14,37 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.arms import get_arm
-from foldscope.core.carrier import PARSE_FAILURES, carry_forward
 from foldscope.core.errors import ConfigError
-from foldscope.core.fold import fold_call, recall_call
-from foldscope.core.forensics import fact_status
-from foldscope.core.grading import classify_answer, grade_answer, presence
+from foldscope.core.fold import recall_call
+from foldscope.core.row import (
+    FoldCursor,
+    FoldTally,
+    RowRecord,
+    ScenarioInputs,
+    advance,
+    failure_verdict,
+    grade_row,
+    next_fold,
+)
 from foldscope.core.scenario import Scenario
 from foldscope.core.text import storable
-from foldscope.core.tokens import dominant_class, estimate_tokens
-from foldscope.core.validity import RowFacts, row_validity
 from foldscope.engine.client.chat import ChatReply, ChatRequest
 from foldscope.engine.client.errors import ClientError, InfraError
 from foldscope.engine.connect import make_client
+from foldscope.engine.events import (
+    Event,
+    EventSink,
+    FoldCommitted,
+    ModelWarning,
+    Retry,
+    RowDone,
+    RowFailed,
+    RowRetry,
+    RowStarted,
+    Stopped,
+    SweepFinished,
+    SweepStarted,
+)
 from foldscope.engine.limiter import AdaptiveLimiter
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import ModelConfig, resolve_model
@@ -33,10 +52,6 @@ from foldscope.engine.models import warnings as model_warnings
 from foldscope.engine.store import ROW_DONE, ROW_FAILED, Store, process_alive
 from foldscope.engine.sweep import SweepConfig
 from foldscope.engine.wire import body_digest
-
-Event = dict[str, Any]
-EventSink = Callable[[Event], None]
-
 
 @dataclass
 class Totals:
@@ -55,14 +70,14 @@ class Totals:
     started: float = field(default_factory=time.monotonic)
 
 
-def execution_sequences(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def execution_sequences(rows: list[RowRecord]) -> list[list[RowRecord]]:
     """Group rows into their model x repeat sequences (per scenario), each in planned order.
 
     Sequences are ordered by their first row's position, so the sweep starts as planned.
     """
-    groups: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
-    for row in sorted(rows, key=lambda r: r["position"]):
-        groups.setdefault((row["scenario"], row["model"], row["repeat"]), []).append(row)
+    groups: dict[tuple[str, str, int], list[RowRecord]] = {}
+    for row in sorted(rows, key=lambda r: r.position):
+        groups.setdefault((row.scenario, row.model, row.repeat), []).append(row)
     return list(groups.values())
 
 
@@ -113,7 +128,7 @@ class SweepRunner:
         db_path: the database holding the sweep's plan.
         sweep_id: which sweep.
         transport: an httpx transport to use for every model (tests); sims default to in-process.
-        on_event: called with each event dict (row_started, fold, row_done, retry, stopped, done).
+        on_event: called with each event (``engine.events.EVENT_TYPES`` lists every kind).
         latency_scale: multiplies simulated latency (0 = full speed).
     """
 
@@ -127,8 +142,8 @@ class SweepRunner:
         self.totals = Totals()
         self._stop_reason: str | None = None
 
-    def _emit(self, kind: str, **data: Any) -> None:
-        self.on_event({"event": kind, "t": round(time.time(), 3), **data})
+    def _emit(self, event: Event) -> None:
+        self.on_event(event)
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -191,30 +206,28 @@ class SweepRunner:
         self.limiters = limiters
         self._cache_on = {mid: cache_enabled(s.cache, cfg) for mid, cfg in models.items()}
         await self._record_pins(store, models, clients)
-        # Scenarios carry each chunk's estimate from generation; a fold sums them.
-        chunk_tokens = {name: [c.tokens for c in sc.chunks] for name, sc in scenarios.items()}
-        self._chunk_class = {name: [dominant_class(c.text) for c in sc.chunks]
-                             for name, sc in scenarios.items()}
+        # Each chunk's token estimate and content class, once per scenario for every row.
+        inputs = {name: ScenarioInputs.of(sc) for name, sc in scenarios.items()}
 
         rows = store.rows(self.sweep_id)
         self.totals.rows_total = len(rows)
-        pending: list[dict[str, Any]] = []
+        pending: list[RowRecord] = []
         for row in rows:
-            if row["status"] == ROW_DONE:
+            if row.status == ROW_DONE:
                 self.totals.rows_done += 1
-            elif row["status"] == ROW_FAILED and not (row["retryable"]
-                                                      and row["attempt"] < s.max_row_retries):
+            elif row.status == ROW_FAILED and not (row.retryable
+                                                   and row.attempt < s.max_row_retries):
                 self.totals.rows_failed += 1
             else:
                 pending.append(row)
         sequences = execution_sequences(pending)
         self.totals.initial_finished = self.totals.rows_done + self.totals.rows_failed
-        self.totals.cost_usd = sum(r["cost_usd"] for r in rows)
-        self.totals.tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows)
+        self.totals.cost_usd = sum(r.cost_usd for r in rows)
+        self.totals.tokens = sum(r.prompt_tokens + r.completion_tokens for r in rows)
         store.set_sweep_status(self.sweep_id, "running")
-        self._emit("sweep_started", sweep=self.sweep_id, rows=len(rows), pending=len(pending),
-                   sequences=len(sequences))
-        queue: asyncio.Queue[list[dict[str, Any]]] = asyncio.Queue()
+        self._emit(SweepStarted(sweep=self.sweep_id, rows=len(rows), pending=len(pending),
+                                sequences=len(sequences)))
+        queue: asyncio.Queue[list[RowRecord]] = asyncio.Queue()
         for sequence in sequences:
             queue.put_nowait(sequence)
 
@@ -227,8 +240,8 @@ class SweepRunner:
                     if self._budget_exceeded(s):
                         return
                     await self._run_row_with_retries(
-                        store, row, s, scenarios[row["scenario"]], chunk_tokens[row["scenario"]],
-                        clients[row["model"]], models[row["model"]], model_limiter[row["model"]])
+                        store, row, s, inputs[row.scenario], clients[row.model],
+                        models[row.model], model_limiter[row.model])
 
         try:
             workers = [asyncio.create_task(worker())
@@ -237,17 +250,18 @@ class SweepRunner:
         except asyncio.CancelledError:
             # Calls in flight are lost; every committed fold stays and a rerun resumes from it.
             store.set_sweep_status(self.sweep_id, "stopped", "cancelled; run again to resume")
-            self._emit("sweep_finished", sweep=self.sweep_id, status="stopped",
-                       reason="cancelled", rows_done=self.totals.rows_done,
-                       rows_failed=self.totals.rows_failed)
+            self._emit(SweepFinished(sweep=self.sweep_id, status="stopped", reason="cancelled",
+                                     rows_done=self.totals.rows_done,
+                                     rows_failed=self.totals.rows_failed))
             raise
         finally:
             for client in clients.values():
                 await client.aclose()
         status = "stopped" if self._stop_reason else "done"
         store.set_sweep_status(self.sweep_id, status, self._stop_reason)
-        self._emit("sweep_finished", sweep=self.sweep_id, status=status, reason=self._stop_reason,
-                   rows_done=self.totals.rows_done, rows_failed=self.totals.rows_failed)
+        self._emit(SweepFinished(sweep=self.sweep_id, status=status, reason=self._stop_reason,
+                                 rows_done=self.totals.rows_done,
+                                 rows_failed=self.totals.rows_failed))
         return status
 
     def _budget_exceeded(self, s: Any) -> bool:
@@ -260,28 +274,28 @@ class SweepRunner:
             self._stop_reason = (f"token budget reached: {self.totals.tokens} of "
                                  f"{s.budget_tokens}; no new rows started")
         if self._stop_reason:
-            self._emit("stopped", reason=self._stop_reason)
+            self._emit(Stopped(reason=self._stop_reason))
         return self._stop_reason is not None
 
-    async def _run_row_with_retries(self, store: Store, row: dict[str, Any], s: Any,
-                                    scenario: Scenario, chunk_tokens: list[int], client: Any,
-                                    cfg: ModelConfig, limiter: AdaptiveLimiter) -> None:
+    async def _run_row_with_retries(self, store: Store, row: RowRecord, s: Any,
+                                    inputs: ScenarioInputs, client: Any, cfg: ModelConfig,
+                                    limiter: AdaptiveLimiter) -> None:
         while True:
-            if row["status"] == ROW_FAILED:
-                store.reset_row_for_retry(row["id"])
+            if row.status == ROW_FAILED:
+                store.reset_row_for_retry(row.id)
                 self.totals.row_retries += 1
-                self._emit("row_retry", row=row["id"], attempt=row["attempt"] + 1)
-                row = {**row, "status": "planned", "attempt": row["attempt"] + 1, "next_chunk": 0,
-                       "folds_done": 0}
-            outcome = await self._run_row(store, row, scenario, chunk_tokens, client, cfg, limiter, s)
-            if outcome != "retry" or row["attempt"] >= s.max_row_retries or self._budget_exceeded(s):
+                self._emit(RowRetry(row=row.id, attempt=row.attempt + 1))
+                row = dataclasses.replace(row, status="planned", attempt=row.attempt + 1,
+                                          next_chunk=0, folds_done=0)
+            outcome = await self._run_row(store, row, inputs, client, cfg, limiter, s)
+            if outcome != "retry" or row.attempt >= s.max_row_retries or self._budget_exceeded(s):
                 return
-            row = {**row, "status": ROW_FAILED}
+            row = dataclasses.replace(row, status=ROW_FAILED)
 
     def _retry_hook(self, limiter: AdaptiveLimiter) -> Callable[[str, float], None]:
         def on_retry(kind: str, delay: float) -> None:
             limiter.on_fault(kind)
-            self._emit("retry", fault=kind, delay_s=round(delay, 3), limit=limiter.limit)
+            self._emit(Retry(fault=kind, delay_s=round(delay, 3), limit=limiter.limit))
         return on_retry
 
     async def _record_pins(self, store: Store, models: dict[str, ModelConfig],
@@ -311,7 +325,7 @@ class SweepRunner:
         store.set_pins(self.sweep_id, pins)
         for mid, entry in pins.items():
             for warning in entry["warnings"]:
-                self._emit("warning", model=mid, warning=warning)
+                self._emit(ModelWarning(model=mid, warning=warning))
 
     async def _call(self, store: Store, client: Any, limiter: AdaptiveLimiter,
                     request: ChatRequest, model: str, repeat: int, what: str
@@ -351,132 +365,70 @@ class SweepRunner:
             store.cache_reply(key, model, _reply_record(reply))
         return reply, False
 
-    async def _run_row(self, store: Store, row: dict[str, Any], scenario: Scenario,
-                       chunk_tokens: list[int], client: Any, cfg: ModelConfig,
-                       limiter: AdaptiveLimiter, s: Any) -> str:
-        """Fold one row to its end and grade it. Returns "done", "failed" or "retry"."""
-        arm = get_arm(row["arm"])
-        store.start_row(row["id"])
-        self._emit("row_started", row=row["id"], model=row["model"], arm=row["arm"],
-                   repeat=row["repeat"], resume_from=row["next_chunk"])
+    async def _run_row(self, store: Store, row: RowRecord, inputs: ScenarioInputs, client: Any,
+                       cfg: ModelConfig, limiter: AdaptiveLimiter, s: Any) -> str:
+        """Fold one row to its end and grade it. Returns "done", "failed" or "retry".
+
+        Orchestration only: ``core.row`` plans each fold, applies its reply and grades the
+        row; this method makes the calls and commits what comes back.
+        """
+        arm = get_arm(row.arm)
+        store.start_row(row.id)
+        self._emit(RowStarted(row=row.id, model=row.model, arm=row.arm, repeat=row.repeat,
+                              resume_from=row.next_chunk))
         started = time.monotonic()
-        last = store.last_fold(row["id"])
-        carrier = last["carrier"] if last else ""
-        carrier_tokens = last["carrier_tokens_est"] if last else 0
-        fold_index = last["fold_index"] + 1 if last else 0
-        next_chunk = last["last_chunk"] + 1 if last else 0
-        pending_from: int | None = None
-        n = len(scenario.chunks)
-        graded = scenario.graded
+        cursor = FoldCursor.resume(store.last_fold(row.id))
+        chunks = len(inputs.scenario.chunks)
         # Each repeat gets its own seed (a model's own seed, if configured, offsets it), so
         # repeats are independent draws yet a rerun of the sweep is reproducible.
-        seed = (cfg.seed or 0) + s.seed * 1_000_003 + row["repeat"]
+        seed = (cfg.seed or 0) + s.seed * 1_000_003 + row.repeat
         try:
-            while next_chunk < n:
-                first = pending_from if pending_from is not None else next_chunk
-                texts = [scenario.chunks[i].text for i in range(first, next_chunk + 1)]
-                spec = fold_call(arm, carrier, texts, first, n,
-                                 chunk_tokens[first:next_chunk + 1], carrier_tokens)
-                request = ChatRequest(spec.messages, spec.max_tokens, spec.response_format,
-                                      cfg.temperature, seed)
-                reply, cached = await self._call(store, client, limiter, request, row["model"],
-                                                 row["repeat"], what=f"fold {fold_index}")
-                if not reply.content.strip() and next_chunk + 1 < n:
-                    # Nothing usable came back: this chunk is folded together with the next one,
-                    # a catch-up that the row records (and that invalidates distributed rows).
-                    pending_from = first
-                    next_chunk += 1
-                    continue
-                catch_up = next_chunk > first
-                result = carry_forward(arm, reply.content)
-                status = fact_status(result.text, scenario.facts)
-                result_tokens = estimate_tokens(result.text)
-                fold = {
-                    "fold_index": fold_index, "first_chunk": first, "last_chunk": next_chunk,
-                    "catch_up": int(catch_up), "reply": reply.content, "carrier": result.text,
-                    "carrier_chars": len(result.text),
-                    "carrier_tokens_est": result_tokens,
-                    "clipped_chars": result.clipped_chars,
-                    "headings_carried": result.headings_carried,
-                    "fill_fraction": result.fill_fraction, "parse_status": result.parse_status,
-                    "recovery": result.recovery, "finish_reason": reply.finish_reason,
-                    "prompt_tokens": reply.prompt_tokens,
-                    "completion_tokens": reply.completion_tokens,
-                    "est_prompt_tokens": spec.estimated_prompt_tokens,
-                    "latency_s": round(reply.latency_s, 4), "cost_usd": reply.cost_usd,
-                    "attempts": reply.attempts, "simulated": int(reply.simulated),
-                    "fact_status_json": json.dumps(status, ensure_ascii=False),
-                    "created_at": time.time(), "cached": int(cached),
-                    "content_class": self._chunk_class[row["scenario"]][next_chunk],
-                }
-                store.commit_fold(row["id"], fold, next_chunk=next_chunk + 1, catch_up=catch_up,
-                                  parse_failure=result.parse_status in PARSE_FAILURES,
-                                  length_stop=reply.finish_reason == "length",
-                                  call_retries=reply.attempts - 1)
+            while not cursor.finished(chunks):
+                step = next_fold(cursor, inputs, arm)
+                request = ChatRequest(step.spec.messages, step.spec.max_tokens,
+                                      step.spec.response_format, cfg.temperature, seed)
+                reply, cached = await self._call(store, client, limiter, request, row.model,
+                                                 row.repeat, what=f"fold {cursor.fold_index}")
+                cursor, fold = advance(cursor, step, inputs, arm, reply, cached=cached,
+                                       created_at=time.time())
+                if fold is None:
+                    continue  # nothing to carry: the chunk is caught up with the next one
+                store.commit_fold(row.id, fold)
                 self._account(reply)
                 self.totals.folds += 1
-                self._emit("fold", row=row["id"], fold=fold_index, chunks=[first, next_chunk],
-                           carrier_chars=len(result.text), finish=reply.finish_reason,
-                           parse=result.parse_status)
-                carrier, carrier_tokens = result.text, result_tokens
-                fold_index += 1
-                next_chunk += 1
-                pending_from = None
-            if pending_from is not None:
-                raise _RowFailed("last fold returned nothing to carry", infra=False)
-
-            spec = recall_call(carrier, [f.label for f in graded])
+                self._emit(FoldCommitted(row=row.id, fold=fold.fold_index,
+                                         chunks=(fold.first_chunk, fold.last_chunk),
+                                         carrier_chars=fold.carrier_chars,
+                                         finish=fold.finish_reason, parse=fold.parse_status))
+            spec = recall_call(cursor.carrier, [f.label for f in inputs.scenario.graded])
             request = ChatRequest(spec.messages, spec.max_tokens, None, cfg.temperature, seed)
             reply, recall_cached = await self._call(store, client, limiter, request,
-                                                    row["model"], row["repeat"], what="recall")
+                                                    row.model, row.repeat, what="recall")
             self._account(reply)
         except _RowFailed as failure:
-            return self._fail(store, row, scenario, str(failure), failure.infra, started)
+            return self._fail(store, row, str(failure), failure.infra, started)
 
-        grades = grade_answer(reply.content, graded)
-        planted = [f.value for f in scenario.facts]
-        carried = presence(carrier, graded)
-        checks = [{
-            "label": g.label, "expected": g.expected, "found": g.found, "correct": g.correct,
-            "abstained": g.abstained, "unit_dropped": g.unit_dropped,
-            "in_carrier": carried[g.label],
-            "classification": classify_answer(g, carried[g.label], known_values=planted),
-        } for g in grades]
-        correct = sum(1 for g in grades if g.correct)
-        fresh = store.row(row["id"]) or {}
-        verdict = row_validity(RowFacts(
-            status="done", infra_error=None, parse_failures=fresh.get("parse_failures", 0),
-            length_stops=fresh.get("length_stops", 0), catch_up=bool(fresh.get("catch_up")),
-            scenario_distributed=scenario.distributed, answered=True))
-        store.finish_row(
-            row["id"], answer=reply.content, checks=checks,
-            recall=correct / len(grades) if grades else 0.0, correct=correct, graded=len(grades),
-            valid=verdict.valid, reason=verdict.reason, retryable=verdict.retryable,
-            answer_usage={"prompt_tokens": reply.prompt_tokens,
-                          "completion_tokens": reply.completion_tokens,
-                          "est_prompt_tokens": spec.estimated_prompt_tokens,
-                          "cost_usd": reply.cost_usd, "retries": reply.attempts - 1,
-                          "cached": recall_cached},
-            wall_s=time.monotonic() - started)
+        committed = store.row(row.id)
+        assert committed is not None  # rows are never deleted
+        result = grade_row(reply.content, cursor.carrier, inputs.scenario,
+                           FoldTally.of_row(committed))
+        store.finish_row(row.id, result, prompt_tokens=reply.prompt_tokens,
+                         completion_tokens=reply.completion_tokens,
+                         est_prompt_tokens=spec.estimated_prompt_tokens, cost_usd=reply.cost_usd,
+                         retries=reply.attempts - 1, cached=recall_cached,
+                         wall_s=time.monotonic() - started)
         self.totals.rows_done += 1
-        self._emit("row_done", row=row["id"], model=row["model"], arm=row["arm"],
-                   recall=correct / len(grades) if grades else 0.0, valid=verdict.valid,
-                   reason=verdict.reason)
+        self._emit(RowDone(row=row.id, model=row.model, arm=row.arm, recall=result.recall,
+                           valid=result.verdict.valid, reason=result.verdict.reason))
         return "done"
 
-    def _fail(self, store: Store, row: dict[str, Any], scenario: Scenario, error: str,
-              infra: bool, started: float) -> str:
-        verdict = row_validity(RowFacts(
-            status="failed", infra_error=error if infra else None, parse_failures=0,
-            length_stops=0, catch_up=False, scenario_distributed=scenario.distributed,
-            answered=False))
-        reason = verdict.reason if infra else "request_rejected"
-        store.fail_row(row["id"], error=error, reason=reason, retryable=verdict.retryable and infra,
-                       wall_s=time.monotonic() - started)
+    def _fail(self, store: Store, row: RowRecord, error: str, infra: bool, started: float) -> str:
+        verdict = failure_verdict(infra=infra, error=error)
+        store.fail_row(row.id, error=error, verdict=verdict, wall_s=time.monotonic() - started)
         self.totals.errors += 1
-        self._emit("row_failed", row=row["id"], model=row["model"], arm=row["arm"], error=error,
-                   retryable=infra)
-        if infra:
+        self._emit(RowFailed(row=row.id, model=row.model, arm=row.arm, error=error,
+                             retryable=verdict.retryable))
+        if verdict.retryable:
             return "retry"
         self.totals.rows_failed += 1
         return "failed"

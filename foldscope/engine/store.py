@@ -14,8 +14,17 @@ from typing import Any
 import sqlite_utils
 
 from foldscope.core.errors import StoreError
+from foldscope.core.row import (
+    FOLD_FIELDS,
+    ROW_FIELDS,
+    FoldRecord,
+    RowRecord,
+    RowResult,
+    StoredCheck,
+)
+from foldscope.core.validity import Validity
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The schema this foldscope writes. Older databases are migrated; newer ones are refused."""
 
 _MIGRATIONS: dict[int, str] = {
@@ -130,7 +139,86 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE rows ADD COLUMN cached_calls INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sweeps ADD COLUMN runner_pid INTEGER;
     """,
+    # 3: a change sequence on rows and folds, so readers fetch only what changed since their
+    # last read (a write sets the row's or fold's seq above every seq before it).
+    3: """
+    ALTER TABLE rows ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE folds ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+    UPDATE rows SET seq = id;
+    UPDATE folds SET seq = id;
+    CREATE INDEX IF NOT EXISTS rows_seq ON rows(seq);
+    CREATE INDEX IF NOT EXISTS rows_sweep_seq ON rows(sweep_id, seq);
+    CREATE INDEX IF NOT EXISTS folds_seq ON folds(seq);
+    CREATE INDEX IF NOT EXISTS folds_row ON folds(row_id, fold_index);
+    """,
 }
+
+READABLE_VERSIONS = (2,)
+"""Older schemas a read-only open still reads without migrating (they lack only ``seq``)."""
+
+_FOLD_COLUMNS: tuple[str, ...] = tuple("fact_status_json" if f == "fact_status" else f
+                                       for f in FOLD_FIELDS)
+"""The fold table's record columns: the fold record's fields (its fact states as JSON)."""
+
+_ROW_SEQ = "(SELECT COALESCE(MAX(seq), 0) + 1 FROM rows)"
+_FOLD_SEQ = "(SELECT COALESCE(MAX(seq), 0) + 1 FROM folds)"
+"""The next change sequence of a table (its seq index makes this a single lookup)."""
+
+
+def _typed(cls: type, names: tuple[str, ...]) -> dict[str, str]:
+    annotations = {f: t for c in reversed(cls.__mro__) for f, t in
+                   getattr(c, "__annotations__", {}).items()}
+    return {name: str(annotations[name]) for name in names}
+
+
+_FOLD_TYPES = _typed(FoldRecord, FOLD_FIELDS)
+_ROW_TYPES = _typed(RowRecord, ROW_FIELDS)
+
+
+def _from_sql(value: Any, kind: str) -> Any:
+    if kind == "bool":
+        return bool(value)
+    if kind == "bool | None":
+        return None if value is None else bool(value)
+    return value
+
+
+_CHECK_FIELDS = ("label", "expected", "found", "correct", "abstained", "unit_dropped",
+                 "in_carrier", "classification", "id", "row_id", "flagged")
+_CHECK_COLUMNS = ", ".join(_CHECK_FIELDS)
+
+
+def _check(values: tuple[Any, ...]) -> StoredCheck:
+    (label, expected, found, correct, abstained, unit_dropped, in_carrier, classification,
+     check_id, row_id, flagged) = values
+    return StoredCheck(label, expected, found, bool(correct), bool(abstained), bool(unit_dropped),
+                       bool(in_carrier), classification, check_id, row_id, bool(flagged))
+
+
+def fold_values(fold: FoldRecord) -> list[Any]:
+    """A fold record as the values of ``_FOLD_COLUMNS``."""
+    out: list[Any] = []
+    for name in FOLD_FIELDS:
+        value = getattr(fold, name)
+        if name == "fact_status":
+            value = json.dumps(dict(value), ensure_ascii=False)
+        elif isinstance(value, bool):
+            value = int(value)
+        out.append(value)
+    return out
+
+
+def _fold(values: Iterable[Any]) -> FoldRecord:
+    data = {}
+    for name, value in zip(FOLD_FIELDS, values):
+        data[name] = (json.loads(value) if name == "fact_status"
+                      else _from_sql(value, _FOLD_TYPES[name]))
+    return FoldRecord(**data)
+
+
+def _row(values: Iterable[Any], answer: str | None = None) -> RowRecord:
+    data = {name: _from_sql(value, _ROW_TYPES[name]) for name, value in zip(ROW_FIELDS, values)}
+    return RowRecord(**data, answer=answer)
 
 ROW_DONE = "done"
 ROW_FAILED = "failed"
@@ -199,7 +287,8 @@ class Store:
             )
         if version == 0 and tables and "sweeps" not in tables:
             raise StoreError(f"{self.path}: not a foldscope database (tables: {', '.join(sorted(tables))})")
-        if version == SCHEMA_VERSION:
+        self._has_seq = version >= 3 or version == 0
+        if version == SCHEMA_VERSION or (readonly and version in READABLE_VERSIONS):
             return
         if readonly:
             raise StoreError(f"{self.path}: database needs migrating from version {version}; "
@@ -212,6 +301,7 @@ class Store:
                 self.db.execute(
                     "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
                     "ON CONFLICT(key) DO UPDATE SET value=excluded.value", [str(target)])
+        self._has_seq = True
 
     @property
     def schema_version(self) -> int:
@@ -242,7 +332,8 @@ class Store:
                  "planned", int(sweep.get("simulated", False)), time.time()])
             self.db.conn.executemany(
                 "INSERT INTO rows (sweep_id, position, scenario, model, arm, repeat, prompt_digest, "
-                "declared_ceilings_json, output_budget, carry_cap) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "declared_ceilings_json, output_budget, carry_cap, seq) "
+                f"VALUES (?,?,?,?,?,?,?,?,?,?,{_ROW_SEQ})",
                 [(sweep["id"], r["position"], r["scenario"], r["model"], r["arm"], r["repeat"],
                   r["prompt_digest"], json.dumps(r["declared_ceilings"]), r["output_budget"],
                   r["carry_cap"]) for r in rows])
@@ -319,98 +410,123 @@ class Store:
 
     # -- rows -------------------------------------------------------------------------------
 
-    def rows(self, sweep_id: str) -> list[dict[str, Any]]:
-        """Every row of a sweep in execution order (no answer text)."""
-        return list(self.db.query(
-            "SELECT id, position, scenario, model, arm, repeat, status, attempt, infra_retries, "
-            "call_retries, next_chunk, folds_done, catch_up, parse_failures, length_stops, "
-            "infra_error, recall, correct, graded, valid, validity_reason, retryable, simulated, "
-            "prompt_tokens, completion_tokens, est_prompt_tokens, cost_usd, wall_s, cached_calls "
-            "FROM rows WHERE sweep_id = ? ORDER BY position", [sweep_id]))
+    def _row_columns(self, prefix: str = "") -> str:
+        return ", ".join(f"{prefix}{name}" if name != "seq" or self._has_seq else "0 AS seq"
+                         for name in ROW_FIELDS)
 
-    def row(self, row_id: int) -> dict[str, Any] | None:
-        """One row with everything recorded on it."""
-        found = list(self.db.query("SELECT * FROM rows WHERE id = ?", [row_id]))
-        return found[0] if found else None
+    def rows(self, sweep_id: str, *, since: int | None = None) -> list[RowRecord]:
+        """A sweep's rows in execution order (no answer text).
+
+        Args:
+            sweep_id: the sweep.
+            since: only rows changed after this change sequence (a reader's last ``seq``).
+        """
+        sql = f"SELECT {self._row_columns()} FROM rows WHERE sweep_id = ?"
+        params: list[Any] = [sweep_id]
+        if since is not None and self._has_seq:
+            sql += " AND seq > ?"
+            params.append(since)
+        return [_row(values) for values in self.db.execute(sql + " ORDER BY position", params)]
+
+    def cell_rows(self, sweep_id: str, scenario: str | None, model: str, arm: str, *,
+                  since: int | None = None) -> list[RowRecord]:
+        """One cell's rows in execution order, with their answers; ``since`` as in ``rows``."""
+        sql = (f"SELECT {self._row_columns()}, answer FROM rows WHERE sweep_id = ? AND model = ? "
+               "AND arm = ?")
+        params: list[Any] = [sweep_id, model, arm]
+        if scenario is not None:
+            sql += " AND scenario = ?"
+            params.append(scenario)
+        if since is not None and self._has_seq:
+            sql += " AND seq > ?"
+            params.append(since)
+        return [_row(values[:-1], values[-1])
+                for values in self.db.execute(sql + " ORDER BY position", params)]
+
+    def row(self, row_id: int) -> RowRecord | None:
+        """One row with everything recorded on it, its answer included."""
+        found = self.db.execute(f"SELECT {self._row_columns()}, answer FROM rows WHERE id = ?",
+                                [row_id]).fetchone()
+        return _row(found[:-1], found[-1]) if found else None
 
     def start_row(self, row_id: int) -> None:
         """Mark a row running (idempotent: resuming a running row keeps its folds)."""
-        self.db.execute("UPDATE rows SET status='running', started_at=COALESCE(started_at, ?) "
-                        "WHERE id=?", [time.time(), row_id])
+        self.db.execute(f"UPDATE rows SET status='running', started_at=COALESCE(started_at, ?), "
+                        f"seq={_ROW_SEQ} WHERE id=?", [time.time(), row_id])
 
-    def commit_fold(self, row_id: int, fold: dict[str, Any], *, next_chunk: int,
-                    catch_up: bool, parse_failure: bool, length_stop: bool,
-                    call_retries: int) -> None:
+    def commit_fold(self, row_id: int, fold: FoldRecord) -> None:
         """Commit one fold and advance its row, atomically.
 
         The fold's unique (row, index) key makes a duplicate commit fail loudly rather than
         double-count.
         """
-        cols = ", ".join(fold)
-        marks = ", ".join("?" for _ in fold)
+        cols = ", ".join(_FOLD_COLUMNS)
+        marks = ", ".join("?" for _ in _FOLD_COLUMNS)
         # The hot path of every sweep: the raw connection as a transaction (one implicit BEGIN,
         # one COMMIT, rollback on error) skips the wrapper's per-statement bookkeeping.
         conn = self.db.conn
         with conn:
-            conn.execute(f"INSERT INTO folds (row_id, {cols}) VALUES (?, {marks})",
-                         [row_id, *fold.values()])
+            conn.execute(f"INSERT INTO folds (row_id, seq, {cols}) VALUES (?, {_FOLD_SEQ}, {marks})",
+                         [row_id, *fold_values(fold)])
             conn.execute(
                 "UPDATE rows SET next_chunk=?, folds_done=folds_done+1, catch_up=MAX(catch_up, ?), "
                 "parse_failures=parse_failures+?, length_stops=length_stops+?, "
                 "call_retries=call_retries+?, prompt_tokens=prompt_tokens+?, "
                 "completion_tokens=completion_tokens+?, est_prompt_tokens=est_prompt_tokens+?, "
-                "cost_usd=cost_usd+?, simulated=MAX(simulated, ?), cached_calls=cached_calls+? "
-                "WHERE id=?",
-                [next_chunk, int(catch_up), int(parse_failure), int(length_stop), call_retries,
-                 fold.get("prompt_tokens") or 0, fold.get("completion_tokens") or 0,
-                 fold["est_prompt_tokens"], fold.get("cost_usd") or 0.0,
-                 fold.get("simulated", 0), int(fold.get("cached", 0)), row_id])
+                f"cost_usd=cost_usd+?, simulated=MAX(simulated, ?), cached_calls=cached_calls+?, "
+                f"seq={_ROW_SEQ} WHERE id=?",
+                [fold.last_chunk + 1, int(fold.catch_up), int(fold.parse_failure),
+                 int(fold.length_stop), fold.attempts - 1, fold.prompt_tokens or 0,
+                 fold.completion_tokens or 0, fold.est_prompt_tokens, fold.cost_usd or 0.0,
+                 int(fold.simulated), int(fold.cached), row_id])
 
-    def folds(self, row_id: int) -> list[dict[str, Any]]:
-        """Every committed fold of a row, in order."""
-        out = list(self.db.query("SELECT * FROM folds WHERE row_id=? ORDER BY fold_index", [row_id]))
-        for fold in out:
-            fold["fact_status"] = json.loads(fold.pop("fact_status_json"))
-        return out
+    def folds(self, row_id: int, *, start: int = 0) -> list[FoldRecord]:
+        """A row's committed folds in order, from fold index ``start`` on."""
+        return [_fold(values) for values in self.db.execute(
+            f"SELECT {', '.join(_FOLD_COLUMNS)} FROM folds WHERE row_id=? AND fold_index >= ? "
+            "ORDER BY fold_index", [row_id, start])]
 
-    def last_fold(self, row_id: int) -> dict[str, Any] | None:
+    def last_fold(self, row_id: int) -> FoldRecord | None:
         """The most recent committed fold of a row, or None."""
-        found = list(self.db.query(
-            "SELECT fold_index, last_chunk, carrier, carrier_tokens_est FROM folds WHERE row_id=? "
-            "ORDER BY fold_index DESC LIMIT 1", [row_id]))
-        return found[0] if found else None
+        found = self.db.execute(
+            f"SELECT {', '.join(_FOLD_COLUMNS)} FROM folds WHERE row_id=? "
+            "ORDER BY fold_index DESC LIMIT 1", [row_id]).fetchone()
+        return _fold(found) if found else None
 
-    def finish_row(self, row_id: int, *, answer: str, checks: list[dict[str, Any]],
-                   recall: float, correct: int, graded: int, valid: bool, reason: str,
-                   retryable: bool, answer_usage: dict[str, Any], wall_s: float) -> None:
-        """Commit the recall answer, the per-fact checks and the row's verdict together."""
+    def finish_row(self, row_id: int, result: RowResult, *, prompt_tokens: int | None,
+                   completion_tokens: int | None, est_prompt_tokens: int, cost_usd: float | None,
+                   retries: int, cached: bool, wall_s: float) -> None:
+        """Commit the recall answer, the per-fact checks and the row's verdict together.
+
+        The usage arguments are the recall call's own; they add to the folds' usage.
+        """
+        verdict = result.verdict
         with self.db.atomic():
             self.db.execute("DELETE FROM checks WHERE row_id=?", [row_id])
             self.db.conn.executemany(
                 "INSERT INTO checks (row_id, label, expected, found, correct, abstained, "
                 "unit_dropped, classification, in_carrier) VALUES (?,?,?,?,?,?,?,?,?)",
-                [(row_id, c["label"], c["expected"], c["found"], int(c["correct"]),
-                  int(c["abstained"]), int(c["unit_dropped"]), c["classification"],
-                  int(c["in_carrier"])) for c in checks])
+                [(row_id, c.label, c.expected, c.found, int(c.correct), int(c.abstained),
+                  int(c.unit_dropped), c.classification, int(bool(c.in_carrier)))
+                 for c in result.checks])
             self.db.execute(
                 "UPDATE rows SET status='done', answer=?, recall=?, correct=?, graded=?, valid=?, "
                 "validity_reason=?, retryable=?, prompt_tokens=prompt_tokens+?, "
                 "completion_tokens=completion_tokens+?, est_prompt_tokens=est_prompt_tokens+?, "
                 "cost_usd=cost_usd+?, call_retries=call_retries+?, wall_s=wall_s+?, "
-                "cached_calls=cached_calls+?, finished_at=? WHERE id=?",
-                [answer, recall, correct, graded, int(valid), reason, int(retryable),
-                 answer_usage.get("prompt_tokens") or 0, answer_usage.get("completion_tokens") or 0,
-                 answer_usage.get("est_prompt_tokens") or 0, answer_usage.get("cost_usd") or 0.0,
-                 answer_usage.get("retries") or 0, wall_s, int(bool(answer_usage.get("cached"))),
-                 time.time(), row_id])
+                f"cached_calls=cached_calls+?, finished_at=?, seq={_ROW_SEQ} WHERE id=?",
+                [result.answer, result.recall, result.correct, result.graded, int(verdict.valid),
+                 verdict.reason, int(verdict.retryable), prompt_tokens or 0,
+                 completion_tokens or 0, est_prompt_tokens, cost_usd or 0.0, retries, wall_s,
+                 int(cached), time.time(), row_id])
 
-    def fail_row(self, row_id: int, *, error: str, reason: str, retryable: bool,
-                 wall_s: float) -> None:
-        """Mark a row failed with its validity reason (folds committed so far are kept)."""
+    def fail_row(self, row_id: int, *, error: str, verdict: Validity, wall_s: float) -> None:
+        """Mark a row failed with its verdict (folds committed so far are kept)."""
         self.db.execute(
-            "UPDATE rows SET status='failed', infra_error=?, valid=0, validity_reason=?, "
-            "retryable=?, wall_s=wall_s+?, finished_at=? WHERE id=?",
-            [error, reason, int(retryable), wall_s, time.time(), row_id])
+            "UPDATE rows SET status='failed', infra_error=?, valid=?, validity_reason=?, "
+            f"retryable=?, wall_s=wall_s+?, finished_at=?, seq={_ROW_SEQ} WHERE id=?",
+            [error, int(verdict.valid), verdict.reason, int(verdict.retryable), wall_s,
+             time.time(), row_id])
 
     def reset_row_for_retry(self, row_id: int) -> None:
         """Start a retryable row over as a new attempt: its folds and checks are discarded."""
@@ -421,8 +537,8 @@ class Store:
                 "UPDATE rows SET status='planned', attempt=attempt+1, infra_retries=infra_retries+1, "
                 "next_chunk=0, folds_done=0, catch_up=0, parse_failures=0, length_stops=0, "
                 "infra_error=NULL, answer=NULL, recall=NULL, correct=NULL, graded=NULL, valid=NULL, "
-                "validity_reason=NULL, retryable=0, started_at=NULL, finished_at=NULL WHERE id=?",
-                [row_id])
+                f"validity_reason=NULL, retryable=0, started_at=NULL, finished_at=NULL, "
+                f"seq={_ROW_SEQ} WHERE id=?", [row_id])
 
     # -- response cache ------------------------------------------------------------------------
 
@@ -444,20 +560,23 @@ class Store:
             "JOIN rows r ON r.id=f.row_id WHERE r.sweep_id=? AND f.prompt_tokens IS NOT NULL "
             "AND f.cached=0", [sweep_id]))
 
-    def checks(self, row_id: int) -> list[dict[str, Any]]:
+    def checks(self, row_id: int) -> list[StoredCheck]:
         """The per-fact checks of a finished row."""
-        return list(self.db.query("SELECT * FROM checks WHERE row_id=? ORDER BY id", [row_id]))
+        return [_check(v) for v in self.db.execute(
+            f"SELECT {_CHECK_COLUMNS} FROM checks WHERE row_id=? ORDER BY id", [row_id])]
 
     def set_flag(self, check_id: int, flagged: bool) -> None:
-        """Flag (or unflag) a checked answer as fabricated by a person."""
-        self.db.execute("UPDATE checks SET flagged=? WHERE id=?", [int(flagged), check_id])
+        """Flag (or unflag) a checked answer as fabricated by a person (its row changes)."""
+        with self.db.atomic():
+            self.db.execute("UPDATE checks SET flagged=? WHERE id=?", [int(flagged), check_id])
+            self.db.execute(f"UPDATE rows SET seq={_ROW_SEQ} WHERE id=(SELECT row_id FROM checks "
+                            "WHERE id=?)", [check_id])
 
-    def sweep_checks(self, sweep_id: str) -> list[dict[str, Any]]:
-        """Every check of a sweep with its row's model and arm, for check-level statistics."""
-        return list(self.db.query(
-            "SELECT c.row_id, c.label, c.correct, c.abstained, c.unit_dropped, c.classification, "
-            "c.in_carrier, c.flagged, r.model, r.arm FROM checks c JOIN rows r ON r.id=c.row_id "
-            "WHERE r.sweep_id=?", [sweep_id]))
+    def sweep_checks(self, sweep_id: str) -> list[StoredCheck]:
+        """Every check of a sweep, for check-level statistics."""
+        return [_check(v) for v in self.db.execute(
+            f"SELECT {_CHECK_COLUMNS} FROM checks WHERE row_id IN "
+            "(SELECT id FROM rows WHERE sweep_id=?) ORDER BY id", [sweep_id])]
 
     def progress(self, sweep_id: str) -> dict[str, int]:
         """Row counts by status, plus folds committed, for progress displays."""

@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from foldscope.engine.runner import SweepRunner
+from foldscope.ui.messages import SweepFinished
 from foldscope.ui.screens.sweep import SweepScreen
 from foldscope.ui.theme import FACT_VARIABLES, FOLDSCOPE_DARK, discover_themes
 
@@ -72,7 +73,8 @@ class FoldscopeApp(App[None]):
         for error in errors:
             self.notify(error, severity="warning", timeout=10, markup=False)
         self.theme = FOLDSCOPE_DARK.name
-        self.push_screen(SweepScreen(self.db_path, self.sweep_id))
+        self.sweep_screen = SweepScreen(self.db_path, self.sweep_id)
+        self.push_screen(self.sweep_screen)
         if self.run_sweep and self.sweep_id:
             self.runner = SweepRunner(self.db_path, self.sweep_id, latency_scale=self.latency_scale)
             self.execute_sweep()
@@ -102,6 +104,13 @@ class FoldscopeApp(App[None]):
             # Error text can quote an endpoint's reply: show it literally, never as markup.
             self.notify(f"sweep stopped: {event.worker.error}", severity="error", timeout=30,
                         markup=False)
+        else:
+            return
+        if self.sweep_id is not None:
+            # The sweep screen reads the store once more, so its last rows show at once.
+            self.sweep_screen.post_message(SweepFinished(
+                self.sweep_id, self.sweep_status or "error",
+                str(event.worker.error) if event.state == WorkerState.ERROR else None))
 
     async def action_quit(self) -> None:
         """Quit; a running sweep is cancelled first and allowed to record that it stopped."""

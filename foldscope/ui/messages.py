@@ -24,7 +24,10 @@ class SweepSnapshot(Message):
 
 @dataclass
 class SweepFinished(Message):
-    """The sweep worker ended (done, stopped, cancelled or failed)."""
+    """The sweep worker ended (done, stopped, cancelled or failed); the app posts it to the
+    sweep screen, which reads the store once more."""
+
+    bubble = False
 
     sweep_id: str
     status: str

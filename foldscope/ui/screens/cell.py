@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.text import Text
@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 from textual.worker import get_current_worker
 
 from foldscope.core.forensics import fact_spans
+from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
 from foldscope.core.scenario import Fact
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.store import Store
@@ -30,11 +31,11 @@ ROW_COLUMNS = ("repeat", "status", "recall", "validity", "folds", "catch-up", "p
 """Columns of the rows table (also their keys)."""
 
 
-def _row_cells(r: dict[str, Any]) -> list[Any]:
-    recall = "—" if r["recall"] is None else f"{r['recall']:.2f}"
-    first_line = (r["answer"] or "").strip().splitlines()[:1]
-    return [str(r["repeat"]), r["status"], recall, r["validity_reason"] or r["status"],
-            str(r["folds_done"]), "yes" if r["catch_up"] else "", str(r["parse_failures"]),
+def _row_cells(r: RowRecord) -> list[Any]:
+    recall = "—" if r.recall is None else f"{r.recall:.2f}"
+    first_line = (r.answer or "").strip().splitlines()[:1]
+    return [str(r.repeat), r.status, recall, r.verdict.reason if r.finished else r.status,
+            str(r.folds_done), "yes" if r.catch_up else "", str(r.parse_failures),
             Text(first_line[0][:40] if first_line else "")]
 
 
@@ -42,11 +43,11 @@ def _row_cells(r: dict[str, Any]) -> list[Any]:
 class CellData(Message):
     """Everything the cell screen shows, read from the store in a thread."""
 
-    rows: list[dict[str, Any]]
-    folds: dict[int, list[dict[str, Any]]]
+    rows: list[RowRecord]
+    folds: dict[int, list[FoldRecord]]
     facts: list[tuple[str, str, bool]]
     fact_objects: list[Fact]
-    checks: dict[int, list[dict[str, Any]]]
+    checks: dict[int, list[StoredCheck]]
 
 
 class CellScreen(Screen[None]):
@@ -108,17 +109,12 @@ class CellScreen(Screen[None]):
         """Read the cell's rows, their folds and the scenario's facts in a thread."""
         store = Store(self.db_path, readonly=True)
         try:
-            rows = [r for r in store.rows(self.sweep_id)
-                    if r["model"] == self.model and r["arm"] == self.arm
-                    and (self.scenario is None or r["scenario"] == self.scenario)]
-            answers = {r["id"]: (store.row(r["id"]) or {}).get("answer") or "" for r in rows}
-            folds = {r["id"]: store.folds(r["id"]) for r in rows}
-            checks = {r["id"]: store.checks(r["id"]) for r in rows}
+            rows = store.cell_rows(self.sweep_id, self.scenario, self.model, self.arm)
+            folds = {r.id: store.folds(r.id) for r in rows}
+            checks = {r.id: store.checks(r.id) for r in rows}
         finally:
             store.close()
-        for row in rows:
-            row["answer"] = answers[row["id"]]
-        scenario = load_scenario(rows[0]["scenario"]) if rows else None
+        scenario = load_scenario(rows[0].scenario) if rows else None
         planted = sorted(scenario.facts, key=lambda f: (not f.graded, f.chunk)) if scenario else []
         facts = [(f.label, f.value, f.graded) for f in planted]
         if not get_current_worker().is_cancelled:
@@ -133,27 +129,27 @@ class CellScreen(Screen[None]):
         """
         old = self._data
         self._data = message
-        simulated = any(r["simulated"] for r in message.rows)
+        simulated = any(r.simulated for r in message.rows)
         self.query_one("#cell-title", Static).update(Text.assemble(
             (f"{self.model} × arm {self.arm}", "bold"),
             f" · {self.scenario or ''} · sweep {self.sweep_id}",
             (" · simulated replies", "italic") if simulated else ""))
         table = self.query_one("#rows", DataTable)
-        keys = [str(r["id"]) for r in message.rows]
-        same = old is not None and [str(r["id"]) for r in old.rows] == keys
+        keys = [str(r.id) for r in message.rows]
+        same = old is not None and [str(r.id) for r in old.rows] == keys
         if not same:
             table.clear()
         for r in message.rows:
             cells = _row_cells(r)
             if same:
                 for column, value in zip(ROW_COLUMNS, cells):
-                    table.update_cell(str(r["id"]), column, value)
+                    table.update_cell(str(r.id), column, value)
             else:
-                table.add_row(*cells, key=str(r["id"]))
+                table.add_row(*cells, key=str(r.id))
         if not message.rows:
             return
-        if self.row_id is None or self.row_id not in {r["id"] for r in message.rows}:
-            self.row_id = message.rows[0]["id"]
+        if self.row_id is None or self.row_id not in {r.id for r in message.rows}:
+            self.row_id = message.rows[0].id
             return
         folds = self._folds()
         previous = len(old.folds.get(self.row_id, [])) if old else 0
@@ -161,14 +157,13 @@ class CellScreen(Screen[None]):
             if self.fold_index >= previous - 1:
                 self.fold_index = max(0, len(folds) - 1)  # was at the newest: follow it
             self._show_fold()
-        row_now = next(r for r in message.rows if r["id"] == self.row_id)
-        row_then = next((r for r in old.rows if r["id"] == self.row_id), None) if old else None
-        if row_then is None or row_then["status"] != row_now["status"]:
+        row_now = next(r for r in message.rows if r.id == self.row_id)
+        row_then = next((r for r in old.rows if r.id == self.row_id), None) if old else None
+        if row_then is None or row_then.status != row_now.status:
             self._show_answer()
 
     def _refresh_if_running(self) -> None:
-        if self._data is None or any(r["status"] in ("planned", "running")
-                                     for r in self._data.rows):
+        if self._data is None or any(not r.finished for r in self._data.rows):
             self.load()
 
     @on(DataTable.RowHighlighted, "#rows")
@@ -187,18 +182,18 @@ class CellScreen(Screen[None]):
         """Map the row's recall answer and its per-fact checks onto the Answer tab."""
         if not self.is_mounted or self._data is None or self.row_id is None:
             return
-        row = next((r for r in self._data.rows if r["id"] == self.row_id), None)
+        row = next((r for r in self._data.rows if r.id == self.row_id), None)
         checks = self._data.checks.get(self.row_id, [])
         self.query_one(AnswerTable).show(checks)
-        answer = (row or {}).get("answer") or ""
+        answer = (row.answer if row else None) or ""
         self._answer_summary(checks)
         graded = [f for f in self._data.fact_objects if f.graded]
         self.query_one("#answer-text", CarrierView).show(answer, fact_spans(answer, graded))
 
-    def _answer_summary(self, checks: list[dict[str, Any]]) -> None:
-        counts = {name: sum(c["classification"] == name for c in checks)
+    def _answer_summary(self, checks: list[StoredCheck]) -> None:
+        counts = {name: sum(c.classification == name for c in checks)
                   for name in ("correct", "abstained", "mutated", "fabricated", "wrong")}
-        flagged = sum(bool(c["flagged"]) for c in checks)
+        flagged = sum(c.flagged for c in checks)
         self.query_one("#answer-title", Static).update(Text(
             " · ".join(f"{n} {k}" for k, n in counts.items()) + f" · ⚑ {flagged} flagged by hand"
             + "   f: flag the highlighted answer as fabricated"))
@@ -207,9 +202,9 @@ class CellScreen(Screen[None]):
     def flag(self, event: AnswerTable.FlagToggled) -> None:
         """Record a person's fabrication flag in the store (in a thread: it is a write)."""
         for checks in (self._data.checks.values() if self._data else []):
-            for check in checks:
-                if check["id"] == event.check_id:
-                    check["flagged"] = int(event.flagged)
+            for i, check in enumerate(checks):
+                if check.id == event.check_id:
+                    checks[i] = replace(check, flagged=event.flagged)
         if self._data is not None and self.row_id is not None:
             self._answer_summary(self._data.checks.get(self.row_id, []))
         self.save_flag(event.check_id, event.flagged)
@@ -240,7 +235,7 @@ class CellScreen(Screen[None]):
         if folds:
             self.fold_index = min(max(0, self.fold_index + delta), len(folds) - 1)
 
-    def _folds(self) -> list[dict[str, Any]]:
+    def _folds(self) -> list[FoldRecord]:
         if self._data is None or self.row_id is None:
             return []
         return self._data.folds.get(self.row_id, [])
@@ -259,12 +254,12 @@ class CellScreen(Screen[None]):
             return
         fold = folds[self.fold_index]
         title.update(Text(
-            f"fold {self.fold_index + 1}/{len(folds)} · chunks {fold['first_chunk'] + 1}"
-            f"–{fold['last_chunk'] + 1} · {fold['carrier_chars']:,} chars carried · "
-            f"{fold['headings_carried']}/5 headings · parse {fold['parse_status']} · "
-            f"finish {fold['finish_reason']} · clipped {fold['clipped_chars']:,}"
-            + (" · catch-up" if fold["catch_up"] else "") + "   [ ] step folds"))
+            f"fold {self.fold_index + 1}/{len(folds)} · chunks {fold.first_chunk + 1}"
+            f"–{fold.last_chunk + 1} · {fold.carrier_chars:,} chars carried · "
+            f"{fold.headings_carried}/5 headings · parse {fold.parse_status} · "
+            f"finish {fold.finish_reason} · clipped {fold.clipped_chars:,}"
+            + (" · catch-up" if fold.catch_up else "") + "   [ ] step folds"))
         # Model output is data: the view never parses markup and shows control characters as
         # visible symbols; planted values are highlighted where they stand.
-        carrier.show(fold["carrier"], fact_spans(fold["carrier"], self._data.fact_objects))
+        carrier.show(fold.carrier, fact_spans(fold.carrier, self._data.fact_objects))
         self.query_one(FactHistory).show(self._data.facts, folds, self.fold_index)

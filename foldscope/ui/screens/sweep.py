@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from foldscope.engine.report import cells as report_cells
 from foldscope.engine.store import Store
 from foldscope.engine.sweep import stored_scenarios
-from foldscope.ui.messages import SweepSnapshot
+from foldscope.ui.messages import SweepFinished, SweepSnapshot
 from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.widgets.sweep_grid import SweepGrid
 
@@ -148,6 +148,11 @@ class SweepScreen(Screen[None]):
         box = self.query_one("#warnings", Static)
         box.display = bool(warnings)
         box.update(Text("\n".join(warnings)))
+
+    @on(SweepFinished)
+    def sweep_finished(self, message: SweepFinished) -> None:
+        """The sweep worker ended: read the store now rather than at the next tick."""
+        self.poll()
 
     @on(SweepGrid.CellSelected)
     def open_cell(self, event: SweepGrid.CellSelected) -> None:

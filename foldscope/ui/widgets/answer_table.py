@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
+
+from foldscope.core.row import StoredCheck
 
 CLASS_VARIABLES = {"correct": "fact-present", "mutated": "fact-mutated",
                    "fabricated": "fact-missing", "wrong": "fact-missing",
@@ -37,7 +39,7 @@ class AnswerTable(DataTable):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
-        self._checks: dict[str, dict[str, Any]] = {}
+        self._checks: dict[str, StoredCheck] = {}
 
     def on_mount(self) -> None:
         # Fixed widths keep the class and flag columns in view beside long values.
@@ -46,18 +48,18 @@ class AnswerTable(DataTable):
                                   ("carried", "carried", 7)):
             self.add_column(label, key=key, width=width)
 
-    def show(self, checks: list[dict[str, Any]]) -> None:
+    def show(self, checks: list[StoredCheck]) -> None:
         """Replace the table's contents with a row's checks."""
         self.clear()
-        self._checks = {str(c["id"]): dict(c) for c in checks}
+        self._checks = {str(c.id): c for c in checks}
         variables = self.app.get_css_variables()
         for c in checks:
-            var = CLASS_VARIABLES.get(c["classification"], "")
-            found = "" if c["found"] is None else c["found"]
-            self.add_row(self._flag_text(c["flagged"]),
-                         Text(c["classification"], style=variables.get(var, "")),
-                         Text(c["label"]), Text(c["expected"]), Text(found[:60]),
-                         "yes" if c["in_carrier"] else "no", key=str(c["id"]))
+            var = CLASS_VARIABLES.get(c.classification, "")
+            found = "" if c.found is None else c.found
+            self.add_row(self._flag_text(c.flagged),
+                         Text(c.classification, style=variables.get(var, "")),
+                         Text(c.label), Text(c.expected), Text(found[:60]),
+                         "yes" if c.in_carrier else "no", key=str(c.id))
 
     def _flag_text(self, flagged: int | bool) -> Text:
         colour = self.app.get_css_variables().get("fact-missing", "")
@@ -71,6 +73,6 @@ class AnswerTable(DataTable):
         check = self._checks.get(str(key))
         if check is None:
             return
-        check["flagged"] = 0 if check["flagged"] else 1
-        self.update_cell(str(key), "flag", self._flag_text(check["flagged"]))
-        self.post_message(self.FlagToggled(self, int(check["id"]), bool(check["flagged"])))
+        check = self._checks[str(key)] = replace(check, flagged=not check.flagged)
+        self.update_cell(str(key), "flag", self._flag_text(check.flagged))
+        self.post_message(self.FlagToggled(self, check.id, check.flagged))

@@ -8,6 +8,8 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import DataTable
 
+from foldscope.core.row import FoldRecord
+
 STATE_MARKS = {"present": ("●", "fact-present"), "mutated": ("◐", "fact-mutated"),
                "missing": ("○", "fact-missing")}
 """How a fact's state after a fold is drawn, and the theme variable that colours it."""
@@ -19,7 +21,7 @@ class FactHistory(DataTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", **kwargs)
 
-    def show(self, facts: Sequence[tuple[str, str, bool]], folds: Sequence[dict[str, Any]],
+    def show(self, facts: Sequence[tuple[str, str, bool]], folds: Sequence[FoldRecord],
              upto: int) -> None:
         """Show the facts' states in folds ``0..upto``.
 
@@ -42,7 +44,7 @@ class FactHistory(DataTable):
         for label, value, graded in facts:
             marks = []
             for fold in folds[: upto + 1]:
-                mark, var = STATE_MARKS.get(fold["fact_status"].get(label, "missing"),
+                mark, var = STATE_MARKS.get(fold.fact_status.get(label, "missing"),
                                             STATE_MARKS["missing"])
                 marks.append(Text(mark, style=colours.get(var, "")))
             self.add_row(Text("★" if graded else " "), *marks, Text(label), Text(value),

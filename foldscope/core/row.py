@@ -1,0 +1,384 @@
+"""A row as typed records: each fold's record, the fold-advance step (with catch-up), the graded
+row and its one verdict.
+
+A row folds a scenario forward one chunk at a time. ``next_fold`` says what the next call sends,
+``advance`` turns the reply into the fold's record and the cursor for the call after it, and
+``grade_row`` grades the recall answer against the final carrier and asks ``core.validity``
+(only) for the row's verdict. None of it touches a store or a client, so a whole fold-through
+runs in a test with canned replies; the runner only schedules, calls and commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Protocol
+
+from foldscope.core.arms import Arm
+from foldscope.core.carrier import PARSE_FAILURES, carry_forward
+from foldscope.core.fold import CallSpec, fold_call
+from foldscope.core.forensics import fact_status
+from foldscope.core.grading import LabelledValue, classify_answer, grade_answer, presence
+from foldscope.core.scenario import Scenario
+from foldscope.core.tokens import dominant_class, estimate_tokens
+from foldscope.core.validity import (
+    FAILED,
+    INCOMPLETE,
+    REASONS,
+    RowFacts,
+    Validity,
+    row_validity,
+)
+
+
+class Reply(Protocol):
+    """What a fold needs from a model's reply (``engine.client.ChatReply`` is one)."""
+
+    @property
+    def content(self) -> str: ...
+    @property
+    def finish_reason(self) -> str: ...
+    @property
+    def prompt_tokens(self) -> int | None: ...
+    @property
+    def completion_tokens(self) -> int | None: ...
+    @property
+    def latency_s(self) -> float: ...
+    @property
+    def cost_usd(self) -> float | None: ...
+    @property
+    def attempts(self) -> int: ...
+    @property
+    def simulated(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class FoldRecord:
+    """One committed fold, exactly as stored: the store's fold columns are these fields."""
+
+    fold_index: int
+    first_chunk: int
+    last_chunk: int
+    catch_up: bool
+    """The fold took several chunks at once (an earlier reply had nothing to carry)."""
+    reply: str
+    carrier: str
+    """The carrier the next fold receives."""
+    carrier_chars: int
+    carrier_tokens_est: int
+    clipped_chars: int
+    headings_carried: int
+    fill_fraction: float | None
+    parse_status: str
+    recovery: str
+    finish_reason: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    est_prompt_tokens: int
+    latency_s: float
+    cost_usd: float | None
+    attempts: int
+    simulated: bool
+    fact_status: Mapping[str, str]
+    """Each planted fact's state in the carrier, by label (see ``core.forensics``)."""
+    created_at: float
+    cached: bool
+    content_class: str | None
+    """The dominant character class of the (last) chunk folded, for the estimator report."""
+
+    @property
+    def parse_failure(self) -> bool:
+        """The reply did not parse against the arm's schema (arm behaviour, recorded only)."""
+        return self.parse_status in PARSE_FAILURES
+
+    @property
+    def length_stop(self) -> bool:
+        """The reply stopped on its output budget."""
+        return self.finish_reason == "length"
+
+
+FOLD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(FoldRecord))
+"""The fold record's fields in order (the store's fold columns derive from them)."""
+
+
+@dataclass(frozen=True)
+class ScenarioInputs:
+    """What every row of a scenario folds, estimated once: chunk tokens and content classes."""
+
+    scenario: Scenario
+    chunk_tokens: tuple[int, ...]
+    chunk_classes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> ScenarioInputs:
+        """Precompute a scenario's per-chunk estimates (chunks carry their token estimate)."""
+        return cls(scenario, tuple(c.tokens for c in scenario.chunks),
+                   tuple(dominant_class(c.text) for c in scenario.chunks))
+
+
+@dataclass(frozen=True)
+class FoldCursor:
+    """Where a row stands between two calls."""
+
+    carrier: str = ""
+    carrier_tokens: int = 0
+    fold_index: int = 0
+    next_chunk: int = 0
+    """The last chunk the next fold takes."""
+    pending_from: int | None = None
+    """The first chunk still waiting to be folded when a reply had nothing to carry."""
+
+    @classmethod
+    def resume(cls, last: FoldRecord | None) -> FoldCursor:
+        """The cursor after a row's last committed fold (the start, when there is none)."""
+        if last is None:
+            return cls()
+        return cls(last.carrier, last.carrier_tokens_est, last.fold_index + 1, last.last_chunk + 1)
+
+    def finished(self, chunks: int) -> bool:
+        """Every chunk has been folded: the recall turn is next."""
+        return self.next_chunk >= chunks
+
+
+@dataclass(frozen=True)
+class FoldStep:
+    """One planned fold: the chunks it takes and the call that sends them."""
+
+    first_chunk: int
+    last_chunk: int
+    spec: CallSpec
+
+
+def next_fold(cursor: FoldCursor, inputs: ScenarioInputs, arm: Arm) -> FoldStep:
+    """Plan the fold at the cursor: the previous carrier plus every chunk still pending."""
+    sc = inputs.scenario
+    first = cursor.pending_from if cursor.pending_from is not None else cursor.next_chunk
+    last = cursor.next_chunk
+    spec = fold_call(arm, cursor.carrier, [sc.chunks[i].text for i in range(first, last + 1)],
+                     first, len(sc.chunks), inputs.chunk_tokens[first:last + 1],
+                     cursor.carrier_tokens)
+    return FoldStep(first, last, spec)
+
+
+def advance(cursor: FoldCursor, step: FoldStep, inputs: ScenarioInputs, arm: Arm, reply: Reply,
+            *, cached: bool, created_at: float) -> tuple[FoldCursor, FoldRecord | None]:
+    """Apply one fold's reply: the record to commit and the cursor for the next call.
+
+    The catch-up rule: a reply with nothing in it (whitespace only) before the last chunk is
+    not carried; its chunks are folded together with the next one, and that fold is marked
+    ``catch_up`` (which ``core.validity`` rules out of distributed scenarios). On the last chunk
+    an empty reply is committed as it is: there is no later fold to catch up in.
+
+    Returns:
+        The new cursor and the record to commit, or ``None`` when the chunk waits for catch-up.
+    """
+    sc = inputs.scenario
+    if not reply.content.strip() and step.last_chunk + 1 < len(sc.chunks):
+        return replace(cursor, pending_from=step.first_chunk, next_chunk=step.last_chunk + 1), None
+    result = carry_forward(arm, reply.content)
+    tokens = estimate_tokens(result.text)
+    record = FoldRecord(
+        fold_index=cursor.fold_index, first_chunk=step.first_chunk, last_chunk=step.last_chunk,
+        catch_up=step.last_chunk > step.first_chunk, reply=reply.content, carrier=result.text,
+        carrier_chars=len(result.text), carrier_tokens_est=tokens,
+        clipped_chars=result.clipped_chars, headings_carried=result.headings_carried,
+        fill_fraction=result.fill_fraction, parse_status=result.parse_status,
+        recovery=result.recovery, finish_reason=reply.finish_reason,
+        prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+        est_prompt_tokens=step.spec.estimated_prompt_tokens,
+        latency_s=round(reply.latency_s, 4), cost_usd=reply.cost_usd, attempts=reply.attempts,
+        simulated=bool(reply.simulated), fact_status=fact_status(result.text, sc.facts),
+        created_at=created_at, cached=cached,
+        content_class=inputs.chunk_classes[step.last_chunk])
+    return FoldCursor(result.text, tokens, cursor.fold_index + 1, step.last_chunk + 1), record
+
+
+@dataclass(frozen=True)
+class FoldTally:
+    """What a row's folds add up to, as far as its verdict is concerned."""
+
+    folds: int = 0
+    catch_up: bool = False
+    parse_failures: int = 0
+    length_stops: int = 0
+
+    @classmethod
+    def of(cls, folds: Sequence[FoldRecord]) -> FoldTally:
+        """Tally a row's fold records."""
+        return cls(len(folds), any(f.catch_up for f in folds),
+                   sum(f.parse_failure for f in folds), sum(f.length_stop for f in folds))
+
+    @classmethod
+    def of_row(cls, row: RowRecord) -> FoldTally:
+        """The tally a stored row keeps as its folds are committed."""
+        return cls(row.folds_done, row.catch_up, row.parse_failures, row.length_stops)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One graded fact of a row: the answer found for its label and how it was judged."""
+
+    label: str
+    expected: str
+    found: str | None
+    correct: bool
+    abstained: bool
+    unit_dropped: bool
+    in_carrier: bool | None
+    """Whether the final carrier held the value (None when graded without a carrier)."""
+    classification: str
+    """The answer class (``core.grading.classify_answer``)."""
+
+
+@dataclass(frozen=True)
+class StoredCheck(Check):
+    """A check as stored, with its id, its row and a person's fabrication flag."""
+
+    id: int
+    row_id: int
+    flagged: bool
+
+
+def grade_checks(answer: str, graded: Sequence[LabelledValue], *, carrier: str | None = None,
+                 planted: Collection[str] = ()) -> tuple[Check, ...]:
+    """Grade an answer's every graded fact, classifying each against the final carrier.
+
+    Args:
+        answer: the recall answer text.
+        graded: the facts asked (label and value).
+        carrier: the carrier the recall turn read, or None when there is none (``foldscope
+            grade`` on a bare answer): each fact is then classified as if the carrier held it,
+            so a wrong value reads ``wrong`` rather than ``fabricated``.
+        planted: every planted value of the scenario (a wrong answer giving another one is a
+            swap, not an invention).
+    """
+    carried = presence(carrier, graded) if carrier is not None else {}
+    return tuple(Check(
+        label=g.label, expected=g.expected, found=g.found, correct=g.correct,
+        abstained=g.abstained, unit_dropped=g.unit_dropped,
+        in_carrier=carried[g.label] if carrier is not None else None,
+        classification=classify_answer(g, carried.get(g.label, True), known_values=planted))
+        for g in grade_answer(answer, graded))
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """A graded row: its answer, per-fact checks, recall and verdict."""
+
+    answer: str
+    checks: tuple[Check, ...]
+    verdict: Validity
+
+    @property
+    def correct(self) -> int:
+        """Graded facts answered correctly."""
+        return sum(c.correct for c in self.checks)
+
+    @property
+    def graded(self) -> int:
+        """Graded facts asked."""
+        return len(self.checks)
+
+    @property
+    def recall(self) -> float:
+        """Fraction of graded facts answered correctly (0.0 when none was asked)."""
+        return self.correct / self.graded if self.checks else 0.0
+
+
+def grade_row(answer: str, carrier: str, scenario: Scenario, tally: FoldTally) -> RowResult:
+    """Grade a finished row; its verdict comes from ``core.validity`` alone.
+
+    Args:
+        answer: the recall answer.
+        carrier: the final carrier (what the recall turn read).
+        scenario: the row's scenario.
+        tally: what the row's folds added up to (catch-up, parse failures, length stops).
+    """
+    verdict = row_validity(RowFacts(
+        status="done", parse_failures=tally.parse_failures, length_stops=tally.length_stops,
+        catch_up=tally.catch_up, scenario_distributed=scenario.distributed, answered=True))
+    checks = grade_checks(answer, scenario.graded, carrier=carrier,
+                          planted=[f.value for f in scenario.facts])
+    return RowResult(answer, checks, verdict)
+
+
+def failure_verdict(*, infra: bool, error: str) -> Validity:
+    """The verdict on a row that ended without an answer.
+
+    Args:
+        infra: the harness's infrastructure failed (transport, timeout, retries exhausted):
+            retryable. Otherwise the endpoint rejected the request (or the row could not go
+            on): not retryable.
+        error: what happened, as recorded on the row.
+    """
+    return row_validity(RowFacts(status="failed", infra_error=error if infra else None,
+                                 rejected=not infra))
+
+
+@dataclass(frozen=True)
+class RowRecord:
+    """One stored row as readers see it (without its answer text), with its stored verdict."""
+
+    id: int
+    position: int
+    scenario: str
+    model: str
+    arm: str
+    repeat: int
+    status: str
+    attempt: int = 0
+    infra_retries: int = 0
+    call_retries: int = 0
+    next_chunk: int = 0
+    folds_done: int = 0
+    catch_up: bool = False
+    parse_failures: int = 0
+    length_stops: int = 0
+    infra_error: str | None = None
+    """The error that ended a failed row (infrastructure or a rejected request)."""
+    recall: float | None = None
+    correct: int | None = None
+    graded: int | None = None
+    valid: bool | None = None
+    validity_reason: str | None = None
+    retryable: bool = False
+    simulated: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    est_prompt_tokens: int = 0
+    cost_usd: float = 0.0
+    wall_s: float = 0.0
+    cached_calls: int = 0
+    seq: int = 0
+    """The store's change sequence when this row last changed (readers poll past it)."""
+    answer: str | None = field(default=None, compare=False)
+    """The recall answer, when the reader asked for it."""
+
+    @property
+    def finished(self) -> bool:
+        """Done or failed."""
+        return self.status in ("done", "failed")
+
+    @property
+    def verdict(self) -> Validity:
+        """The verdict stored with the row (``incomplete`` while it is planned or running)."""
+        return stored_verdict(self.status, self.valid, self.validity_reason, self.retryable)
+
+
+ROW_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(RowRecord) if f.name != "answer")
+"""The row record's stored fields (the answer is read only on request)."""
+
+
+def stored_verdict(status: str, valid: bool | None, reason: str | None,
+                   retryable: bool) -> Validity:
+    """Read a verdict back from a stored row.
+
+    Rows still planned or running are ``incomplete``. A finished row's verdict is the one the
+    runner stored from ``core.validity``; a reason this version does not know (a database
+    written by another build) reads as ``failed`` and invalid, never as valid.
+    """
+    if status not in ("done", "failed"):
+        return Validity(False, INCOMPLETE, False)
+    if reason not in REASONS or valid is None:
+        return Validity(False, FAILED, False)
+    return Validity(bool(valid), reason, bool(retryable))
