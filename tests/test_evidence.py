@@ -202,7 +202,7 @@ def test_answer_prefix_limits_released_text(study, tmp_path):
     lock = json.loads((out / "provenance.lock.json").read_text())
     store = Store(study[0], readonly=True)
     try:
-        answer = store.row(1)["answer"]
+        answer = store.row(1).answer
     finally:
         store.close()
     assert lock["answers"]["db1-1"] == hashlib.sha256(answer.encode()).hexdigest()
