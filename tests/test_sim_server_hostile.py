@@ -90,7 +90,8 @@ def test_wrongly_typed_fields_get_400_naming_the_param(server, capfd, body, para
 
 def test_deep_array_lone_surrogate_and_bad_utf8(server, capfd):
     deep = b'{"model": "sim/faithful", "messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
-    for body in (deep, b"[" * 100_000,
+    medium = b'{"model": "sim/faithful", "messages": [], "x": ' + b"[" * 500 + b"]" * 500 + b"}"
+    for body in (deep, medium, b"[" * 100_000,
                  _with(messages=[{"role": "user", "content": "\ud800"}]),
                  b'{"model": "sim/faithful", "messages": [{"role": "user", '
                  b'"content": "\\udc00 lone"}]}',

@@ -33,37 +33,29 @@ def decode_body(raw: bytes) -> Any | BodyProblem:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return BodyProblem(f"request body is not UTF-8 (byte {exc.start})")
-    # Count brackets outside strings before parsing: json.loads recurses once per level.
-    depth = _max_depth(text)
-    if depth > MAX_DEPTH:
-        return BodyProblem(f"request body nests deeper than {MAX_DEPTH} levels")
     try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
+        value = json.loads(text)
+    except RecursionError:  # the C parser stops at the interpreter's recursion limit
+        return BodyProblem(f"request body nests deeper than {MAX_DEPTH} levels")
+    except ValueError:
         return BodyProblem("request body is not valid JSON")
+    # Anything that re-serialises the body (its digest) recurses per level too.
+    if _depth(value) > MAX_DEPTH:
+        return BodyProblem(f"request body nests deeper than {MAX_DEPTH} levels")
+    return value
 
 
-def _max_depth(text: str) -> int:
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > MAX_DEPTH:
-                    return deepest
-        elif ch in "]}":
-            depth -= 1
+def _depth(value: Any) -> int:
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            if deepest > MAX_DEPTH:
+                return deepest
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
     return deepest
 
 
