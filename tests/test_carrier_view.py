@@ -3,7 +3,8 @@
 from textual.app import App, ComposeResult
 
 from foldscope.core.forensics import fact_spans
-from foldscope.ui.widgets.carrier_view import CarrierView, visible
+from foldscope.core.text import literal
+from foldscope.ui.widgets.carrier_view import CarrierView
 
 
 class _Host(App[None]):
@@ -16,9 +17,9 @@ class F:
         self.label, self.value = label, value
 
 
-def test_visible_maps_controls_one_for_one():
-    assert visible("a\x1b[31mb\tc\x00") == "a␛[31mb c␀"
-    assert len(visible("\x07\x9b")) == 2
+def test_literal_maps_controls_one_for_one():
+    assert literal("a\x1b[31mb\tc\x00") == "a␛[31mb c␀"
+    assert len(literal("\x07\x9b")) == 2
 
 
 async def test_hostile_carrier_is_shown_literally_with_facts_highlighted():

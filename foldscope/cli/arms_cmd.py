@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from foldscope.core.arms import ARMS
+from foldscope.core.text import json_text
 
 
 def register(subparsers: Any) -> None:
@@ -19,7 +19,7 @@ def register(subparsers: Any) -> None:
 def arms(args: argparse.Namespace) -> int:
     """Handle ``foldscope arms``."""
     if args.json:
-        print(json.dumps([a.describe() for a in ARMS.values()], ensure_ascii=False, indent=2))
+        print(json_text([a.describe() for a in ARMS.values()], indent=2))
         return 0
     print(f"{'arm':<4}{'representation':<16}{'fields':>7}{'ceiling':>9}{'budget':>8}{'cap':>6}  "
           f"{'prompt':<17}title")

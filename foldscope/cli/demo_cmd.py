@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from foldscope.cli.paths import DEMO_DB
+from foldscope.core.errors import StoreError
 from foldscope.engine.launch import prepare_sweep
 
 DEMO_MODELS = ("sim/faithful", "sim/describer", "sim/gister")
@@ -45,17 +46,20 @@ def demo(args: argparse.Namespace) -> int:
 
 def open_tui(db: str = DEMO_DB) -> int:
     """Open the TUI on the newest sweep in ``db`` (starting a demo sweep if there is none)."""
-    from foldscope.engine.store import Store
+    from pathlib import Path
+
+    from foldscope.engine.store import Store, writable
     from foldscope.ui.app import FoldscopeApp
 
-    store = Store(db)
-    try:
+    # A database on a read-only file or mount is watched, never run (nor planted with a demo).
+    readonly = Path(db).exists() and not writable(db)
+    with Store(db, readonly=readonly) as store:
         latest = store.latest_sweep_id()
         unfinished = latest is not None and store.sweep(latest)["status"] != "done"
-    finally:
-        store.close()
     if latest is None:
+        if readonly:
+            raise StoreError(f"{db}: no sweeps recorded (and the database is read-only)")
         return demo(argparse.Namespace(db=db, repeats=2, latency=DEMO_LATENCY_S))
     # An unfinished sweep (e.g. quit mid-way) resumes where its committed folds end.
-    FoldscopeApp(db, sweep_id=latest, run=unfinished).run()
+    FoldscopeApp(db, sweep_id=latest, run=unfinished and not readonly).run()
     return 0

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +11,7 @@ from typing import Any
 from foldscope.core.errors import FoldscopeError
 from foldscope.core.grading import LabelledValue
 from foldscope.core.row import Check, grade_checks
+from foldscope.core.text import json_text, literal
 
 
 def register(subparsers: Any) -> None:
@@ -70,15 +69,6 @@ def read_answer(source: str) -> str:
         raise FoldscopeError(f"cannot read answer file {source}: {exc.strerror}") from None
 
 
-def _literal(text: str) -> str:
-    """Show model output literally: control characters (ESC, CR, ...) become visible escapes."""
-    return "".join(
-        f"\\x{ord(ch):02x}" if ord(ch) < 0x100 and unicodedata.category(ch) == "Cc"
-        else f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cc", "Cs") else ch
-        for ch in text
-    )
-
-
 def _recall(grades: Sequence[Check]) -> float | None:
     return sum(g.correct for g in grades) / len(grades) if grades else None
 
@@ -121,7 +111,8 @@ def format_grades(scenario: str, grades: Sequence[Check]) -> str:
     lines = []
     for g in grades:
         verdict = "correct" if g.correct else "abstained" if g.abstained else "wrong"
-        found = "(no line)" if g.found is None else _literal(g.found) or "(empty)"
+        found = ("(no line)" if g.found is None
+                 else literal(g.found, keep_newlines=False) or "(empty)")
         line = f"{verdict:<9}  {g.label:<{width}}  {found}"
         if not g.correct:
             line += f"   [expected: {g.expected}]"
@@ -147,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     answer = read_answer(args.answer)  # before loading: a bad path should fail fast
     grades = grade_checks(answer, _load_graded(args.scenario))
     if args.json:
-        print(json.dumps(grades_json(args.scenario, grades), ensure_ascii=False, indent=2))
+        print(json_text(grades_json(args.scenario, grades), indent=2))
     else:
         print(format_grades(args.scenario, grades))
     return 0

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from foldscope.core.errors import FoldscopeError
+from foldscope.core.text import literal
 
 # Each module exposes ``register(subparsers)``, which adds its parser and sets ``handler`` via
 # ``set_defaults(handler=...)``; handlers return the process exit code.
@@ -66,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return open_tui()
         return int(handler(args) or 0)
     except FoldscopeError as exc:
-        print(f"foldscope: error: {exc}", file=sys.stderr)
+        print(f"foldscope: error: {literal(str(exc), keep_newlines=False)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("foldscope: interrupted", file=sys.stderr)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 
+from foldscope.core.text import json_text, literal
 from foldscope.engine.models import load_models_toml, lookup_model
 from foldscope.engine.probe import OK, format_line, probe_models
 
@@ -30,8 +30,8 @@ def run(args: argparse.Namespace) -> int:
     cfgs = [lookup_model(m, configured) for m in args.models]  # unknown id → one line, exit 2
     results = asyncio.run(probe_models(cfgs))
     if args.json:
-        print(json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2))
+        print(json_text([r.to_json() for r in results], indent=2))
     else:
         for r in results:
-            print(format_line(r))
+            print(literal(format_line(r), keep_newlines=False))  # quotes endpoint text
     return 0 if all(r.verdict == OK for r in results) else 1

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from foldscope.core.errors import StoreError
+from foldscope.core.text import json_text, literal
 from foldscope.engine.report import sweep_report
 from foldscope.cli.paths import DEFAULT_DB
 from foldscope.engine.store import Store
@@ -20,41 +20,43 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=report)
 
 
+def _show(line: str) -> None:
+    # Model ids, scenario names and warnings (which can quote an endpoint) are outside text.
+    print(literal(line, keep_newlines=False))
+
+
 def _pct(x: float | None) -> str:
     return "  —  " if x is None else f"{x:5.2f}"
 
 
 def report(args: argparse.Namespace) -> int:
     """Handle ``foldscope report``."""
-    store = Store(args.db, readonly=True)
-    try:
+    with Store(args.db, readonly=True) as store:
         sweep_id = args.sweep or store.latest_sweep_id()
         if sweep_id is None:
             raise StoreError(f"{args.db}: no sweeps recorded")
         data = sweep_report(store, sweep_id)
-    finally:
-        store.close()
     if args.format == "json":
-        print(json.dumps(data, ensure_ascii=False, indent=2))
+        print(json_text(data, indent=2))
         return 0
     sim = " (simulated models)" if data["simulated"] else ""
-    print(f"sweep {data['sweep']} · {data['scenario']} · {data['status']}{sim}")
+    _show(f"sweep {data['sweep']} · {data['scenario']} · {data['status']}{sim}")
     for warning in data["warnings"]:
-        print(f"warning: {warning}")
+        _show(f"warning: {warning}")
     if data["design_note"]:
-        print(f"note: {data['design_note']}")
-    print(f"{'model':<28} {'arm':<4} {'recall':>6} {'valid/rows':>10} {'ICC':>6} {'DE':>6} "
+        _show(f"note: {data['design_note']}")
+    _show(f"{'model':<28} {'arm':<4} {'recall':>6} {'valid/rows':>10} {'ICC':>6} {'DE':>6} "
           f"{'abst':>5} {'fabr':>5} {'parse':>5} {'len':>4} {'retry c/r':>9}")
     for c in data["cells"]:
         icc = "—" if c["icc"] is None else f"{c['icc']:.2f}"
         de = "—" if c["design_effect"] is None else f"{c['design_effect']:.2f}"
         retries = f"{c['call_retries']}/{c['row_retries']}"
-        print(f"{c['model']:<28} {c['arm']:<4} {_pct(c['mean_recall']):>6} "
+        _show(f"{c['model']:<28} {c['arm']:<4} {_pct(c['mean_recall']):>6} "
               f"{c['valid_rows']:>4}/{c['rows']:<5} {icc:>6} {de:>6} {c['abstained']:>5} "
               f"{c['fabricated']:>5} {c['parse_failures']:>5} {c['length_stops']:>4} "
               f"{retries:>9}")
     total = data["accounting"]["total"]
-    print(f"spend ${total['cost_usd']:.4f} · prompt tokens {total['prompt_tokens']:,} reported / "
+    _show(f"spend ${total['cost_usd']:.4f} · prompt tokens {total['prompt_tokens']:,} reported / "
           f"{total['est_prompt_tokens']:,} estimated · retries {total['call_retries']} calls, "
           f"{total['row_retries']} rows · {total['cached_calls']} calls from cache")
     return 0

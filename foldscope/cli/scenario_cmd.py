@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from foldscope.core.scenario import Scenario
+from foldscope.core.text import json_text, literal
 from foldscope.engine.loader import list_scenarios, load_scenario
 
 
@@ -35,6 +35,11 @@ def register(subparsers: Any) -> None:
     show.set_defaults(handler=cmd_show)
 
 
+def _show(line: str) -> None:
+    # Labels, values and descriptions come from a file someone else may have written.
+    print(literal(line, keep_newlines=False))
+
+
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
     return 2
@@ -51,11 +56,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     """
     scenarios = list_scenarios()
     if not scenarios:
-        print("no scenarios found")
+        _show("no scenarios found")
         return 0
     width = max(len(s.name) for s in scenarios)
     for s in scenarios:
-        print(f"{s.name:<{width}}  {len(s.chunks):>2} chunks  ~{s.total_tokens:>7,} tokens  "
+        _show(f"{s.name:<{width}}  {len(s.chunks):>2} chunks  ~{s.total_tokens:>7,} tokens  "
               f"{len(s.facts):>2} planted / {len(s.graded):>2} graded  {s.description}")
     return 0
 
@@ -92,26 +97,26 @@ def cmd_show(args: argparse.Namespace) -> int:
     """
     scenario = load_scenario(args.name)
     if args.json:
-        print(json.dumps(scenario_json(scenario), ensure_ascii=False, indent=2))
+        print(json_text(scenario_json(scenario), indent=2))
         return 0
     graded, decoys = len(scenario.graded), len(scenario.decoys)
     spread = "distributed" if scenario.distributed else "graded facts in one chunk"
-    print(f"{scenario.name}: {scenario.description}")
-    print(f"seed {scenario.seed} · {len(scenario.chunks)} chunks · "
+    _show(f"{scenario.name}: {scenario.description}")
+    _show(f"seed {scenario.seed} · {len(scenario.chunks)} chunks · "
           f"~{scenario.total_tokens:,} estimated tokens · {len(scenario.facts)} planted "
           f"({graded} graded, {decoys} decoys) · {spread}")
-    print()
-    print(f"{'chunk':>5}  {'tokens':>8}  {'turns':>5}  {'planted':>7}  {'graded':>6}")
+    _show("")
+    _show(f"{'chunk':>5}  {'tokens':>8}  {'turns':>5}  {'planted':>7}  {'graded':>6}")
     for c in scenario.chunks:
         here = scenario.facts_in_chunk(c.index)
-        print(f"{c.index + 1:>5}  {c.tokens:>8,}  {len(c.turns):>5}  {len(here):>7}  "
+        _show(f"{c.index + 1:>5}  {c.tokens:>8,}  {len(c.turns):>5}  {len(here):>7}  "
               f"{sum(f.graded for f in here):>6}")
-    print(f"{'total':>5}  {scenario.total_tokens:>8,}")
-    print()
+    _show(f"{'total':>5}  {scenario.total_tokens:>8,}")
+    _show("")
     label_w = max(len(f.label) for f in scenario.facts)
-    print(f"{'#':>3}  {'chunk':>5}  {'role':<9}  {'graded':<6}  {'kind':<12}  "
+    _show(f"{'#':>3}  {'chunk':>5}  {'role':<9}  {'graded':<6}  {'kind':<12}  "
           f"{'label':<{label_w}}  value")
     for i, f in enumerate(scenario.facts, start=1):
-        print(f"{i:>3}  {f.chunk + 1:>5}  {f.role:<9}  {'graded' if f.graded else 'decoy':<6}  "
+        _show(f"{i:>3}  {f.chunk + 1:>5}  {f.role:<9}  {'graded' if f.graded else 'decoy':<6}  "
               f"{f.kind:<12}  {f.label:<{label_w}}  {f.value}")
     return 0

@@ -45,6 +45,7 @@ from foldscope.core.scenario_gen import (
     Turn,
     generate_chunks,
 )
+from foldscope.core.text import ID_MAX_CHARS, VALUE_MAX_CHARS, check_field
 from foldscope.core.tokens import estimate_tokens
 
 __all__ = [
@@ -68,16 +69,19 @@ _MAX_CHUNKS = 64
 _MAX_TOKENS_PER_CHUNK = 200_000
 
 
-def _single_line(value: str) -> str:
+def _single_line(value: str, limit: int = VALUE_MAX_CHARS) -> str:
     if not value.strip():
         raise ValueError("must not be empty")
     if value != value.strip():
         raise ValueError("must not start or end with whitespace")
-    if any(ord(c) < 32 or ord(c) == 127 for c in value):
-        # Values end up on terminals and in transcripts: a newline would break the one-line
-        # fact form, an escape sequence would be interpreted by the terminal.
-        raise ValueError("must be one line without control characters")
-    return value
+    # Values end up on terminals, in transcripts and in every model's prompt: a newline would
+    # break the one-line fact form, an escape or bidi control would act on the terminal, and a
+    # megabyte value would swamp the chunk it is planted in.
+    return check_field(value, limit=limit)
+
+
+def _short_line(value: str) -> str:
+    return _single_line(value, ID_MAX_CHARS)
 
 
 class Fact(BaseModel):
@@ -109,7 +113,8 @@ class _FactSpec(BaseModel):
     graded: bool
     kind: str
 
-    _one_line = field_validator("label", "value", "kind")(_single_line)
+    _one_line = field_validator("value")(_single_line)
+    _short = field_validator("label", "kind")(_short_line)
 
 
 class _ScenarioSpec(BaseModel):
@@ -131,7 +136,7 @@ class _ScenarioSpec(BaseModel):
     def _name_shape(cls, value: str) -> str:
         if not _NAME_RE.match(value):
             raise ValueError("must be lower-case letters, digits and dashes")
-        return value
+        return check_field(value, limit=ID_MAX_CHARS)
 
 
 @dataclass

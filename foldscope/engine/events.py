@@ -7,11 +7,12 @@ the order declared here (tuples become arrays). The README documents the same sc
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import ClassVar
+
+from foldscope.core.text import json_text
 
 
 def _now() -> float:
@@ -32,8 +33,9 @@ class Event:
         return {"event": self.kind, "t": t, **data}
 
     def to_line(self) -> str:
-        """The event as one JSON line (no trailing newline); text stays unescaped UTF-8."""
-        return json.dumps(self.as_json(), ensure_ascii=False)
+        """The event as one JSON line (no trailing newline); text stays readable UTF-8, and
+        nothing in it can act on a terminal (``core.text.json_text``)."""
+        return json_text(self.as_json())
 
 
 @dataclass(frozen=True, kw_only=True)

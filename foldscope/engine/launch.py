@@ -33,15 +33,12 @@ def prepare_sweep(db_path: str | Path, data: dict[str, Any], source: str, *,
     """
     config = build_config(data, source)
     digest = config.digest()
-    store = Store(db_path)
-    try:
+    with Store(db_path) as store:
         if not fresh:
             existing = store.sweep_by_digest(digest)
             if existing is not None:
                 return Prepared(existing, True, len(store.rows(existing)))
         return _create(store, config, digest)
-    finally:
-        store.close()
 
 
 def _create(store: Store, config: SweepConfig, digest: str) -> Prepared:
@@ -66,11 +63,8 @@ def check_credentials(config: SweepConfig) -> None:
 
 def stored_config(db_path: str | Path, sweep_id: str) -> SweepConfig:
     """The validated definition of a stored sweep."""
-    store = Store(db_path)
-    try:
+    with Store(db_path) as store:
         sweep = store.sweep(sweep_id)
-    finally:
-        store.close()
     if sweep is None:
         raise ConfigError(f"{db_path}: no sweep '{sweep_id}'")
     return SweepConfig.model_validate(sweep["config"])
@@ -78,10 +72,7 @@ def stored_config(db_path: str | Path, sweep_id: str) -> SweepConfig:
 
 def check_resumable(db_path: str | Path, sweep_id: str) -> None:
     """Raise a one-line error unless the database holds this sweep."""
-    store = Store(db_path)
-    try:
+    with Store(db_path) as store:
         if store.sweep(sweep_id) is None:
             known = ", ".join(s["id"] for s in store.sweeps()[:5]) or "none"
             raise ConfigError(f"{db_path}: no sweep '{sweep_id}' to resume (recent: {known})")
-    finally:
-        store.close()

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from foldscope.core.errors import ConfigError, ModelError
+from foldscope.core.text import ID_MAX_CHARS, check_field
 from foldscope.engine.sim import catalog
 from foldscope.engine.sim.faults import FaultConfig
 
@@ -101,6 +102,12 @@ class ModelConfig(BaseModel):
                 data["api_key_env"] = DEFAULT_API_KEY_ENV.get(provider)
         return data
 
+    @field_validator("id", "model", "pin")
+    @classmethod
+    def _printable(cls, value: str | None) -> str | None:
+        # Ids reach request bodies, HTTP headers, the database and every terminal.
+        return value if value is None else check_field(value, limit=ID_MAX_CHARS)
+
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, value: str | None) -> str | None:
@@ -181,6 +188,10 @@ def resolve_model(model_id: str, overrides: Mapping[str, Any] | None = None) -> 
     Raises:
         ModelError: the id is neither built in nor configured, or its fields are invalid.
     """
+    try:
+        check_field(model_id, limit=ID_MAX_CHARS)  # before any message quotes it
+    except ValueError as exc:
+        raise ModelError(f"model id: {exc}") from None
     overrides = {k: v for k, v in (overrides or {}).items() if k != "id"}
     base = _builtin_fields(model_id) if catalog.temperament_of(model_id) else None
     if base is None and "provider" not in overrides:

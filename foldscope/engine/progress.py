@@ -6,6 +6,7 @@ import sys
 import time
 from typing import TextIO
 
+from foldscope.core.text import literal
 from foldscope.engine.events import Event, RowDone, RowFailed, Stopped, SweepFinished, SweepStarted
 from foldscope.engine.runner import Totals
 
@@ -72,6 +73,7 @@ class HeadlessProgress:
             self.stream.flush()
 
     def _line(self, text: str) -> None:
+        text = literal(text, keep_newlines=False)  # errors quote endpoint replies
         if self.tty:
             self.stream.write("\r\x1b[2K" + text + "\n")
         else:

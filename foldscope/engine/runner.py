@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -168,15 +170,19 @@ class SweepRunner:
         """Run every unfinished row; return the sweep's final status ("done" or "stopped")."""
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
-        store = Store(self.db_path)
-        try:
+        with Store(self.db_path) as store:
             store.claim(self.sweep_id, os.getpid(), process_alive)
             try:
                 return await self._run(store)
+            except sqlite3.Error as exc:
+                # A full disk, a read-only or corrupt file: committed folds stay; the sweep is
+                # recorded stopped (when the database still takes that write) and the Store
+                # turns the failure into one line on the way out.
+                store.record_fault(self.sweep_id, exc)
+                raise
             finally:
-                store.release(self.sweep_id, os.getpid())
-        finally:
-            store.close()
+                with contextlib.suppress(sqlite3.Error):
+                    store.release(self.sweep_id, os.getpid())
 
     def cancel(self) -> None:
         """Cancel the run from any thread: calls in flight are dropped, committed folds stay."""
@@ -246,7 +252,15 @@ class SweepRunner:
         try:
             workers = [asyncio.create_task(worker())
                        for _ in range(min(s.concurrency, max(1, len(sequences))))]
-            await asyncio.gather(*workers)
+            try:
+                await asyncio.gather(*workers)
+            except Exception:
+                # One worker failed outside its row (the database): stop the others before the
+                # error goes up, so none keeps calling, or dies later unobserved.
+                for task in workers:
+                    task.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                raise
         except asyncio.CancelledError:
             # Calls in flight are lost; every committed fold stays and a rerun resumes from it.
             store.set_sweep_status(self.sweep_id, "stopped", "cancelled; run again to resume")

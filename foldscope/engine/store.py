@@ -237,10 +237,57 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def writable(path: str | Path) -> bool:
+    """Whether this process can write a database file and create its WAL companions beside it.
+
+    ``os.access`` reports a read-only mount as not writable even for root.
+    """
+    p = Path(path)
+    return os.access(p.parent, os.W_OK) and (not p.exists() or os.access(p, os.W_OK))
+
+
+def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     # A long busy timeout: readers and the writer share the file, and WAL keeps waits short.
-    conn = sqlite3.connect(str(path), timeout=30.0)
-    return conn
+    if not readonly:
+        return sqlite3.connect(str(path), timeout=30.0)
+    # Read-only at the SQLite level: nothing this connection runs can change the file.
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, timeout=30.0)
+    if writable(path):
+        return conn
+    try:
+        # WAL readers need a -shm file beside the database; on a read-only file or directory
+        # it may be impossible to create, and then the file is opened as immutable (no
+        # locking, no WAL: fine, since nothing can be writing a file no one may write).
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+        return sqlite3.connect(uri + "&immutable=1", uri=True, timeout=30.0)
+
+
+def database_error(path: str | Path, exc: sqlite3.Error) -> StoreError:
+    """Phrase an SQLite failure as one line naming the database and what the person can do.
+
+    Args:
+        path: the database file.
+        exc: what SQLite raised.
+
+    Returns:
+        The error to raise instead (the CLI prints it and exits 2).
+    """
+    detail = " ".join(str(exc).split()) or type(exc).__name__
+    lower = detail.lower()
+    if "malformed" in lower or "not a database" in lower or "corrupt" in lower:
+        return StoreError(f"{path}: database is corrupt ({detail}); "
+                          f"`foldscope check --db {path}` says where")
+    if "readonly" in lower or "read-only" in lower:
+        return StoreError(f"{path}: database is read-only ({detail}); `report` and the TUI can "
+                          "read it, running a sweep needs a writable copy")
+    if "full" in lower or "i/o error" in lower:
+        return StoreError(f"{path}: cannot write ({detail}); every committed fold is kept: free "
+                          "space and run again to resume")
+    return StoreError(f"{path}: database error ({detail})")
 
 
 class Store:
@@ -253,12 +300,24 @@ class Store:
 
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
+        self.readonly = readonly
         if readonly and not self.path.exists():
             raise StoreError(f"{self.path}: no such database")
         if not readonly:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.exists() and not writable(self.path):
+                raise StoreError(f"{self.path}: database is read-only (the file or its folder "
+                                 "cannot be written); `report` and the TUI can read it, "
+                                 "running a sweep needs a writable copy")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"{self.path.parent}: cannot create the database folder "
+                                 f"({exc.strerror or exc})") from None
         try:
-            self.db = sqlite_utils.Database(_connect(self.path))
+            self.db = sqlite_utils.Database(_connect(self.path, readonly=readonly))
+        except sqlite3.Error as exc:
+            raise database_error(self.path, exc) from None
+        try:
             self.db.execute("PRAGMA foreign_keys=ON")
             if not readonly:
                 self.db.execute("PRAGMA journal_mode=WAL")
@@ -267,7 +326,26 @@ class Store:
                 self.db.execute("PRAGMA synchronous=NORMAL")
             self._check_and_migrate(readonly)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: not a usable foldscope database ({exc})") from None
+            self.db.close()
+            if "not a database" in str(exc) or "malformed" in str(exc):
+                raise StoreError(f"{self.path}: not a usable foldscope database ({exc})") from None
+            raise database_error(self.path, exc) from None
+        except StoreError:
+            self.db.close()
+            raise
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        """Close the connection; an SQLite failure inside the block becomes one StoreError line."""
+        try:
+            self.close()
+        except sqlite3.Error:
+            pass
+        if isinstance(exc, sqlite3.Error):
+            raise database_error(self.path, exc) from None
 
     # -- schema -----------------------------------------------------------------------------
 
@@ -402,6 +480,17 @@ class Store:
         """Clear this process's claim on a sweep."""
         self.db.execute("UPDATE sweeps SET runner_pid=NULL WHERE id=? AND runner_pid=?",
                         [sweep_id, pid])
+
+    def record_fault(self, sweep_id: str, exc: BaseException) -> None:
+        """Best effort, after a database failure: mark the sweep stopped with the reason.
+
+        On a full disk the write itself may fail; then the sweep reads as interrupted once its
+        runner has exited, which is also true.
+        """
+        try:
+            self.set_sweep_status(sweep_id, "stopped", " ".join(str(exc).split()))
+        except sqlite3.Error:
+            pass
 
     def set_pins(self, sweep_id: str, pins: dict[str, Any]) -> None:
         """Record the endpoint pins (quantization, context, prices, parameters) of a sweep."""

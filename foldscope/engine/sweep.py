@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from foldscope.core.arms import get_arm
 from foldscope.core.designs import execution_order
 from foldscope.core.errors import ConfigError
+from foldscope.core.text import ID_MAX_CHARS, check_field
 from foldscope.engine.loader import load_scenario
 
 
@@ -66,12 +67,30 @@ class SweepSection(BaseModel):
         return RateLimit(concurrency=min(entry.concurrency or self.concurrency, self.concurrency),
                          rpm=entry.rpm)
 
+    @field_validator("name")
+    @classmethod
+    def _name_text(cls, name: str) -> str:
+        return check_field(name, limit=ID_MAX_CHARS)
+
+    @field_validator("scenario")
+    @classmethod
+    def _scenario_text(cls, name: str | None) -> str | None:
+        return name if name is None else check_field(name, limit=ID_MAX_CHARS)
+
+    @field_validator("scenarios")
+    @classmethod
+    def _scenarios_text(cls, names: list[str]) -> list[str]:
+        for name in names:
+            check_field(name, limit=ID_MAX_CHARS)
+        return names
+
     @field_validator("arms")
     @classmethod
     def _known_arms(cls, arms: list[str]) -> list[str]:
         if not arms:
             raise ValueError("at least one arm is required")
         for arm in arms:
+            check_field(arm, limit=ID_MAX_CHARS)  # before any message quotes it
             get_arm(arm)
         if len(set(arms)) != len(arms):
             raise ValueError("an arm is listed twice")
@@ -136,6 +155,12 @@ def build_config(data: dict[str, Any], source: str) -> SweepConfig:
     for i, entry in enumerate(config.models):
         if not isinstance(entry, dict) or "id" not in entry:
             raise ConfigError(f"{source}: models[{i}].id: required")
+        if not isinstance(entry["id"], str):
+            raise ConfigError(f"{source}: models[{i}].id: must be a string")
+        try:
+            check_field(entry["id"], limit=ID_MAX_CHARS)
+        except ValueError as exc:
+            raise ConfigError(f"{source}: models[{i}].id: {exc}") from None
         if entry["id"] in seen:
             raise ConfigError(f"{source}: models[{i}].id: model '{entry['id']}' listed twice")
         seen.add(entry["id"])

@@ -107,13 +107,10 @@ class CellScreen(Screen[None]):
           description="read the cell's rows and folds")
     def load(self) -> None:
         """Read the cell's rows, their folds and the scenario's facts in a thread."""
-        store = Store(self.db_path, readonly=True)
-        try:
+        with Store(self.db_path, readonly=True) as store:
             rows = store.cell_rows(self.sweep_id, self.scenario, self.model, self.arm)
             folds = {r.id: store.folds(r.id) for r in rows}
             checks = {r.id: store.checks(r.id) for r in rows}
-        finally:
-            store.close()
         scenario = load_scenario(rows[0].scenario) if rows else None
         planted = sorted(scenario.facts, key=lambda f: (not f.graded, f.chunk)) if scenario else []
         facts = [(f.label, f.value, f.graded) for f in planted]
@@ -213,11 +210,8 @@ class CellScreen(Screen[None]):
           description="save a fabrication flag")
     def save_flag(self, check_id: int, flagged: bool) -> None:
         """Write one flag with a short-lived connection of this thread's own."""
-        store = Store(self.db_path)
-        try:
+        with Store(self.db_path) as store:
             store.set_flag(check_id, flagged)
-        finally:
-            store.close()
 
     def watch_fold_index(self, index: int) -> None:
         self._show_fold()

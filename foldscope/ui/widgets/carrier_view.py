@@ -12,21 +12,10 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from foldscope.core.forensics import FactSpan
-
-# Control characters (escape sequences included) become their visible Unicode "control
-# pictures", one character for one, so model output can never drive the terminal and the
-# highlight offsets stay exact.
-_CONTROL_PICTURES = {c: 0x2400 + c for c in range(0x20) if c not in (0x0A,)}
-_CONTROL_PICTURES.update({0x7F: 0x2421, **{c: 0xFFFD for c in range(0x80, 0xA0)}})
-_CONTROL_PICTURES[0x09] = 0x20  # a tab shows as one space: columns stay one per character
+from foldscope.core.text import literal
 
 FACT_STYLE_VARIABLES = {"present": "fact-present", "mutated": "fact-mutated"}
 """Theme variable that colours each highlighted state."""
-
-
-def visible(text: str) -> str:
-    """Replace control characters by visible stand-ins, one for one."""
-    return text.translate(_CONTROL_PICTURES)
 
 
 class CarrierView(ScrollView, can_focus=True):
@@ -54,7 +43,7 @@ class CarrierView(ScrollView, can_focus=True):
         variables = self.app.get_css_variables()
         styles = {state: Style(color=variables.get(var), bold=True, underline=True)
                   for state, var in FACT_STYLE_VARIABLES.items()}
-        shown = visible(text)
+        shown = literal(text)  # one for one, so the fact spans' offsets still hold
         lines: list[Text] = []
         starts: list[int] = []
         offset = 0
