@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from foldscope.cli.main import main
 from foldscope.core.errors import ModelError, ScenarioError
-from foldscope.core.scenario import load_scenario
 from foldscope.core.text import (
     BIDI_CONTROLS,
     ID_MAX_CHARS,
@@ -22,6 +21,7 @@ from foldscope.core.text import (
     json_text,
     literal,
 )
+from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import resolve_model
 
 
