@@ -8,17 +8,20 @@ import json
 
 import pytest
 
-from kestrel_facts import Fact
-
 from foldscope.cli import grade_cmd
 from foldscope.cli.main import main
+from foldscope.core.scenario import Fact
+
+
+def _fact(label: str, value: str, kind: str) -> Fact:
+    return Fact(label=label, value=value, role="tool", chunk=0, graded=True, kind=kind)
 
 
 FACTS = [
-    Fact("ledger service port", "62114"),
-    Fact("ledger shard count", "19 shards"),
-    Fact("owning department", "Отдел расчётов-4"),
-    Fact("on-call handle", "@marta.v-oncall"),
+    _fact("ledger service port", "62114", "port"),
+    _fact("ledger shard count", "19 shards", "count"),
+    _fact("owning department", "Отдел расчётов-4", "department"),
+    _fact("on-call handle", "@marta.v-oncall", "handle"),
 ]
 
 ANSWER = (
@@ -71,9 +74,29 @@ def test_json_output(fake_scenario, answer_file, capsys):
     assert doc["facts"][1] == {
         "label": "ledger shard count", "expected": "19 shards", "found": "19",
         "correct": False, "abstained": False, "unit_dropped": True,
+        "class": "fabricated", "carrier_state": "missing",
     }
     assert set(doc["facts"][0]) == {"label", "expected", "found", "correct", "abstained",
-                                    "unit_dropped"}
+                                    "unit_dropped", "class", "carrier_state"}
+    # Without a carrier every fact counts as lost: an abstention is honest.
+    assert doc["facts"][3]["class"] == "honest_abstention"
+
+
+def test_json_classes_judged_by_the_carrier(fake_scenario, answer_file, tmp_path, capsys):
+    carrier = tmp_path / "carrier.txt"
+    carrier.write_text("- shards: 19 shards\n- handle: @marta.v-oncall\n", encoding="utf-8")
+    assert main(["grade", "--scenario", "fake", "--answer", str(answer_file), "--carrier",
+                 str(carrier), "--json"]) == 0
+    facts = json.loads(capsys.readouterr().out)["facts"]
+    assert [(f["class"], f["carrier_state"]) for f in facts] == [
+        ("correct", "missing"), ("read_failure", "present"), ("correct", "missing"),
+        ("read_failure", "present")]
+
+
+def test_missing_carrier_file_is_one_line(fake_scenario, answer_file, capsys):
+    assert main(["grade", "--scenario", "fake", "--answer", str(answer_file), "--carrier",
+                 "/no/such/carrier"]) == 2
+    assert capsys.readouterr().err.strip() == "foldscope: error: carrier file not found: /no/such/carrier"
 
 
 def test_answer_from_stdin(fake_scenario, monkeypatch, capsys):

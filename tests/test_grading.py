@@ -12,14 +12,11 @@ from hypothesis import strategies as st
 from kestrel_facts import KESTREL_FACTS, Fact
 
 from foldscope.core.grading import (
-    ANSWER_CLASSES,
     FactGrade,
-    classify_answer,
     contains_token,
     contains_token_normalized,
     grade_answer,
     is_abstention,
-    near_miss,
     normalize,
     parse_answer,
     present_in,
@@ -368,44 +365,6 @@ def test_grade_is_frozen_and_recall_of_nothing_is_nan():
 )
 def test_unit_dropped(expected, answer, dropped):
     assert unit_dropped(expected, answer) is dropped
-
-
-# --- classify_answer ------------------------------------------------------------------------
-
-def _grade(expected: str, found: str | None) -> FactGrade:
-    return grade_answer("" if found is None else f"x: {found}", [Fact("x", expected)])[0]
-
-
-@pytest.mark.parametrize(
-    ("expected", "found", "carrier_had", "cls"),
-    [
-        ("62114", "62114", True, "correct"),
-        ("62114", "unknown", True, "abstained"),
-        ("62114", None, False, "abstained"),
-        ("62114", "62141", True, "mutated"),  # ratio 80
-        ("kid-7F3A9C21", "kid-7f3a9c21", True, "mutated"),  # case only
-        ("2026-07-14 01:26 UTC", "2025-11-03 09:12 UTC", False, "mutated"),  # shape, new digits
-        ("19 shards", "19", True, "mutated"),  # unit dropped
-        ("62114", "8080", False, "fabricated"),
-        ("62114", "8080", True, "wrong"),
-        ("62114", "99999", False, "fabricated"),  # a bare number's shape says nothing
-        ("/opt/kestrel/state/install.lock", "/var/run/app.pid", False, "fabricated"),
-    ],
-)
-def test_classify_answer(expected, found, carrier_had, cls):
-    assert classify_answer(_grade(expected, found), carrier_had) == cls
-    assert cls in ANSWER_CLASSES
-
-
-def test_classify_swap_with_another_planted_value_is_wrong_not_fabricated():
-    grade = _grade("62114", "47031")
-    assert classify_answer(grade, False) == "fabricated"
-    assert classify_answer(grade, False, known_values=["47031", "62114"]) == "wrong"
-
-
-def test_near_miss_within_longer_answer():
-    assert near_miss("the port is 62115 (tcp)", "62114")
-    assert not near_miss("", "62114")
 
 
 def test_labels_named_inside_sentences_and_several_per_line_bind():

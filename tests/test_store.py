@@ -119,3 +119,28 @@ def test_a_running_sweep_whose_runner_died_reads_as_interrupted(tmp_path):
     assert store.live_status(store.sweep("s1")) == "running"  # this process is alive
     store.db.execute("UPDATE sweeps SET runner_pid=NULL")
     assert store.live_status(store.sweep("s1")) == "interrupted"
+
+
+def test_version_2_answer_classes_migrate_by_what_the_carrier_held(tmp_path):
+    from foldscope.engine.store import _MIGRATIONS
+
+    path = tmp_path / "v2.sqlite"
+    conn = sqlite3.connect(path)
+    for version in (1, 2):
+        conn.executescript(_MIGRATIONS[version])
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+    old = [("a", "62114", "correct", 1), ("b", "unknown", "abstained", 0),
+           ("c", None, "abstained", 1), ("d", "8080", "fabricated", 0),
+           ("e", "62115", "mutated", 1), ("f", "47031", "wrong", 0)]
+    conn.executemany(
+        "INSERT INTO checks (row_id, label, expected, found, correct, abstained, unit_dropped, "
+        "classification, in_carrier) VALUES (1, ?, '62114', ?, 0, 0, 0, ?, ?)", old)
+    conn.commit()
+    conn.close()
+    store = Store(path)
+    got = store.db.execute("SELECT label, classification, class_detail, carrier_state FROM checks "
+                           "ORDER BY label").fetchall()
+    assert got == [("a", "correct", None, "present"), ("b", "honest_abstention", None, "missing"),
+                   ("c", "read_failure", "nothing", "present"), ("d", "fabricated", None, "missing"),
+                   ("e", "read_failure", "other_value", "present"),
+                   ("f", "fabricated", None, "missing")]

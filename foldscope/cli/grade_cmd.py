@@ -6,12 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.errors import FoldscopeError
-from foldscope.core.grading import LabelledValue
 from foldscope.core.row import Check, grade_checks
 from foldscope.core.text import json_text, literal
+
+if TYPE_CHECKING:
+    from foldscope.core.scenario import Fact
 
 
 def register(subparsers: Any) -> None:
@@ -30,11 +32,14 @@ def register(subparsers: Any) -> None:
                         help="scenario name (e.g. kestrel) or path to a scenario .toml file")
     parser.add_argument("--answer", required=True, metavar="FILE",
                         help="file holding the answer text; - reads standard input")
+    parser.add_argument("--carrier", metavar="FILE",
+                        help="the final carrier the answer was given from: each fact's answer "
+                        "class is judged by its state there (without it every fact counts as lost)")
     parser.add_argument("--json", action="store_true", help="print the grades as JSON")
     parser.set_defaults(handler=run)
 
 
-def _load_graded(name: str) -> list[LabelledValue]:
+def _load_graded(name: str) -> list[Fact]:
     # Imported here so that ``foldscope --help`` works in a checkout where the scenario loader
     # is not built yet, and so tests can substitute a scenario source.
     from foldscope.engine.loader import load_scenario
@@ -42,11 +47,12 @@ def _load_graded(name: str) -> list[LabelledValue]:
     return list(load_scenario(name).graded)
 
 
-def read_answer(source: str) -> str:
+def read_answer(source: str, what: str = "answer") -> str:
     """Read the answer text from a file, or from standard input for ``-``.
 
     Args:
         source: a path, or ``-``.
+        what: what the file holds, for errors (``answer``, ``carrier``).
 
     Returns:
         The text.
@@ -60,13 +66,13 @@ def read_answer(source: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise FoldscopeError(f"answer file not found: {source}") from None
+        raise FoldscopeError(f"{what} file not found: {source}") from None
     except IsADirectoryError:
-        raise FoldscopeError(f"answer file is a directory: {source}") from None
+        raise FoldscopeError(f"{what} file is a directory: {source}") from None
     except UnicodeDecodeError:
-        raise FoldscopeError(f"answer file is not UTF-8 text: {source}") from None
+        raise FoldscopeError(f"{what} file is not UTF-8 text: {source}") from None
     except OSError as exc:
-        raise FoldscopeError(f"cannot read answer file {source}: {exc.strerror}") from None
+        raise FoldscopeError(f"cannot read {what} file {source}: {exc.strerror}") from None
 
 
 def _recall(grades: Sequence[Check]) -> float | None:
@@ -82,7 +88,8 @@ def grades_json(scenario: str, grades: Sequence[Check]) -> dict[str, Any]:
 
     Returns:
         ``{"scenario", "recall", "correct", "graded", "facts": [...]}``; recall is null when
-        nothing was graded.
+        nothing was graded. Each fact has its answer ``class`` (``core.answers``) and the
+        ``carrier_state`` it was judged by.
     """
     return {
         "scenario": scenario,
@@ -91,7 +98,8 @@ def grades_json(scenario: str, grades: Sequence[Check]) -> dict[str, Any]:
         "graded": len(grades),
         "facts": [
             {"label": g.label, "expected": g.expected, "found": g.found, "correct": g.correct,
-             "abstained": g.abstained, "unit_dropped": g.unit_dropped}
+             "abstained": g.abstained, "unit_dropped": g.unit_dropped,
+             "class": g.classification, "carrier_state": g.carrier_state}
             for g in grades
         ],
     }
@@ -136,7 +144,12 @@ def run(args: argparse.Namespace) -> int:
         0 (the grade is the output, not the exit code).
     """
     answer = read_answer(args.answer)  # before loading: a bad path should fail fast
-    grades = grade_checks(answer, _load_graded(args.scenario))
+    carrier = None
+    if args.carrier is not None:
+        if args.carrier == "-" and args.answer == "-":
+            raise FoldscopeError("--answer and --carrier cannot both read standard input")
+        carrier = read_answer(args.carrier, what="carrier")
+    grades = grade_checks(answer, _load_graded(args.scenario), carrier=carrier)
     if args.json:
         print(json_text(grades_json(args.scenario, grades), indent=2))
     else:

@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "foldscope.cli.scenario_cmd",
     "foldscope.cli.arms_cmd",
     "foldscope.cli.grade_cmd",
+    "foldscope.cli.classify_cmd",
     "foldscope.cli.probe_cmd",
     "foldscope.cli.sim_cmd",
     "foldscope.cli.stats_cmd",

@@ -52,7 +52,7 @@ def report(args: argparse.Namespace) -> int:
         de = "—" if c["design_effect"] is None else f"{c['design_effect']:.2f}"
         retries = f"{c['call_retries']}/{c['row_retries']}"
         _show(f"{c['model']:<28} {c['arm']:<4} {_pct(c['mean_recall']):>6} "
-              f"{c['valid_rows']:>4}/{c['rows']:<5} {icc:>6} {de:>6} {c['abstained']:>5} "
+              f"{c['valid_rows']:>4}/{c['rows']:<5} {icc:>6} {de:>6} {c['honest_abstention']:>5} "
               f"{c['fabricated']:>5} {c['parse_failures']:>5} {c['length_stops']:>4} "
               f"{retries:>9}")
     total = data["accounting"]["total"]

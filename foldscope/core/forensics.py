@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -81,3 +81,188 @@ def fact_spans(text: str, facts: Iterable[_Planted]) -> list[FactSpan]:
         if not kept or sp.start >= kept[-1].end:
             kept.append(sp)
     return kept
+
+
+# ---------------------------------------------------------------------------------------------
+# The fact timeline: every planted fact's state after every fold of a row
+# ---------------------------------------------------------------------------------------------
+
+TimelineState = Literal["not_yet", "present", "mutated", "missing"]
+"""A planted fact in one carrier; ``not_yet`` until the fold that reads the fact's chunk."""
+
+
+class PlantedFact(Protocol):
+    """What the timeline needs of a planted fact (``core.scenario.Fact`` is one)."""
+
+    @property
+    def label(self) -> str: ...  # noqa: D102 - protocol member
+
+    @property
+    def value(self) -> str: ...  # noqa: D102 - protocol member
+
+    @property
+    def chunk(self) -> int: ...  # noqa: D102 - protocol member
+
+    @property
+    def graded(self) -> bool: ...  # noqa: D102 - protocol member
+
+    @property
+    def kind(self) -> str: ...  # noqa: D102 - protocol member
+
+
+@dataclass(frozen=True)
+class FactAtFold:
+    """One planted fact in one fold's carrier."""
+
+    label: str
+    value: str
+    state: TimelineState
+    altered: str | None = None
+    """For ``mutated``: the altered text the carrier holds (``core.nearmiss``)."""
+    rule: str | None = None
+    """For ``mutated``: the named edit from the value to ``altered``."""
+
+
+@dataclass(frozen=True)
+class FoldFacts:
+    """Every planted fact's state after one fold."""
+
+    fold: int
+    first_chunk: int
+    last_chunk: int
+    facts: tuple[FactAtFold, ...]
+
+    def state(self, label: str) -> FactAtFold | None:
+        """The fact of that label, or None."""
+        return next((f for f in self.facts if f.label == label), None)
+
+
+@dataclass(frozen=True)
+class FactHistory:
+    """A planted fact's course through a row's folds.
+
+    ``lost_fold`` is the first fold, at or after the one that read the fact's chunk, whose carrier
+    no longer holds the value verbatim although the fact had reached it: a fact dropped by the
+    very fold that read it is lost there (and never carried). ``returned`` flags a fact present
+    again after its loss; a fold sees only the previous carrier and its own chunk, so a value
+    coming back is worth a look (a model recalling it from elsewhere, or a grading problem).
+    """
+
+    label: str
+    value: str
+    graded: bool
+    chunk: int
+    planted_fold: int | None
+    """The fold whose chunks included the fact's chunk; None while that chunk is not folded."""
+    first_carried_fold: int | None
+    lost_fold: int | None
+    returned: bool
+    final_state: TimelineState
+    final_altered: str | None = None
+    final_rule: str | None = None
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """A row's fact timeline: the state per fold, and each fact's course."""
+
+    folds: tuple[FoldFacts, ...]
+    facts: tuple[FactHistory, ...]
+
+    def history(self, label: str) -> FactHistory | None:
+        """The course of the fact with that label, or None."""
+        return next((f for f in self.facts if f.label == label), None)
+
+
+def carrier_states(carrier: str, facts: Iterable[PlantedFact], last_chunk: int
+                   ) -> tuple[FactAtFold, ...]:
+    """Each planted fact's state in one carrier, after a fold that read chunks up to ``last_chunk``.
+
+    ``present`` uses the grader's presence rule (whole token, ``core.grading``); ``mutated`` the
+    near-miss rules (``core.nearmiss``), with the fact's kind; anything else is ``missing``.
+
+    Args:
+        carrier: the carrier exactly as the next fold receives it.
+        facts: the planted facts, graded and decoys.
+        last_chunk: the last chunk (0-based) folded so far.
+
+    Returns:
+        One state per fact, in the order given.
+    """
+    norm = normalize(carrier)  # once for all facts: carriers run to 100k characters
+    out: list[FactAtFold] = []
+    for fact in facts:
+        if fact.chunk > last_chunk:
+            out.append(FactAtFold(fact.label, fact.value, "not_yet"))
+        elif contains_token_normalized(norm, fact.value):
+            out.append(FactAtFold(fact.label, fact.value, "present"))
+        else:
+            miss = near_miss(norm, fact.value, kind=fact.kind)
+            if miss is None:
+                out.append(FactAtFold(fact.label, fact.value, "missing"))
+            else:
+                out.append(FactAtFold(fact.label, fact.value, "mutated", miss.altered, miss.rule))
+    return tuple(out)
+
+
+def start_histories(facts: Iterable[PlantedFact]) -> tuple[FactHistory, ...]:
+    """The courses of a row's facts before its first fold (every fact ``not_yet``)."""
+    return tuple(FactHistory(f.label, f.value, f.graded, f.chunk, None, None, None, False,
+                             "not_yet") for f in facts)
+
+
+def advance(histories: Sequence[FactHistory], fold: FoldFacts) -> tuple[FactHistory, ...]:
+    """The facts' courses after one more fold: the incremental step the runner takes per fold.
+
+    Args:
+        histories: the courses so far (:func:`start_histories` before the first fold), in the
+            order of ``fold.facts``.
+        fold: the new fold's states (:func:`carrier_states`).
+
+    Returns:
+        The updated courses, same order.
+    """
+    out: list[FactHistory] = []
+    for hist, now in zip(histories, fold.facts, strict=True):
+        planted = hist.planted_fold
+        if planted is None and now.state != "not_yet":
+            planted = fold.fold
+        first = hist.first_carried_fold
+        lost, returned = hist.lost_fold, hist.returned
+        if now.state == "present":
+            if first is None:
+                first = fold.fold
+            if lost is not None:
+                returned = True
+        elif now.state != "not_yet" and lost is None:
+            lost = fold.fold
+        out.append(FactHistory(hist.label, hist.value, hist.graded, hist.chunk, planted, first,
+                               lost, returned, now.state, now.altered, now.rule))
+    return tuple(out)
+
+
+def fold_facts(fold: int, first_chunk: int, last_chunk: int, carrier: str,
+               facts: Sequence[PlantedFact]) -> FoldFacts:
+    """One fold's entry in the timeline (see :func:`carrier_states`)."""
+    return FoldFacts(fold, first_chunk, last_chunk, carrier_states(carrier, facts, last_chunk))
+
+
+def fact_timeline(folds: Iterable[tuple[int, int, str]], facts: Sequence[PlantedFact]
+                  ) -> Timeline:
+    """A row's whole fact timeline from its carriers.
+
+    Args:
+        folds: per fold in order, ``(first_chunk, last_chunk, carrier)`` (0-based chunks; a
+            catch-up fold reads several). Folds are numbered from 0 in the order given.
+        facts: the planted facts, graded and decoys.
+
+    Returns:
+        The timeline.
+    """
+    histories = start_histories(facts)
+    entries: list[FoldFacts] = []
+    for index, (first_chunk, last_chunk, carrier) in enumerate(folds):
+        entry = fold_facts(index, first_chunk, last_chunk, carrier, facts)
+        histories = advance(histories, entry)
+        entries.append(entry)
+    return Timeline(tuple(entries), histories)

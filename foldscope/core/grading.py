@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -547,91 +547,3 @@ def recall(grades: Sequence[FactGrade]) -> float:
     if not grades:
         return float("nan")
     return sum(g.correct for g in grades) / len(grades)
-
-
-# ---------------------------------------------------------------------------------------------
-# Classifying wrong answers (the fabrication panel)
-# ---------------------------------------------------------------------------------------------
-
-NEAR_MISS_RATIO = 80.0
-"""Minimum rapidfuzz ``ratio`` between an answer fragment and the value to call it a mutation."""
-
-ANSWER_CLASSES: tuple[str, ...] = ("correct", "abstained", "mutated", "fabricated", "wrong")
-"""Every class ``classify_answer`` returns."""
-
-_EDGE_PUNCT = " \t.,;:!?()[]{}<>\"'`*«»“”"
-
-
-def _shape(text: str) -> str:
-    return re.sub(r"\d", "0", text)
-
-
-def _fragments(found: str, expected: str) -> list[str]:
-    """Windows of the answer as many words long as the value (±1), edge punctuation stripped."""
-    words = normalize(found).split()
-    size = len(normalize(expected).split())
-    frags = {" ".join(words).strip(_EDGE_PUNCT)}
-    for width in {max(1, size - 1), size, size + 1}:
-        for i in range(max(1, len(words) - width + 1)):
-            frags.add(" ".join(words[i: i + width]).strip(_EDGE_PUNCT))
-    frags.discard("")
-    return sorted(frags)
-
-
-def near_miss(found: str, expected: str) -> bool:
-    """Tell whether an answer holds a mutated copy of the value.
-
-    A near miss is the value in another case, the number of a ``<number> <unit>`` value without
-    its unit (see ``unit_dropped``), a fragment with rapidfuzz ratio ≥
-    ``NEAR_MISS_RATIO``, or a fragment of the value's exact shape with changed digits. The shape
-    rule needs a non-digit skeleton (``2026-07-14 01:36 UTC``, ``kid-7F3A9C12``): every bare
-    five-digit number has the shape of a port, so shape alone says nothing about one.
-
-    Args:
-        found: the answer text bound to the value's label.
-        expected: the planted value.
-
-    Returns:
-        True for a near miss (including an exact match; callers test correctness first).
-    """
-    if not found or not expected.strip():
-        return False
-    if contains_token(found, expected, casefold=True) or unit_dropped(expected, found):
-        return True
-    value = normalize(expected).strip()
-    skeleton = re.sub(r"[\d\s]", "", value)
-    value_shape = _shape(value)
-    for frag in _fragments(found, expected):
-        if fuzz.ratio(frag, value) >= NEAR_MISS_RATIO:
-            return True
-        if skeleton and any(ch.isdigit() for ch in value) and _shape(frag) == value_shape:
-            return True
-    return False
-
-
-def classify_answer(grade: FactGrade, carrier_had_value: bool, *,
-                    known_values: Collection[str] = ()) -> str:
-    """Classify one graded answer for the fabrication panel.
-
-    Args:
-        grade: the fact's grade.
-        carrier_had_value: whether the final carrier (what the recall turn read) held the value.
-        known_values: other planted values of the scenario; an answer that gives one of them is a
-            swap, classed ``wrong`` rather than ``fabricated`` (the value was not invented).
-
-    Returns:
-        ``correct``; ``abstained``; ``mutated`` (a near miss of the value); ``fabricated`` (a
-        confident value that is no near miss, though the carrier lacked the value: invented);
-        or ``wrong`` (any other wrong answer, e.g. the carrier had the value and the model gave
-        something else).
-    """
-    if grade.correct:
-        return "correct"
-    if grade.abstained or not grade.found:
-        return "abstained"
-    if near_miss(grade.found, grade.expected):
-        return "mutated"
-    if any(contains_token(grade.found, other) for other in known_values
-           if other != grade.expected):
-        return "wrong"
-    return "wrong" if carrier_had_value else "fabricated"

@@ -10,15 +10,16 @@ runs in a test with canned replies; the runner only schedules, calls and commits
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Protocol
 
 from foldscope.core.arms import Arm
 from foldscope.core.carrier import PARSE_FAILURES, carry_forward
 from foldscope.core.fold import CallSpec, fold_call
-from foldscope.core.forensics import fact_status
-from foldscope.core.grading import LabelledValue, classify_answer, grade_answer, presence
+from foldscope.core.answers import classify_fact
+from foldscope.core.forensics import PlantedFact, carrier_states, fact_status
+from foldscope.core.grading import grade_answer
 from foldscope.core.scenario import Scenario
 from foldscope.core.tokens import dominant_class, estimate_tokens
 from foldscope.core.validity import (
@@ -227,7 +228,12 @@ class Check:
     in_carrier: bool | None
     """Whether the final carrier held the value (None when graded without a carrier)."""
     classification: str
-    """The answer class (``core.grading.classify_answer``)."""
+    """The answer class (``core.answers.classify_fact``), judged by ``carrier_state``."""
+    carrier_state: str
+    """The final carrier's state of the fact: ``present``, ``mutated`` or ``missing`` (also
+    when graded without a carrier: the fact then counts as lost)."""
+    class_detail: str | None
+    """For ``read_failure``: what the answer gave instead (``core.answers.READ_FAILURE_KINDS``)."""
 
 
 @dataclass(frozen=True)
@@ -239,26 +245,33 @@ class StoredCheck(Check):
     flagged: bool
 
 
-def grade_checks(answer: str, graded: Sequence[LabelledValue], *, carrier: str | None = None,
-                 planted: Collection[str] = ()) -> tuple[Check, ...]:
-    """Grade an answer's every graded fact, classifying each against the final carrier.
+def grade_checks(answer: str, graded: Sequence[PlantedFact], *,
+                 carrier: str | None = None) -> tuple[Check, ...]:
+    """Grade an answer's every graded fact, classing each by the final carrier's state of it.
 
     Args:
         answer: the recall answer text.
-        graded: the facts asked (label and value).
+        graded: the facts asked (a scenario's graded facts: label, value, chunk, kind).
         carrier: the carrier the recall turn read, or None when there is none (``foldscope
-            grade`` on a bare answer): each fact is then classified as if the carrier held it,
-            so a wrong value reads ``wrong`` rather than ``fabricated``.
-        planted: every planted value of the scenario (a wrong answer giving another one is a
-            swap, not an invention).
+            grade`` on a bare answer): every fact then counts as lost, so a wrong value reads
+            ``fabricated`` and an abstention ``honest_abstention``.
     """
-    carried = presence(carrier, graded) if carrier is not None else {}
-    return tuple(Check(
-        label=g.label, expected=g.expected, found=g.found, correct=g.correct,
-        abstained=g.abstained, unit_dropped=g.unit_dropped,
-        in_carrier=carried[g.label] if carrier is not None else None,
-        classification=classify_answer(g, carried.get(g.label, True), known_values=planted))
-        for g in grade_answer(answer, graded))
+    grades = grade_answer(answer, graded)
+    if carrier is None:
+        states: list[tuple[str, str | None]] = [("missing", None)] * len(grades)
+    else:
+        last = max((f.chunk for f in graded), default=0)
+        states = [(s.state, s.altered) for s in carrier_states(carrier, graded, last)]
+    checks = []
+    for g, fact, (state, altered) in zip(grades, graded, states, strict=True):
+        verdict = classify_fact(g, state, altered, fact.kind)
+        checks.append(Check(
+            label=g.label, expected=g.expected, found=g.found, correct=g.correct,
+            abstained=g.abstained, unit_dropped=g.unit_dropped,
+            in_carrier=state == "present" if carrier is not None else None,
+            classification=verdict.answer_class, carrier_state=verdict.carrier_state,
+            class_detail=verdict.detail))
+    return tuple(checks)
 
 
 @dataclass(frozen=True)
@@ -297,8 +310,7 @@ def grade_row(answer: str, carrier: str, scenario: Scenario, tally: FoldTally) -
     verdict = row_validity(RowFacts(
         status="done", parse_failures=tally.parse_failures, length_stops=tally.length_stops,
         catch_up=tally.catch_up, scenario_distributed=scenario.distributed, answered=True))
-    checks = grade_checks(answer, scenario.graded, carrier=carrier,
-                          planted=[f.value for f in scenario.facts])
+    checks = grade_checks(answer, scenario.graded, carrier=carrier)
     return RowResult(answer, checks, verdict)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.designs import balance_note
 from foldscope.core.stats import cell_summary, wilson_interval
 from foldscope.core.tokens import estimator_error as token_error
@@ -14,9 +15,8 @@ from foldscope.engine.store import Store
 from foldscope.engine.sweep import stored_scenarios
 
 
-ANSWER_COLUMNS = ("correct", "abstained", "fabricated", "mutated", "wrong", "flagged",
-                  "unit_dropped")
-"""Per-cell counts of answer classes (see ``core.grading.classify_answer``) and flags."""
+ANSWER_COLUMNS = (*ANSWER_CLASSES, "flagged", "unit_dropped")
+"""Per-cell counts of answer classes (see ``core.answers.classify_fact``) and flags."""
 
 
 def cells(store: Store, sweep_id: str,

@@ -24,8 +24,18 @@ from foldscope.core.row import (
 )
 from foldscope.core.validity import Validity
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The schema this foldscope writes. Older databases are migrated; newer ones are refused."""
+
+# How a check stored before schema 4 reads in today's answer classes (``core.answers``).
+_LEGACY_CARRIER_STATE = "CASE WHEN in_carrier THEN 'present' ELSE 'missing' END"
+_LEGACY_DETAIL = ("CASE WHEN classification = 'correct' OR NOT in_carrier THEN NULL "
+                  "WHEN found IS NULL OR trim(found) = '' THEN 'nothing' "
+                  "WHEN classification = 'abstained' THEN 'abstained' ELSE 'other_value' END")
+_LEGACY_CLASS = ("CASE WHEN classification = 'correct' THEN 'correct' "
+                 "WHEN in_carrier THEN 'read_failure' "
+                 "WHEN classification = 'abstained' THEN 'honest_abstention' "
+                 "ELSE 'fabricated' END")
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -151,10 +161,21 @@ _MIGRATIONS: dict[int, str] = {
     CREATE INDEX IF NOT EXISTS folds_seq ON folds(seq);
     CREATE INDEX IF NOT EXISTS folds_row ON folds(row_id, fold_index);
     """,
+    # 4: answer classes judged by the final carrier (core.answers): each check records the
+    # carrier's state of the fact and the read-failure sub-kind; classes written before are
+    # renamed by what the check recorded of the carrier (whether it held the value). A mutated
+    # carrier was not recorded then, so no old check becomes carried_corruption.
+    4: f"""
+    ALTER TABLE checks ADD COLUMN carrier_state TEXT;
+    ALTER TABLE checks ADD COLUMN class_detail TEXT;
+    UPDATE checks SET carrier_state = {_LEGACY_CARRIER_STATE}, class_detail = {_LEGACY_DETAIL},
+        classification = {_LEGACY_CLASS};
+    """,
 }
 
-READABLE_VERSIONS = (2,)
-"""Older schemas a read-only open still reads without migrating (they lack only ``seq``)."""
+READABLE_VERSIONS = (2, 3)
+"""Older schemas a read-only open still reads without migrating (they lack ``seq`` and the
+checks' carrier state; their answer classes are read through the version 4 renaming)."""
 
 _FOLD_COLUMNS: tuple[str, ...] = tuple("fact_status_json" if f == "fact_status" else f
                                        for f in FOLD_FIELDS)
@@ -184,15 +205,21 @@ def _from_sql(value: Any, kind: str) -> Any:
 
 
 _CHECK_FIELDS = ("label", "expected", "found", "correct", "abstained", "unit_dropped",
-                 "in_carrier", "classification", "id", "row_id", "flagged")
+                 "in_carrier", "classification", "carrier_state", "class_detail", "id",
+                 "row_id", "flagged")
 _CHECK_COLUMNS = ", ".join(_CHECK_FIELDS)
+_LEGACY_CHECK_COLUMNS = _CHECK_COLUMNS.replace(
+    "classification, carrier_state, class_detail",
+    f"{_LEGACY_CLASS}, {_LEGACY_CARRIER_STATE}, {_LEGACY_DETAIL}")
+"""The check columns of a database read before schema 4 (read-only, not migrated)."""
 
 
 def _check(values: tuple[Any, ...]) -> StoredCheck:
     (label, expected, found, correct, abstained, unit_dropped, in_carrier, classification,
-     check_id, row_id, flagged) = values
+     carrier_state, class_detail, check_id, row_id, flagged) = values
     return StoredCheck(label, expected, found, bool(correct), bool(abstained), bool(unit_dropped),
-                       bool(in_carrier), classification, check_id, row_id, bool(flagged))
+                       bool(in_carrier), classification, carrier_state, class_detail, check_id,
+                       row_id, bool(flagged))
 
 
 def fold_values(fold: FoldRecord) -> list[Any]:
@@ -366,6 +393,8 @@ class Store:
         if version == 0 and tables and "sweeps" not in tables:
             raise StoreError(f"{self.path}: not a foldscope database (tables: {', '.join(sorted(tables))})")
         self._has_seq = version >= 3 or version == 0
+        self._check_columns = (_CHECK_COLUMNS if version >= 4 or version == 0
+                               else _LEGACY_CHECK_COLUMNS)
         if version == SCHEMA_VERSION or (readonly and version in READABLE_VERSIONS):
             return
         if readonly:
@@ -380,6 +409,7 @@ class Store:
                     "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
                     "ON CONFLICT(key) DO UPDATE SET value=excluded.value", [str(target)])
         self._has_seq = True
+        self._check_columns = _CHECK_COLUMNS
 
     @property
     def schema_version(self) -> int:
@@ -594,9 +624,11 @@ class Store:
             self.db.execute("DELETE FROM checks WHERE row_id=?", [row_id])
             self.db.conn.executemany(
                 "INSERT INTO checks (row_id, label, expected, found, correct, abstained, "
-                "unit_dropped, classification, in_carrier) VALUES (?,?,?,?,?,?,?,?,?)",
+                "unit_dropped, classification, in_carrier, carrier_state, class_detail) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 [(row_id, c.label, c.expected, c.found, int(c.correct), int(c.abstained),
-                  int(c.unit_dropped), c.classification, int(bool(c.in_carrier)))
+                  int(c.unit_dropped), c.classification, int(bool(c.in_carrier)),
+                  c.carrier_state, c.class_detail)
                  for c in result.checks])
             self.db.execute(
                 "UPDATE rows SET status='done', answer=?, recall=?, correct=?, graded=?, valid=?, "
@@ -652,7 +684,7 @@ class Store:
     def checks(self, row_id: int) -> list[StoredCheck]:
         """The per-fact checks of a finished row."""
         return [_check(v) for v in self.db.execute(
-            f"SELECT {_CHECK_COLUMNS} FROM checks WHERE row_id=? ORDER BY id", [row_id])]
+            f"SELECT {self._check_columns} FROM checks WHERE row_id=? ORDER BY id", [row_id])]
 
     def set_flag(self, check_id: int, flagged: bool) -> None:
         """Flag (or unflag) a checked answer as fabricated by a person (its row changes)."""
@@ -664,7 +696,7 @@ class Store:
     def sweep_checks(self, sweep_id: str) -> list[StoredCheck]:
         """Every check of a sweep, for check-level statistics."""
         return [_check(v) for v in self.db.execute(
-            f"SELECT {_CHECK_COLUMNS} FROM checks WHERE row_id IN "
+            f"SELECT {self._check_columns} FROM checks WHERE row_id IN "
             "(SELECT id FROM rows WHERE sweep_id=?) ORDER BY id", [sweep_id])]
 
     def progress(self, sweep_id: str) -> dict[str, int]:

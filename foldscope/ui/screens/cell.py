@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
+from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.forensics import fact_spans
 from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
 from foldscope.core.scenario import Fact
@@ -189,7 +190,7 @@ class CellScreen(Screen[None]):
 
     def _answer_summary(self, checks: list[StoredCheck]) -> None:
         counts = {name: sum(c.classification == name for c in checks)
-                  for name in ("correct", "abstained", "mutated", "fabricated", "wrong")}
+                  for name in ANSWER_CLASSES}
         flagged = sum(c.flagged for c in checks)
         self.query_one("#answer-title", Static).update(Text(
             " · ".join(f"{n} {k}" for k, n in counts.items()) + f" · ⚑ {flagged} flagged by hand"

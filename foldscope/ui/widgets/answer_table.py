@@ -12,9 +12,9 @@ from textual.widgets import DataTable
 
 from foldscope.core.row import StoredCheck
 
-CLASS_VARIABLES = {"correct": "fact-present", "mutated": "fact-mutated",
-                   "fabricated": "fact-missing", "wrong": "fact-missing",
-                   "abstained": "cell-pending"}
+CLASS_VARIABLES = {"correct": "fact-present", "carried_corruption": "fact-mutated",
+                   "fabricated": "fact-missing", "read_failure": "fact-missing",
+                   "hedged": "fact-mutated", "honest_abstention": "cell-pending"}
 """Theme variable colouring each answer class."""
 
 

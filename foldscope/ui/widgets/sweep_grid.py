@@ -36,15 +36,17 @@ def cell_text(cell: dict[str, Any] | None, colours: dict[str, str] = DEFAULT_COL
 
 
 def answers_text(cell: dict[str, Any] | None, colours: dict[str, str] = DEFAULT_COLOURS) -> Text:
-    """Render one cell's failed answers apart: abstained (A), fabricated (F), mutated (M), and
+    """Render one cell's failed answers apart: honest abstentions (A), fabrications (F),
+    carried corruptions (C, the carrier held a mutated value and the answer repeated it), and
     the fabrication flags a person set (⚑)."""
     if cell is None or not cell.get("checks"):
         return Text("·", style=colours["cell-pending"])
     return Text.assemble(
-        (f"A{cell['abstained']:>3}", colours["cell-pending"]), " ",
+        (f"A{cell['honest_abstention']:>3}", colours["cell-pending"]), " ",
         (f"F{cell['fabricated']:>3}", f"bold {colours['fact-missing']}" if cell["fabricated"]
          else colours["cell-pending"]), " ",
-        (f"M{cell['mutated']:>3}", colours["fact-mutated"] if cell["mutated"]
+        (f"C{cell['carried_corruption']:>3}", colours["fact-mutated"]
+         if cell["carried_corruption"]
          else colours["cell-pending"]),
         (f" ⚑{cell['flagged']}", f"bold {colours['fact-missing']}") if cell.get("flagged") else "")
 
