@@ -9,8 +9,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from foldscope.core.grading import contains_token_normalized, normalize, present_in, token_spans
-from foldscope.core.nearmiss import near_miss
+from foldscope.core.grading import contains_token_normalized, normalize, token_spans
+from foldscope.core.nearmiss import NearMiss, near_miss
 
 FactState = Literal["present", "mutated", "missing"]
 
@@ -20,11 +20,19 @@ class _Planted(Protocol):
     value: str
 
 
+def _state(norm: str, value: str, kind: str | None = None
+           ) -> tuple[FactState, NearMiss | None]:
+    """One value's state in a carrier already through ``normalize``: the one rule for both the
+    stored per-fold status and the timeline (present: the grader's whole-token rule)."""
+    if contains_token_normalized(norm, value):
+        return "present", None
+    miss = near_miss(norm, value, kind)
+    return ("missing", None) if miss is None else ("mutated", miss)
+
+
 def fact_state(text: str, value: str) -> FactState:
     """Classify one value against one carrier."""
-    if present_in(text, value):
-        return "present"
-    return "mutated" if near_miss(text, value) else "missing"
+    return _state(normalize(text), value)[0]
 
 
 def fact_status(text: str, facts: Iterable[_Planted]) -> dict[str, str]:
@@ -33,14 +41,7 @@ def fact_status(text: str, facts: Iterable[_Planted]) -> dict[str, str]:
     The carrier is normalised once for all facts (it runs after every fold), not once per fact.
     """
     norm = normalize(text)
-    out: dict[str, str] = {}
-    for f in facts:
-        value = normalize(f.value)
-        if contains_token_normalized(norm, value):
-            out[f.label] = "present"
-        else:
-            out[f.label] = "mutated" if near_miss(norm, value) else "missing"
-    return out
+    return {f.label: _state(norm, f.value, getattr(f, "kind", None))[0] for f in facts}
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def fact_spans(text: str, facts: Iterable[_Planted]) -> list[FactSpan]:
         if found:
             spans.extend(FactSpan(a, b, f.label, "present") for a, b in found)
             continue
-        miss = near_miss(norm, value)
+        miss = near_miss(norm, value, getattr(f, "kind", None))
         if miss is not None:
             spans.append(FactSpan(miss.start, miss.end, f.label, "mutated"))
     spans.sort(key=lambda sp: (sp.start, -sp.end))
@@ -194,14 +195,10 @@ def carrier_states(carrier: str, facts: Iterable[PlantedFact], last_chunk: int
     for fact in facts:
         if fact.chunk > last_chunk:
             out.append(FactAtFold(fact.label, fact.value, "not_yet"))
-        elif contains_token_normalized(norm, fact.value):
-            out.append(FactAtFold(fact.label, fact.value, "present"))
-        else:
-            miss = near_miss(norm, fact.value, kind=fact.kind)
-            if miss is None:
-                out.append(FactAtFold(fact.label, fact.value, "missing"))
-            else:
-                out.append(FactAtFold(fact.label, fact.value, "mutated", miss.altered, miss.rule))
+            continue
+        state, miss = _state(norm, fact.value, fact.kind)
+        out.append(FactAtFold(fact.label, fact.value, state,
+                              miss.altered if miss else None, miss.rule if miss else None))
     return tuple(out)
 
 
