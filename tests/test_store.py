@@ -137,6 +137,13 @@ def test_version_2_answer_classes_migrate_by_what_the_carrier_held(tmp_path):
         "classification, in_carrier) VALUES (1, ?, '62114', ?, 0, 0, 0, ?, ?)", old)
     conn.commit()
     conn.close()
+    # Read-only, not migrated: the old classes read in today's names.
+    reader = Store(path, readonly=True)
+    assert [(c.label, c.classification, c.carrier_state, c.class_detail)
+            for c in reader.checks(1)][:3] == [("a", "correct", "present", None),
+                                               ("b", "honest_abstention", "missing", None),
+                                               ("c", "read_failure", "present", "nothing")]
+    reader.close()
     store = Store(path)
     got = store.db.execute("SELECT label, classification, class_detail, carrier_state FROM checks "
                            "ORDER BY label").fetchall()
