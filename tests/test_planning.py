@@ -69,3 +69,12 @@ def test_row_tokens_cover_every_chunk_and_the_budgets():
     assert tokens.calls == len(scenario.chunks) + 1
     assert tokens.prompt_tokens > scenario.total_tokens
     assert tokens.completion_tokens == arm.output_budget * len(scenario.chunks) + RECALL_BUDGET
+
+
+def test_pooled_cell_icc_weights_by_rows_and_skips_undefined():
+    from foldscope.core.planning import pooled_cell_icc
+
+    icc, used = pooled_cell_icc([(4, 0.5), (2, 0.8), (3, float("nan")), (0, 0.9)])
+    assert used == 2 and icc == pytest.approx((4 * 0.5 + 2 * 0.8) / 6)
+    icc, used = pooled_cell_icc([(3, float("nan"))])
+    assert used == 0 and math.isnan(icc)

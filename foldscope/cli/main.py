@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "foldscope.cli.stats_cmd",
     "foldscope.cli.export_cmd",
     "foldscope.cli.verify_cmd",
+    "foldscope.cli.plan_cmd",
 )
 
 EXIT_USAGE = 2

@@ -130,3 +130,22 @@ def row_tokens(arm: Arm, scenario: Scenario) -> RowTokens:
     prompt += recall.estimated_prompt_tokens + carried
     return RowTokens(calls=len(chunks) + 1, prompt_tokens=prompt,
                      completion_tokens=arm.output_budget * len(chunks) + RECALL_BUDGET)
+
+
+def pooled_cell_icc(cells: list[tuple[int, float]]) -> tuple[float, int]:
+    """The row-weighted mean of per-cell ICCs, skipping cells where the ICC is undefined.
+
+    ICCs are taken within cells (one model × arm), never over a whole sweep's rows at once:
+    pooling cells would count the differences between arms and models as clustering.
+
+    Args:
+        cells: ``(valid rows, ICC)`` of each cell.
+
+    Returns:
+        ``(ICC, cells used)``; ``(nan, 0)`` when no cell has a defined ICC.
+    """
+    used = [(n, icc) for n, icc in cells if n > 0 and math.isfinite(icc)]
+    weight = sum(n for n, _ in used)
+    if not weight:
+        return float("nan"), 0
+    return math.fsum(n * icc for n, icc in used) / weight, len(used)
