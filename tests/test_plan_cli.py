@@ -68,7 +68,7 @@ def test_plan_takes_the_icc_from_a_stored_sweep(tmp_path, capsys):
         store.close()
     scenario = load_scenario("smoke")
     for r in rows:
-        assert r["est_prompt_tokens"] <= row_tokens(get_arm(r["arm"]), scenario).prompt_tokens
+        assert r.est_prompt_tokens <= row_tokens(get_arm(r.arm), scenario).prompt_tokens
 
 
 def test_plan_text_output(capsys):
