@@ -229,3 +229,14 @@ def test_export_bad_input_is_one_line_exit_2(study, tmp_path, capsys, case):
 def test_verify_missing_folder_exit_2(tmp_path, capsys):
     assert main(["verify", str(tmp_path / "nope")]) == 2
     assert "no such package folder" in capsys.readouterr().err
+
+
+def test_a_row_flipped_to_valid_is_caught(package):
+    rows = _read(package / "rows.csv")
+    rows[0]["valid"], rows[0]["validity_reason"] = "0", "ok"
+    _write(package / "rows.csv", rows)
+    _rehash(package, "rows.csv")
+    problems = verify_package(package).problems
+    assert any(f"row {rows[0]['row_id']}: valid is 0 but its validity_reason is ok" in p
+               for p in problems)
+    assert any(p.startswith("aggregates.csv:") and "valid_rows" in p for p in problems)

@@ -69,6 +69,12 @@ def test_plan_takes_the_icc_from_a_stored_sweep(tmp_path, capsys):
     scenario = load_scenario("smoke")
     for r in rows:
         assert r.est_prompt_tokens <= row_tokens(get_arm(r.arm), scenario).prompt_tokens
+    # ...and the stored sweep's reported tokens per row give a second, observed estimate.
+    per_arm = {arm: [r.prompt_tokens for r in rows if r.arm == arm] for arm in "jq"}
+    expected = data["rows_per_cell"] * sum(sum(v) / len(v) for v in per_arm.values())
+    assert data["tokens_observed"]["prompt"] == round(expected)
+    assert data["tokens_observed"]["prompt"] < data["tokens"]["prompt"]
+    assert data["cost_usd_observed"] == 0.0
 
 
 def test_plan_text_output(capsys):

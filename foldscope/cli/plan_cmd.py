@@ -17,7 +17,9 @@ ceil(n * DE / m) rows, with DE = 1 + (m - 1)*ICC and m the scenario's graded fac
 given (--icc) or taken from a stored sweep (--db, --sweep): the row-weighted mean of its cells'
 ICCs over valid rows. Tokens come from the scenario's per-chunk estimates and each arm's prompt,
 with every carrier at its cap and every reply at its output budget (an upper bound); dollars from
-the models' configured prices (price_prompt_per_mtok, price_completion_per_mtok).
+the models' configured prices (price_prompt_per_mtok, price_completion_per_mtok). With --db,
+the plan also gives tokens and cost at the stored sweep's reported tokens per row (by scenario
+and arm), when it has them for every planned scenario and arm.
 
 example: foldscope plan --scenario kestrel --models sim/describer --contrast j:q \\
              --p1 0.3 --p2 0.9 --icc 0.8
@@ -72,6 +74,7 @@ def plan(args: argparse.Namespace) -> int:
         if missing:
             raise ConfigError(f"--contrast: arm '{missing[0]}' is not among the sweep's arms "
                               f"({', '.join(config.sweep.arms)})")
+    observed = None
     if args.icc is not None:
         if not math.isfinite(args.icc) or not -1 <= args.icc <= 1:
             raise StatsError(f"--icc must be between -1 and 1, got {args.icc}")
@@ -79,9 +82,10 @@ def plan(args: argparse.Namespace) -> int:
     else:
         found = stored_icc(args.db, args.sweep)
         icc, icc_source = found["icc"], f"{found['source']} ({found['cells_used']} cells)"
+        observed = found["observed"]
     result = plan_sweep(config, p1=args.p1, p2=args.p2, icc=icc, icc_source=icc_source,
                         alpha=args.alpha, power=args.power,
-                        planned_repeats=data["sweep"].get("repeats"))
+                        planned_repeats=data["sweep"].get("repeats"), observed=observed)
     if contrast:
         result["contrast"] = list(contrast)
     if args.json:
@@ -98,6 +102,12 @@ def plan(args: argparse.Namespace) -> int:
     cost = "unknown" if result["cost_usd"] is None else f"${result['cost_usd']:.2f}"
     print(f"sweep: {result['rows_total']} rows in {result['cells']} cells; at most {tokens['prompt']:,} prompt + "
           f"{tokens['completion']:,} completion tokens; cost {cost}")
+    if result["tokens_observed"] is not None:
+        seen = result["tokens_observed"]
+        seen_cost = ("unknown" if result["cost_usd_observed"] is None
+                     else f"${result['cost_usd_observed']:.2f}")
+        print(f"at the stored sweep's reported tokens per row: {seen['prompt']:,} prompt + "
+              f"{seen['completion']:,} completion tokens; cost {seen_cost}")
     for m in result["by_model"]:
         c = "unknown" if m["cost_usd"] is None else f"${m['cost_usd']:.2f}"
         print(f"  {m['model']}: {m['prompt_tokens']:,} + {m['completion_tokens']:,} tokens, {c}")

@@ -25,6 +25,7 @@ from foldscope.core.inference import (
     rows_table,
 )
 from foldscope.core.stats import clustering, row_mean
+from foldscope.core.validity import OK
 
 ROW_COLUMNS: tuple[str, ...] = (
     "row_id", "source", "sweep", "scenario", "model", "arm", "repeat", "status", "valid",
@@ -100,6 +101,7 @@ class RowRecord:
     arm: str
     repeat: int
     valid: bool
+    validity_reason: str
     recall: float | None
     correct: int | None
     graded: int | None
@@ -139,7 +141,8 @@ def parse_rows(records: Iterable[Mapping[str, str]], source: str = "rows.csv") -
         out.append(RowRecord(
             row_id=rec["row_id"], sweep=rec["sweep"], scenario=rec["scenario"],
             model=rec["model"], arm=rec["arm"], repeat=_int(rec["repeat"], where, "repeat"),
-            valid=rec["valid"] == "1", recall=recall,
+            valid=rec["valid"] == "1", validity_reason=rec.get("validity_reason") or "",
+            recall=recall,
             correct=_int(rec["correct"], where, "correct") if rec["correct"] != "" else None,
             graded=_int(rec["graded"], where, "graded") if rec["graded"] != "" else None))
     return out
@@ -167,13 +170,17 @@ def parse_checks(records: Iterable[Mapping[str, str]],
 
 def row_problems(rows: Sequence[RowRecord], checks: Mapping[str, list[int]],
                  source: str = "rows.csv") -> list[str]:
-    """Where a row's correct, graded or recall disagrees with its checks in ``checks.csv``."""
+    """Where a row's correct, graded or recall disagrees with its checks in ``checks.csv``, or
+    its valid flag with its validity reason (only ``ok`` rows are valid)."""
     problems = []
     known = {r.row_id for r in rows}
     for row_id in checks:
         if row_id not in known:
             problems.append(f"checks.csv: row_id {row_id} is not in {source}")
     for r in rows:
+        if r.valid != (r.validity_reason == OK):
+            problems.append(f"{source}: row {r.row_id}: valid is {int(r.valid)} but its "
+                            f"validity_reason is {r.validity_reason or 'empty'}")
         values = checks.get(r.row_id, [])
         if r.graded is None and not values:
             continue

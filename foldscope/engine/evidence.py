@@ -128,11 +128,11 @@ def _secret_values(configs: Iterable[dict[str, Any]]) -> list[str]:
 
 
 def _private_strings(configs: Iterable[dict[str, Any]], db_paths: Sequence[Path]) -> list[str]:
-    """Values that must not appear anywhere in a package: endpoints that are not public,
-    the databases' paths and the user's home directory."""
+    """Values that must not appear anywhere in a package: endpoints that are not public and
+    the databases' paths."""
     from foldscope.core.sanitize import public_url
 
-    out = [str(p.resolve()) for p in db_paths] + [str(Path.home())]
+    out = [str(p.resolve()) for p in db_paths]
     for config in configs:
         for model in config.get("models", []):
             url = model.get("base_url") if isinstance(model, dict) else None

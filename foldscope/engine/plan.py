@@ -50,15 +50,35 @@ def stored_icc(db: str | Path, sweep_id: str | None) -> dict[str, Any]:
     if used == 0:
         raise StoreError(f"{db}: sweep {sweep_id} has no cell with a defined ICC "
                          "(too few valid rows, or every check alike); give --icc")
-    return {"icc": icc, "source": f"sweep {sweep_id}", "cells_used": used}
+    return {"icc": icc, "source": f"sweep {sweep_id}", "cells_used": used,
+            "observed": observed_row_tokens(rows)}
+
+
+def observed_row_tokens(rows: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[float, float]]:
+    """Mean reported (prompt, completion) tokens per finished row, by (scenario, arm).
+
+    Rows whose provider reported no usage are left out; a (scenario, arm) with none is absent.
+    """
+    sums: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for r in rows:
+        if r["status"] == "done" and r["prompt_tokens"]:
+            acc = sums[(r["scenario"], r["arm"])]
+            acc[0] += r["prompt_tokens"]
+            acc[1] += r["completion_tokens"] or 0
+            acc[2] += 1
+    return {key: (p / n, c / n) for key, (p, c, n) in sums.items()}
 
 
 def plan_sweep(config: SweepConfig, *, p1: float, p2: float, icc: float, icc_source: str,
-               alpha: float = 0.05, power: float = 0.8,
-               planned_repeats: int | None = None) -> dict[str, Any]:
+               alpha: float = 0.05, power: float = 0.8, planned_repeats: int | None = None,
+               observed: dict[tuple[str, str], tuple[float, float]] | None = None
+               ) -> dict[str, Any]:
     """Rows per cell to detect recall p1 vs p2, and the sweep's tokens and cost at that size.
 
     Args:
+        observed: mean reported (prompt, completion) tokens per row by (scenario, arm) from a
+            stored sweep; when it covers every planned scenario and arm, the plan also gives
+            tokens and cost at those rates (``tokens_observed``, ``cost_usd_observed``).
         planned_repeats: the repeats the definition asks for, if it says; a note is added when
             they fall short of the rows needed.
 
@@ -78,29 +98,48 @@ def plan_sweep(config: SweepConfig, *, p1: float, p2: float, icc: float, icc_sou
     by_model = []
     total_prompt = total_completion = 0
     total_cost: float | None = 0.0
+    keys = [(name, arm) for name in scenarios for arm in s.arms]
+    use_observed = bool(observed) and all(k in observed for k in keys)  # type: ignore[operator]
+    seen_prompt = seen_completion = 0.0
+    seen_cost: float | None = 0.0
     for entry in config.models:
         cfg = resolve_model(entry["id"], {k: v for k, v in entry.items() if k != "id"} or None)
         prompt = completion = 0
+        obs_prompt = obs_completion = 0.0
         for name, scenario in scenarios.items():
             n = next(p["rows_per_cell"] for p in per_scenario if p["scenario"] == name)
             for arm_id in s.arms:
                 t = row_tokens(get_arm(arm_id), scenario)
                 prompt += n * t.prompt_tokens
                 completion += n * t.completion_tokens
+                if use_observed and observed is not None:
+                    obs_prompt += n * observed[(name, arm_id)][0]
+                    obs_completion += n * observed[(name, arm_id)][1]
+        seen_prompt += obs_prompt
+        seen_completion += obs_completion
         if cfg.price_prompt_per_mtok is None or cfg.price_completion_per_mtok is None:
-            cost = None
+            cost = obs_cost = None
+            seen_cost = None
             notes.append(f"{cfg.id}: no price configured (set price_prompt_per_mtok and "
                          "price_completion_per_mtok); its cost is left out of the total")
             total_cost = None
         else:
             cost = (prompt * cfg.price_prompt_per_mtok
                     + completion * cfg.price_completion_per_mtok) / 1e6
+            obs_cost = (obs_prompt * cfg.price_prompt_per_mtok
+                        + obs_completion * cfg.price_completion_per_mtok) / 1e6
             if total_cost is not None:
                 total_cost += cost
+            if seen_cost is not None:
+                seen_cost += obs_cost
         total_prompt += prompt
         total_completion += completion
-        by_model.append({"model": cfg.id, "prompt_tokens": prompt, "completion_tokens": completion,
-                         "cost_usd": None if cost is None else round(cost, 6)})
+        entry_out: dict[str, Any] = {"model": cfg.id, "prompt_tokens": prompt,
+                                     "completion_tokens": completion,
+                                     "cost_usd": None if cost is None else round(cost, 6)}
+        if use_observed:
+            entry_out["cost_usd_observed"] = None if obs_cost is None else round(obs_cost, 6)
+        by_model.append(entry_out)
     cells = len(scenarios) * len(config.models) * len(s.arms)
     if planned_repeats is not None and planned_repeats < rows_per_cell:
         notes.append(f"the definition has {planned_repeats} repeat(s); the contrast needs "
@@ -116,6 +155,11 @@ def plan_sweep(config: SweepConfig, *, p1: float, p2: float, icc: float, icc_sou
                    "total": total_prompt + total_completion},
         "cost_usd": None if total_cost is None else round(total_cost, 6),
         "by_model": by_model, "notes": notes,
+        "tokens_observed": {"prompt": round(seen_prompt), "completion": round(seen_completion),
+                            "total": round(seen_prompt + seen_completion)}
+        if use_observed else None,
+        "cost_usd_observed": round(seen_cost, 6)
+        if use_observed and seen_cost is not None else None,
     }
 
 
