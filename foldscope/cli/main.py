@@ -15,6 +15,7 @@ from foldscope.core.text import literal
 COMMAND_MODULES: tuple[str, ...] = (
     "foldscope.cli.run_cmd",
     "foldscope.cli.report_cmd",
+    "foldscope.cli.check_cmd",
     "foldscope.cli.demo_cmd",
     "foldscope.cli.scenario_cmd",
     "foldscope.cli.arms_cmd",

@@ -195,8 +195,7 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
     seen_sweeps: dict[str, str] = {}
     for index, path in enumerate(paths, start=1):
         source = f"db{index}"
-        store = Store(path, readonly=True)
-        try:
+        with Store(path, readonly=True) as store:
             sweeps = query_sweeps(store)
             content = hashlib.sha256()
             for sweep in sweeps:
@@ -234,8 +233,6 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
                         "classification": c["classification"],
                         "in_carrier": fmt(int(c["in_carrier"])), "flagged": fmt(int(c["flagged"])),
                     })
-        finally:
-            store.close()
         lock["databases"].append({"source": source, "file_sha256": sha256_file(path),
                                   "bytes": path.stat().st_size,
                                   "content_sha256": content.hexdigest(),

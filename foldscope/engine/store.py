@@ -293,6 +293,12 @@ def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         return sqlite3.connect(uri + "&immutable=1", uri=True, timeout=30.0)
 
 
+def open_readonly(path: str | Path) -> sqlite3.Connection:
+    """A raw connection that cannot write (``mode=ro``; immutable on a read-only file or folder),
+    for tools that must read a database whatever its state, such as ``foldscope check``."""
+    return _connect(Path(path), readonly=True)
+
+
 def database_error(path: str | Path, exc: sqlite3.Error) -> StoreError:
     """Phrase an SQLite failure as one line naming the database and what the person can do.
 
