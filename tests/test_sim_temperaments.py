@@ -11,6 +11,8 @@ import json
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from foldscope.core.messages import (
     UNKNOWN,
@@ -24,7 +26,11 @@ from kestrel_facts import KESTREL_GRADED
 
 from foldscope.engine.models import resolve_model
 from foldscope.engine.sim.request import StringField
-from foldscope.engine.sim.temperaments import map_fields
+from foldscope.core.forensics import fact_state
+from foldscope.core.identifiers import main_kind
+from foldscope.core.nearmiss import is_near_miss, near_miss
+from foldscope.core.signatures import signature_hits
+from foldscope.engine.sim.temperaments import garble, map_fields
 
 GRADED = KESTREL_GRADED
 DECOYS = {f"cluster id {i}": f"kc-{i:02d}-eu" for i in range(8)} | {
@@ -175,9 +181,52 @@ async def test_inventor_fabricates_at_recall():
     _, _, answers = await fold_through("sim/inventor", J_SCHEMA)
     assert UNKNOWN not in answers.values()
     assert correct(answers) <= 2
-    assert answers["ledger service port"] in ("8080", GRADED["ledger service port"])
     invented = [a for label, a in answers.items() if a != GRADED[label]]
     assert len(invented) >= 12
+    # Mostly stock stand-ins the signatures name, some random values of the right shape.
+    stock = [a for a in invented if signature_hits(a)]
+    assert len(stock) >= len(invented) // 3
+    assert len(stock) < len(invented)
+
+
+@pytest.mark.parametrize("label", list(GRADED))
+def test_inventor_stock_stand_ins_all_hit_a_signature(label):
+    from foldscope.engine.sim.temperaments import STOCK_SHARE, _STOCK
+
+    assert 0 < STOCK_SHARE < 1
+    for words, stock, _ in _STOCK:
+        if any(w in label.casefold() for w in words):
+            assert all(signature_hits(v) for v in stock), stock
+            break
+
+
+@settings(max_examples=60)
+@given(st.sampled_from(sorted(set(GRADED.values()) | set(DECOYS.values()))), st.integers(0, 10**6))
+def test_garble_is_an_edit_the_near_miss_rules_name(value, seed):
+    garbled = garble(value, random.Random(seed))
+    if main_kind(value) is None:
+        return
+    assert garbled != value
+    miss = is_near_miss(garbled, value)
+    assert miss is not None, (garbled, value)
+    assert miss.rule in ("transposed", "char_dropped", "digit_changed", "minute_changed",
+                         "truncated", "case_changed")
+
+
+async def test_garbler_mutates_some_values_and_answers_from_its_carrier():
+    mutated = corrupted = present = 0
+    for seed in range(3):
+        carrier, replies, answers = await fold_through("sim/garbler", J_SCHEMA, seed=seed)
+        assert all(r.simulated for r in replies)
+        for label, value in GRADED.items():
+            state = fact_state(carrier, value)
+            present += state == "present"
+            if state == "mutated":
+                mutated += 1
+                miss = near_miss(carrier, value)
+                corrupted += answers[label] == miss.altered
+    assert mutated >= 2 and present >= mutated
+    assert corrupted >= 1  # the recall repeats a mutation it carried
 
 
 async def test_deterministic_per_seed():

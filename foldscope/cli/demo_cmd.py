@@ -9,14 +9,14 @@ from foldscope.cli.paths import DEMO_DB
 from foldscope.core.errors import StoreError
 from foldscope.engine.launch import prepare_sweep
 
-DEMO_MODELS = ("sim/faithful", "sim/describer", "sim/gister")
+DEMO_MODELS = ("sim/faithful", "sim/describer", "sim/gister", "sim/garbler")
 DEMO_ARMS = ("f", "j", "q", "m", "o")
 DEMO_LATENCY_S = 1.2
 """Mean simulated latency per call in the demo, so a person can watch the grid fill."""
 
 
 def demo_definition(repeats: int = 2, latency_s: float = DEMO_LATENCY_S) -> dict[str, Any]:
-    """The demo sweep: kestrel × three simulated temperaments × five arms, with latency."""
+    """The demo sweep: kestrel × four simulated temperaments × five arms, with latency."""
     return {
         "sweep": {"name": "demo", "scenario": "kestrel", "arms": list(DEMO_ARMS),
                   "repeats": repeats, "design": "latin", "concurrency": 6, "seed": 7},

@@ -11,7 +11,11 @@ TEMPERAMENTS: dict[str, str] = {
     "describer": "fills an undivided slot with description (counts, not values); divided fields "
                  "or headings make it keep identifiers",
     "gister": "writes a short gist whatever the shape; keeps at most two values per fold",
-    "inventor": "folds like the gister; at recall invents plausible stock values for lost labels",
+    "inventor": "folds like the gister; at recall invents values for lost labels, mostly stock "
+                "stand-ins (port 8080, a time on the hour, example.com, a documentation UUID)",
+    "garbler": "carries every fact like the faithful, but alters a fifth of the identifier "
+               "values in each fold (a transposed hex pair, a dropped digit, a truncated UUID, "
+               "a changed minute)",
     "reasoning-mandatory": "faithful, behind an endpoint that refuses requests disabling reasoning",
     "no-reasoning-param": "faithful, behind a gateway with no endpoint for the reasoning parameter",
     "nonconforming": "faithful, but its JSON replies omit a required property",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from foldscope.core.identifiers import main_kind
 from foldscope.core.messages import UNKNOWN
 from foldscope.core.sections import SECTIONS
 from foldscope.engine.sim.extract import (
@@ -331,12 +332,98 @@ def render_fold(draft: Draft, shape: Shape) -> str:
     return fit_text(draft, None, headed=shape.kind == "headed")
 
 
+# --------------------------------------------------------------------------------------------
+# Garbling: the small edits the near-miss rules (core.nearmiss) name
+
+
+GARBLE_RATE = 0.2
+"""The fraction of identifier values the garbler alters in each fold (seeded per request)."""
+
+_MINUTE_RE = re.compile(r"(?<!\d)(\d{1,2}):(\d{2})(?!\d)")
+_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
+
+
+def _transpose_hex(value: str, rng: random.Random) -> str | None:
+    """Swap one adjacent pair of different hex digits (``3f1c9a52`` → ``3f1ca952``)."""
+    pairs = [i for i in range(len(value) - 1)
+             if value[i] in _HEX and value[i + 1] in _HEX and value[i] != value[i + 1]]
+    if not pairs:
+        return None
+    i = rng.choice(pairs)
+    return value[:i] + value[i + 1] + value[i] + value[i + 2:]
+
+
+def _drop_digit(value: str, rng: random.Random) -> str | None:
+    """Drop one digit that is not the first character (``62114`` → ``6214``)."""
+    spots = [i for i, ch in enumerate(value) if ch.isdigit() and i > 0]
+    if not spots:
+        return None
+    i = rng.choice(spots)
+    return value[:i] + value[i + 1:]
+
+
+def _truncate_uuid(value: str, rng: random.Random) -> str | None:
+    """Keep the first group, or the first three, of a UUID (``3f1c9a52``)."""
+    if not _UUID_RE.match(value):
+        return None
+    groups = value.split("-")
+    return "-".join(groups[:rng.choice((1, 3))])
+
+
+def _change_minute(value: str, rng: random.Random) -> str | None:
+    """Set the minutes of a time of day to another value (``01:26`` → ``01:47``)."""
+    match = _MINUTE_RE.search(value)
+    if match is None:
+        return None
+    old = int(match.group(2))
+    new = rng.choice([m for m in range(60) if m != old])
+    return value[:match.start(2)] + f"{new:02d}" + value[match.end(2):]
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+_GARBLES: tuple[Callable[[str, random.Random], str | None], ...] = (
+    _transpose_hex, _drop_digit, _truncate_uuid, _change_minute)
+
+
+def garble(value: str, rng: random.Random) -> str:
+    """One small edit to an identifier value, of a kind the near-miss rules name.
+
+    A transposed hex pair, a dropped digit, a truncated UUID or a changed minute, chosen among
+    those that apply to the value; a value none applies to gets two adjacent letters swapped
+    (and one with no such pair is returned unchanged).
+    """
+    if len(value.strip()) < 4:
+        return value
+    options = [edit for edit in _GARBLES if edit(value, random.Random(0)) is not None]
+    if _MINUTE_RE.search(value):
+        options = [_change_minute]  # a time's digits are its minutes and hours
+    elif _UUID_RE.match(value):
+        options = [_transpose_hex, _truncate_uuid]
+    if not options:
+        # No hex pair, digit or time: swap two adjacent letters (``instal.llock``-style typos).
+        pairs = [i for i in range(len(value) - 1) if value[i].isalnum()
+                 and value[i + 1].isalnum() and value[i] != value[i + 1]]
+        if not pairs:
+            return value
+        i = rng.choice(pairs)
+        return value[:i] + value[i + 1] + value[i] + value[i + 2:]
+    return rng.choice(options)(value, rng) or value
+
+
+def garble_draft(req: SimRequest, rng: random.Random) -> Draft:
+    """Carry like the faithful, then alter a seeded fraction of the identifier values."""
+    draft = faithful_draft(req)
+    draft.facts = [(label, garble(value, rng) if main_kind(value) and rng.random() < GARBLE_RATE
+                    else value) for label, value in draft.facts]
+    return draft
+
+
 def fold(temperament: str, req: SimRequest, rng: random.Random) -> str:
     """Write the new carrier for a fold request.
 
     Args:
         temperament: the summarising behaviour (``faithful``, ``describer``, ``gister``,
-            ``inventor``).
+            ``inventor``, ``garbler``).
         req: the parsed request.
         rng: seeded per request.
 
@@ -347,6 +434,8 @@ def fold(temperament: str, req: SimRequest, rng: random.Random) -> str:
         draft = gist_draft(req, rng)
     elif temperament == "describer" and not req.shape.divided:
         draft = describe_draft(req, rng)
+    elif temperament == "garbler":
+        draft = garble_draft(req, rng)
     else:
         draft = faithful_draft(req)
     return render_fold(draft, req.shape)
@@ -356,30 +445,66 @@ def fold(temperament: str, req: SimRequest, rng: random.Random) -> str:
 # Recall
 
 
-_STOCK: list[tuple[tuple[str, ...], Callable[[random.Random], str]]] = [
-    (("port",), lambda r: "8080"),
-    (("path", "lock", "file", "dir"), lambda r: "/var/lib/app/app.lock"),
-    (("uuid", "guid"), lambda r: "%08x-%04x-4%03x-%04x-%012x" % (
-        r.getrandbits(32), r.getrandbits(16), r.getrandbits(12),
-        0x8000 | r.getrandbits(14), r.getrandbits(48))),
+STOCK_SHARE = 0.6
+"""How often the inventor reaches for a stock stand-in rather than a random value of the shape."""
+
+
+def _random_uuid(r: random.Random) -> str:
+    return "%08x-%04x-4%03x-%04x-%012x" % (r.getrandbits(32), r.getrandbits(16),
+                                            r.getrandbits(12), 0x8000 | r.getrandbits(14),
+                                            r.getrandbits(48))
+
+
+def _random_time(r: random.Random) -> str:
+    return f"2026-{r.randint(1, 12):02d}-{r.randint(2, 28):02d}T{r.randint(0, 23):02d}:" \
+           f"{r.choice([m for m in range(60) if m not in (0, 30)]):02d}Z"
+
+
+_WORDS = ("atlas", "birch", "cobalt", "delta", "ember", "fjord", "garnet", "harbor")
+
+# Per kind of label: the stand-ins models reach for (each one a stock-value signature names,
+# see core/data/signatures.toml) and a random value of the same shape.
+_STOCK: list[tuple[tuple[str, ...], tuple[str, ...], Callable[[random.Random], str]]] = [
+    (("port",), ("8080", "5432", "3000", "443", "8443", "6379", "9000"),
+     lambda r: str(r.randint(10_000, 65_000))),
+    (("path", "lock", "file", "dir"),
+     ("/var/lib/app/app.lock", "/tmp/app.lock", "/var/run/app.pid", "/opt/app/state/app.lock"),
+     lambda r: f"/srv/{r.choice(_WORDS)}/{r.choice(_WORDS)}/run.lock"),
+    (("uuid", "guid"), ("123e4567-e89b-12d3-a456-426614174000",
+                        "550e8400-e29b-41d4-a716-446655440000",
+                        "00000000-0000-0000-0000-000000000000"), _random_uuid),
     (("date", "cutoff", "expiry", "start", "time", "deadline", "freeze"),
-     lambda r: f"2026-{r.randint(1, 12):02d}-{r.randint(1, 28):02d}T00:00Z"),
-    (("count", "number", "shard", "replica"), lambda r: str(r.choice((4, 8, 16)))),
-    (("handle", "on-call", "owner"), lambda r: "@oncall"),
-    (("url", "origin", "endpoint"), lambda r: "https://cdn.example.com/assets"),
-    (("zone", "dns", "domain", "host"), lambda r: "zone-a.internal.example.com"),
-    (("key id", "kid", "key"), lambda r: f"kid-{r.getrandbits(32):08X}"),
-    (("tag", "version", "release"), lambda r: "v1.0.0"),
-    (("department", "team", "org"), lambda r: "Platform Engineering"),
+     ("2026-07-01T00:00Z", "2026-01-01 00:00 UTC", "2026-08-01 12:00 UTC", "2026-07-15T09:30Z"),
+     _random_time),
+    (("count", "number", "shard", "replica"), ("4", "8", "16", "10", "100"),
+     lambda r: str(r.randint(3, 97))),
+    (("handle", "on-call", "owner"), ("@oncall", "@admin", "@john.doe", "@sre"),
+     lambda r: f"@{r.choice(_WORDS)}.{r.choice('abcdefgh')}"),
+    (("url", "origin", "endpoint"), ("https://cdn.example.com/assets",
+                                     "https://origin.example.net/static"),
+     lambda r: f"https://{r.choice(_WORDS)}-{r.randint(1, 9)}.cdn.{r.choice(_WORDS)}.io/assets"),
+    (("zone", "dns", "domain", "host"), ("zone-a.internal.example.com", "internal.example",
+                                         "dns.test"),
+     lambda r: f"zone-{r.choice('acdefg')}.{r.choice(_WORDS)}-internal.net"),
+    (("key id", "kid", "key"), ("kid-abc123", "kid-XXXXXXXX", "your-api-key"),
+     lambda r: f"kid-{r.getrandbits(32):08X}"),
+    (("tag", "version", "release"), ("v1.0.0", "1.0.0", "v0.1.0", "v2.0"),
+     lambda r: f"v{r.randint(2, 9)}.{r.randint(0, 30)}.{r.randint(1, 9)}"),
+    (("department", "team", "org"), ("Platform Engineering", "DevOps", "Infrastructure"),
+     lambda r: f"{r.choice(_WORDS).title()} Group"),
 ]
 
 
 def stock_value(label: str, rng: random.Random) -> str:
-    """A plausible made-up value for a label (what an inventing model answers)."""
+    """A plausible made-up value for a label (what an inventing model answers).
+
+    Mostly a stock stand-in (a well-known port, a time on the hour, an example domain, a
+    documentation UUID...), otherwise a random value of the label's shape.
+    """
     low = label.casefold()
-    for words, make in _STOCK:
+    for words, stock, make in _STOCK:
         if any(w in low for w in words):
-            return make(rng)
+            return rng.choice(stock) if rng.random() < STOCK_SHARE else make(rng)
     return "default"
 
 
