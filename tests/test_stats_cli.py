@@ -29,6 +29,12 @@ def test_fisher_table_and_infinite_odds_ratio(capsys):
     assert data["p_value"] == pytest.approx(1 / 252)
 
 
+def test_fisher_on_row_recalls(capsys):
+    data = run_json(capsys, "fisher", "--rows", "0,0.2,0.5,0.1", "1,0.9,0.5,0.4")
+    assert data["table"] == [[1, 3], [3, 1]]
+    assert data["p_value"] == pytest.approx(34 / 70)
+
+
 def test_separation_json(capsys):
     assert run_json(capsys, "separation", "8", "2")["probability"] == pytest.approx(1 / 28)
 

@@ -16,6 +16,7 @@ from foldscope.core.inference import (
     fisher_exact,
     paired_bootstrap,
     pearson,
+    rows_table,
     separation_probability,
     tost_one_sample,
     tost_two_sample,
@@ -27,7 +28,8 @@ lists are comma-separated numbers (e.g. 0.5,1,0.25); put `--` before a list that
 minus sign. Every subcommand takes --json; non-finite figures are null in JSON.
 
   fisher S1/N1 S2/N2          Fisher's exact test on two groups' counts (e.g. rows >= 0.5 of
-                              all rows): 1/10 8/10; or --table a,b,c,d for any 2x2 table
+                              all rows): 1/10 8/10; --rows with two lists of per-row recalls
+                              (split at 0.5); or --table a,b,c,d for any 2x2 table
   separation N K              chance 1/C(N, K) that a post-hoc split picks exactly the K lowest
   icc --csv FILE              ICC(1), design effect and effective n of 0/1 checks in rows
                               (CSV columns row_id,check,value)
@@ -56,6 +58,9 @@ def register(subparsers: Any) -> None:
     q.add_argument("groups", nargs="*", metavar="S/N",
                    help="successes/total of each group, e.g. 1/10 8/10")
     q.add_argument("--table", metavar="A,B,C,D", help="any 2x2 table [[A, B], [C, D]]")
+    q.add_argument("--rows", action="store_true",
+                   help="the two groups are lists of per-row recalls; rows >= 0.5 count as "
+                   "recalled (e.g. --rows 0,0.1,1 0.9,1,1)")
     q.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided",
                    help="less / greater refer to the odds ratio vs 1 (default two-sided)")
     q.set_defaults(handler=fisher)
@@ -152,9 +157,14 @@ def fisher(args: argparse.Namespace) -> int:
         table = [cells[:2], cells[2:]]
     else:
         if len(args.groups) != 2:
-            raise StatsError(f"expected two groups S/N (e.g. 1/10 8/10), got {len(args.groups)}")
-        (s1, n1), (s2, n2) = (_fraction(g) for g in args.groups)
-        table = counts_table(s1, n1, s2, n2)
+            shape = "lists of row recalls" if args.rows else "S/N (e.g. 1/10 8/10)"
+            raise StatsError(f"expected two groups {shape}, got {len(args.groups)}")
+        if args.rows:
+            table = rows_table(_numbers(args.groups[0], "first group"),
+                               _numbers(args.groups[1], "second group"))
+        else:
+            (s1, n1), (s2, n2) = (_fraction(g) for g in args.groups)
+            table = counts_table(s1, n1, s2, n2)
     r = fisher_exact(table, args.alternative)
     data = {"test": "fisher_exact", "table": [list(row) for row in r.table],
             "odds_ratio": _json_number(r.odds_ratio), "p_value": r.p_value,
