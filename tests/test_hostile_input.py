@@ -35,6 +35,11 @@ def test_credentials_in_base_url_are_refused_naming_the_fix(url):
     assert "s3cr3t" not in msg and "secret" not in msg and "tok9" not in msg
 
 
+def test_base_url_with_control_characters_is_refused():
+    with pytest.raises(ModelError, match="field 'base_url': must be one line of printable"):
+        resolve_model("acme/m", {"provider": "vllm", "base_url": "http://127.0.0.1:8000/v1\x1b[2J"})
+
+
 def test_run_with_credentials_in_base_url_exits_2_and_stores_nothing(tmp_path, capsys):
     sweep = tmp_path / "s.toml"
     sweep.write_text('[sweep]\nscenario = "smoke"\narms = ["j"]\n[[models]]\nid = "acme/m"\n'

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from foldscope.core.errors import ConfigError, ModelError
-from foldscope.core.text import ID_MAX_CHARS, check_field
+from foldscope.core.text import ID_MAX_CHARS, VALUE_MAX_CHARS, check_field
 from foldscope.engine.sim import catalog
 from foldscope.engine.sim.faults import FaultConfig
 
@@ -122,6 +122,7 @@ class ModelConfig(BaseModel):
     def _url(cls, value: str) -> str:
         if not value.startswith(("http://", "https://")):
             raise ValueError("must be an http(s) URL")
+        check_field(value, limit=VALUE_MAX_CHARS)
         # httpx would send user:pass@ as Basic auth instead of the API key, and the URL is
         # stored with the sweep: refuse it (without echoing it) and name the fix.
         try:

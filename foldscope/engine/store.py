@@ -317,7 +317,7 @@ def database_error(path: str | Path, exc: sqlite3.Error) -> StoreError:
     if "readonly" in lower or "read-only" in lower:
         return StoreError(f"{path}: database is read-only ({detail}); `report` and the TUI can "
                           "read it, running a sweep needs a writable copy")
-    if "full" in lower or "i/o error" in lower:
+    if "disk is full" in lower or "disk i/o error" in lower:
         return StoreError(f"{path}: cannot write ({detail}); every committed fold is kept: free "
                           "space and run again to resume")
     return StoreError(f"{path}: database error ({detail})")
