@@ -187,3 +187,29 @@ async def test_tui_watches_a_readonly_database_and_opens_its_cells(readonly_copy
         await wait_group(app, "cell-load")
         await pilot.pause()
         assert app.screen.query_one("#rows").row_count == 1
+
+
+def test_a_really_full_disk_is_one_line_and_resumes_once_space_is_freed(tmp_path, capsys):
+    """A tiny tmpfs fills mid-sweep (root only; skipped where mounting is not allowed)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tiny filesystem")
+    target = tmp_path / "tiny"
+    target.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(target)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("root without permission to mount")
+    try:
+        db = str(target / "full.sqlite")
+        argv = ["run", "--scenario", "kestrel", "--models", "sim/faithful,sim/describer",
+                "--arms", "j,q,m", "--db", db, "--headless", "--latency-scale", "0"]
+        assert main(argv) == 2
+        assert "disk is full" in _one_error_line(capsys.readouterr().err)
+        assert main(["check", "--db", db]) == 0  # what was committed is whole
+        capsys.readouterr()
+        subprocess.run(["mount", "-o", "remount,size=16m", str(target)], check=True)
+        assert main(argv) == 0
+        with Store(db, readonly=True) as store:
+            sweep_id = store.latest_sweep_id()
+            assert store.sweep(sweep_id)["status"] == "done"
+    finally:
+        subprocess.run(["umount", "-l", str(target)], capture_output=True)
