@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from test_nearmiss import named_edit_holds
 
 from foldscope.core.forensics import (
-    advance,
+    advance_histories,
     carrier_states,
     fact_timeline,
     fold_facts,
@@ -71,7 +71,7 @@ def test_incremental_steps_equal_the_whole_timeline():
     folds = [(0, 0, "port 61873"), (1, 1, "port 61837 zone-c.lyra-internal.net"), (2, 2, "")]
     histories = start_histories(FACTS)
     for i, (a, b, text) in enumerate(folds):
-        histories = advance(histories, fold_facts(i, a, b, text, FACTS))
+        histories = advance_histories(histories, fold_facts(i, a, b, text, FACTS))
     assert histories == fact_timeline(folds, FACTS).facts
 
 

@@ -82,8 +82,9 @@ def format_verdict(doc: dict[str, Any]) -> str:
         lines.append(f"provenance     {p['source']}: {where}")
     lines.append(f"signatures     {', '.join(doc['signatures']) or 'none'}")
     miss = doc["near_miss"]
-    lines.append("near miss      " + ("none" if miss is None else
-                                      f"{miss['rule']}: {json.dumps(miss['altered'], ensure_ascii=False)}"))
+    shown = "none" if miss is None else \
+        f"{miss['rule']}: {json.dumps(miss['altered'], ensure_ascii=False)}"
+    lines.append(f"near miss      {shown}")
     return "\n".join(lines)
 
 

@@ -94,7 +94,8 @@ def classify_fact(grade: FactGrade, carrier_state: str, carrier_altered: str | N
         return AnswerVerdict(grade.label, "read_failure", state, detail, miss)
     if abstained:
         return AnswerVerdict(grade.label, "honest_abstention", state, near_miss=miss)
-    if state == "mutated" and carrier_altered and contains_token(grade.found or "", carrier_altered):
+    repeated = bool(carrier_altered) and contains_token(grade.found or "", carrier_altered or "")
+    if state == "mutated" and repeated:
         return AnswerVerdict(grade.label, "carried_corruption", state, near_miss=miss)
     return AnswerVerdict(grade.label, "fabricated", state, near_miss=miss)
 

@@ -208,7 +208,8 @@ def start_histories(facts: Iterable[PlantedFact]) -> tuple[FactHistory, ...]:
                              "not_yet") for f in facts)
 
 
-def advance(histories: Sequence[FactHistory], fold: FoldFacts) -> tuple[FactHistory, ...]:
+def advance_histories(histories: Sequence[FactHistory], fold: FoldFacts
+                      ) -> tuple[FactHistory, ...]:
     """The facts' courses after one more fold: the incremental step the runner takes per fold.
 
     Args:
@@ -260,6 +261,6 @@ def fact_timeline(folds: Iterable[tuple[int, int, str]], facts: Sequence[Planted
     entries: list[FoldFacts] = []
     for index, (first_chunk, last_chunk, carrier) in enumerate(folds):
         entry = fold_facts(index, first_chunk, last_chunk, carrier, facts)
-        histories = advance(histories, entry)
+        histories = advance_histories(histories, entry)
         entries.append(entry)
     return Timeline(tuple(entries), histories)

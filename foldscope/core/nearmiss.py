@@ -5,25 +5,24 @@ answer classes (a carrier that held the value mutated), the grader's diagnostics
 audits. A near miss is never the value itself: a text that holds the value verbatim as a whole
 token (the grader's presence rule, ``core.grading``) has no near miss of it.
 
-Rules, in the order they are preferred (the first that holds names the edit):
+Rules, in the order they are preferred (the first that holds names the edit); the altered text
+is the original with...
 
-==================  =====================================================================  ============
-rule                the altered text is the original with…                                 kinds
-==================  =====================================================================  ============
-``case_changed``    the same letters in another case (``kid-7f3a9c21``)                    any with letters
-``unit_dropped``    only the number part of ``<number> <unit words>`` (``19`` for           ``19 shards``,
-                    ``19 shards``, ``2026-07-14 01:26`` for ``… 01:26 UTC``)                 times + zone
-``transposed``      two adjacent characters swapped (``3f1c9a25`` for ``3f1c9a52``)          any
-``digit_changed``   one digit replaced by another digit (``62115`` for ``62114``)            any
-``char_changed``    one character replaced (not digit for digit)                           non-numeric
-``char_dropped``    one character deleted (``6214`` for ``62114``)                           any
-``char_added``      one character inserted (``621140`` for ``62114``)                        any
-``minute_changed``  only the minutes of a time of day replaced (``01:45`` for ``01:26``)      time, timestamp
-``truncated``       only a leading part kept: a proper prefix of the value, or of a digest's  uuid, hash, digest
-                    hex after ``sha256:``, of at least ``TRUNCATED_MIN_CHARS`` characters
-``embedded``        the value verbatim but glued inside a longer token (``62114.5``,        any
-                    ``install.lock.bak``): the grader does not count it, yet it is there
-==================  =====================================================================  ============
+* ``case_changed`` -- the same letters in another case (``kid-7f3a9c21``); any value with letters.
+* ``unit_dropped`` -- only the number part of ``<number> <unit words>`` (``19`` for
+  ``19 shards``; ``2026-07-14 01:26`` for ``2026-07-14 01:26 UTC``).
+* ``transposed`` -- two adjacent characters swapped (``3f1c9a25`` for ``3f1c9a52``).
+* ``digit_changed`` -- one digit replaced by another digit (``62115`` for ``62114``).
+* ``char_changed`` -- one character replaced, not digit for digit (``kid-7F3A9C2l``).
+* ``char_dropped`` -- one character deleted (``6214`` for ``62114``).
+* ``char_added`` -- one character inserted (``621140`` for ``62114``).
+* ``minute_changed`` -- only the minutes of a time of day replaced (``01:45`` for ``01:26``);
+  values of kind ``time`` or ``timestamp``.
+* ``truncated`` -- only a leading part kept: a proper prefix of the value, or of a digest's hex
+  after ``sha256:``, of at least ``TRUNCATED_MIN_CHARS`` characters; kinds ``uuid``, ``hash``,
+  ``digest``.
+* ``embedded`` -- the value verbatim but glued inside a longer token (``62114.5``,
+  ``install.lock.bak``): the grader does not count it, yet it is there.
 
 Thresholds:
 
@@ -108,7 +107,7 @@ class NearMiss:
 
 
 def value_kind(value: str, kind: str | None = None) -> str | None:
-    """The identifier kind the rules use for a value: ``kind`` when it names one, else the value's own.
+    """The identifier kind the rules use: ``kind`` when it names one, else the value's own.
 
     Args:
         value: the original value.

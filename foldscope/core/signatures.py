@@ -54,7 +54,8 @@ class Signature:
     networks: tuple[_IPNetwork, ...] = ()
 
 
-def signatures_from_data(data: Mapping[str, Any], source: str = "signatures") -> tuple[Signature, ...]:
+def signatures_from_data(data: Mapping[str, Any], source: str = "signatures"
+                         ) -> tuple[Signature, ...]:
     """Build signatures from parsed TOML data (``{"signature": [{...}, ...]}``).
 
     Args:
@@ -74,7 +75,8 @@ def signatures_from_data(data: Mapping[str, Any], source: str = "signatures") ->
 def _one(entry: dict[str, Any], name: str, where: str) -> Signature:
     match = entry.get("match", "value")
     if match not in MATCH_PARTS:
-        raise ConfigError(f"{where}: 'match' must be one of {', '.join(MATCH_PARTS)} (got {match!r})")
+        raise ConfigError(f"{where}: 'match' must be one of {', '.join(MATCH_PARTS)} "
+                          f"(got {match!r})")
     description = entry.get("description", "")
     if not isinstance(description, str):
         raise ConfigError(f"{where}: 'description' must be a string")
@@ -117,8 +119,9 @@ def _one(entry: dict[str, Any], name: str, where: str) -> Signature:
     return replace(sig, networks=tuple(parsed))
 
 
-def merge_signatures(base: Sequence[Signature], extra: Sequence[Signature]) -> tuple[Signature, ...]:
-    """The base rules with ``extra`` replacing same-named rules in place and adding new ones after."""
+def merge_signatures(base: Sequence[Signature], extra: Sequence[Signature]
+                     ) -> tuple[Signature, ...]:
+    """The base rules with ``extra`` replacing same-named rules in place, new ones added after."""
     replacing = {sig.name: sig for sig in extra}
     kept = [replacing.pop(sig.name, sig) for sig in base]
     return tuple(kept + [sig for sig in extra if sig.name in replacing])
