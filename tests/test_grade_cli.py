@@ -38,7 +38,7 @@ def fake_scenario(monkeypatch):
 
     def load(name):
         seen.append(name)
-        return FACTS
+        return FACTS, [f.value for f in FACTS]
 
     monkeypatch.setattr(grade_cmd, "_load_graded", load)
     return seen
@@ -73,11 +73,11 @@ def test_json_output(fake_scenario, answer_file, capsys):
     assert doc["recall"] == 0.5 and doc["correct"] == 2 and doc["graded"] == 4
     assert doc["facts"][1] == {
         "label": "ledger shard count", "expected": "19 shards", "found": "19",
-        "correct": False, "abstained": False, "unit_dropped": True,
+        "correct": False, "abstained": False, "hedged": False, "unit_dropped": True,
         "class": "fabricated", "carrier_state": "missing",
     }
     assert set(doc["facts"][0]) == {"label", "expected", "found", "correct", "abstained",
-                                    "unit_dropped", "class", "carrier_state"}
+                                    "hedged", "unit_dropped", "class", "carrier_state"}
     # Without a carrier every fact counts as lost: an abstention is honest.
     assert doc["facts"][3]["class"] == "honest_abstention"
 

@@ -17,6 +17,7 @@ from foldscope.core.grading import (
     contains_token_normalized,
     grade_answer,
     is_abstention,
+    is_structured_name,
     normalize,
     parse_answer,
     present_in,
@@ -54,7 +55,6 @@ LABELS = [f.label for f in KESTREL]
         ("cut 2026-07-14\n01:26\u00a0UTC", "2026-07-14 01:26 UTC"),
         ("19 shards.", "19 shards"),
         ("ping @marta.v-oncall now", "@marta.v-oncall"),
-        ("ping x@marta.v-oncall", "@marta.v-oncall"),  # edge is '@': not checked
         ("see https://origin-7.cdn.kestrel-internal.net/assets.",
          "https://origin-7.cdn.kestrel-internal.net/assets"),
         ("zone zone-b.kestrel-internal.net.", "zone-b.kestrel-internal.net"),
@@ -90,6 +90,23 @@ def test_whole_token_matches(text, value):
         ("подОтдел расчётов-4", "Отдел расчётов-4"),
         ("zone-b.kestrel-internal.network", "kestrel-internal.net"),
         ("zone-b.kestrel-internal.net", "kestrel-internal.net"),
+        # Paths, URLs, handles and hosts are bounded by what could extend them (issue 8).
+        ("ping x@marta.v-oncall", "@marta.v-oncall"),
+        ("bob@marta.v-oncall", "@marta.v-oncall"),
+        ("/var/opt/kestrel/state/install.lock", "/opt/kestrel/state/install.lock"),
+        ("~/opt/kestrel/state/install.lock", "/opt/kestrel/state/install.lock"),
+        ("./opt/kestrel/state/install.lock", "/opt/kestrel/state/install.lock"),
+        ("/opt/kestrel/state/install.lock/x", "/opt/kestrel/state/install.lock"),
+        ("https://origin-7.cdn.kestrel-internal.net/assets/v2",
+         "https://origin-7.cdn.kestrel-internal.net/assets"),
+        ("https://origin-7.cdn.kestrel-internal.net/assets?v=2",
+         "https://origin-7.cdn.kestrel-internal.net/assets"),
+        ("https://zone-b.kestrel-internal.net", "zone-b.kestrel-internal.net"),
+        ("zone-b.kestrel-internal.net/x", "zone-b.kestrel-internal.net"),
+        ("zone-b.kestrel-internal.net:53", "zone-b.kestrel-internal.net"),
+        ("ops@zone-b.kestrel-internal.net", "zone-b.kestrel-internal.net"),
+        ("@marta.v-oncall.bak", "@marta.v-oncall"),
+        ("@marta.v-oncall-2", "@marta.v-oncall"),
         ("2026-07-14 01:26 UTC-5", "2026-07-14 01:26 UTC"),
         ("kid-7f3a9c21", "kid-7F3A9C21"),  # identifiers are case-sensitive
         ("６２１１４", "62114"),  # full-width digits are not folded (NFC, not NFKC)
@@ -149,6 +166,7 @@ def is_word(ch: str) -> bool:
 @example("«", "Отдел расчётов-4", "»")
 @example("", "62114", ". Next")
 def test_free_value_always_matches(prefix, value, suffix):
+    assume(not is_structured_name(value))  # names have their own boundaries (tested below)
     assert contains_token(prefix + value + suffix, value)
 
 
@@ -170,7 +188,7 @@ def test_glued_left_edge_never_matches(value, glue, joiner):
 
 @given(values, st.sampled_from(GLUE))
 def test_punctuation_edges_are_not_checked(value, glue):
-    assume(not is_word(value[-1]))
+    assume(not is_word(value[-1]) and not is_structured_name(value))
     assert contains_token(value + glue, value)
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.errors import FoldscopeError
+from foldscope.core.grading import AnswerMarkers, default_markers, markers_from_data
 from foldscope.core.row import Check, grade_checks
 from foldscope.core.text import json_text, literal
 
@@ -26,7 +28,11 @@ def register(subparsers: Any) -> None:
         "grade",
         help="grade an answer text against a scenario's graded facts",
         description="Grade a recall answer (lines of `label: value`) against a scenario's graded "
-        "facts: per label, whether it is correct, the value found and the unit diagnostic.",
+        "facts: per label, whether it is correct, the value found, its answer class and the unit "
+        "diagnostic. One value per label: an answer offering competing candidates (another "
+        "planted value, another token of the value's kind), or a hedged, negated or struck-out "
+        "value, is `hedged` and never credited; one giving only an abstention marker (\"I don't "
+        "know\", \"not recorded\", N/A, ...) is an abstention.",
     )
     parser.add_argument("--scenario", required=True, metavar="NAME",
                         help="scenario name (e.g. kestrel) or path to a scenario .toml file")
@@ -36,15 +42,39 @@ def register(subparsers: Any) -> None:
                         help="the final carrier the answer was given from: each fact's answer "
                         "class is judged by its state there (without it every fact counts as lost)")
     parser.add_argument("--json", action="store_true", help="print the grades as JSON")
+    parser.add_argument("--markers", metavar="FILE",
+                        help="TOML file of extra answer markers (abstention, hedge, negation, "
+                        "strike), added to the shipped foldscope/core/data/answer_markers.toml")
     parser.set_defaults(handler=run)
 
 
-def _load_graded(name: str) -> list[Fact]:
+def load_markers(source: str | None) -> AnswerMarkers | None:
+    """Read a user markers file and add it to the shipped markers (None: the shipped ones).
+
+    Raises:
+        FoldscopeError: the file is missing, unreadable or malformed (one line naming it).
+    """
+    if source is None:
+        return None
+    try:
+        data = tomllib.loads(Path(source).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FoldscopeError(f"markers file not found: {source}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FoldscopeError(f"cannot read markers file {source}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise FoldscopeError(f"markers file {source}: {exc}") from None
+    return markers_from_data(data, source=source, base=default_markers())
+
+
+def _load_graded(name: str) -> tuple[list[Fact], list[str]]:
+    """The scenario's graded facts and every planted value (decoys too: competing candidates)."""
     # Imported here so that ``foldscope --help`` works in a checkout where the scenario loader
     # is not built yet, and so tests can substitute a scenario source.
     from foldscope.engine.loader import load_scenario
 
-    return list(load_scenario(name).graded)
+    scenario = load_scenario(name)
+    return list(scenario.graded), [f.value for f in scenario.facts]
 
 
 def read_answer(source: str, what: str = "answer") -> str:
@@ -98,7 +128,8 @@ def grades_json(scenario: str, grades: Sequence[Check]) -> dict[str, Any]:
         "graded": len(grades),
         "facts": [
             {"label": g.label, "expected": g.expected, "found": g.found, "correct": g.correct,
-             "abstained": g.abstained, "unit_dropped": g.unit_dropped,
+             "abstained": g.abstained, "hedged": g.classification == "hedged",
+             "unit_dropped": g.unit_dropped,
              "class": g.classification, "carrier_state": g.carrier_state}
             for g in grades
         ],
@@ -118,7 +149,8 @@ def format_grades(scenario: str, grades: Sequence[Check]) -> str:
     width = max((len(g.label) for g in grades), default=0)
     lines = []
     for g in grades:
-        verdict = "correct" if g.correct else "abstained" if g.abstained else "wrong"
+        verdict = ("correct" if g.correct else "hedged" if g.classification == "hedged"
+                   else "abstained" if g.abstained else "wrong")
         found = ("(no line)" if g.found is None
                  else literal(g.found, keep_newlines=False) or "(empty)")
         line = f"{verdict:<9}  {g.label:<{width}}  {found}"
@@ -149,7 +181,9 @@ def run(args: argparse.Namespace) -> int:
         if args.carrier == "-" and args.answer == "-":
             raise FoldscopeError("--answer and --carrier cannot both read standard input")
         carrier = read_answer(args.carrier, what="carrier")
-    grades = grade_checks(answer, _load_graded(args.scenario), carrier=carrier)
+    markers = load_markers(args.markers)
+    graded, planted = _load_graded(args.scenario)
+    grades = grade_checks(answer, graded, carrier=carrier, rivals=planted, markers=markers)
     if args.json:
         print(json_text(grades_json(args.scenario, grades), indent=2))
     else:

@@ -279,9 +279,10 @@ def classify_value(label: str, planted: str, answer: str, *, carrier: str | None
         The verdict.
     """
     fact = _Labelled(label, planted, kind=kind or "")
-    grade = grade_answer(answer, [fact])[0]
+    rivals = [f.value for f in facts]
+    grade = grade_answer(answer, [fact], rivals=rivals)[0]
     if grade.found is None and answer.strip():
-        grade = grade_answer(f"{label}: {' '.join(answer.split())}", [fact])[0]
+        grade = grade_answer(f"{label}: {' '.join(answer.split())}", [fact], rivals=rivals)[0]
     state, altered, rule = "missing", None, None
     if carrier is not None:
         now = carrier_states(carrier, [fact], last_chunk=0)[0]

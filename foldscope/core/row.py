@@ -10,7 +10,7 @@ runs in a test with canned replies; the runner only schedules, calls and commits
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Protocol
 
@@ -19,7 +19,7 @@ from foldscope.core.carrier import PARSE_FAILURES, carry_forward
 from foldscope.core.fold import CallSpec, fold_call
 from foldscope.core.answers import classify_fact
 from foldscope.core.forensics import PlantedFact, carrier_states, fact_status
-from foldscope.core.grading import grade_answer
+from foldscope.core.grading import AnswerMarkers, grade_answer
 from foldscope.core.scenario import Scenario
 from foldscope.core.tokens import dominant_class, estimate_tokens
 from foldscope.core.validity import (
@@ -245,8 +245,9 @@ class StoredCheck(Check):
     flagged: bool
 
 
-def grade_checks(answer: str, graded: Sequence[PlantedFact], *,
-                 carrier: str | None = None) -> tuple[Check, ...]:
+def grade_checks(answer: str, graded: Sequence[PlantedFact], *, carrier: str | None = None,
+                 rivals: Iterable[str] = (), markers: AnswerMarkers | None = None
+                 ) -> tuple[Check, ...]:
     """Grade an answer's every graded fact, classing each by the final carrier's state of it.
 
     Args:
@@ -255,8 +256,11 @@ def grade_checks(answer: str, graded: Sequence[PlantedFact], *,
         carrier: the carrier the recall turn read, or None when there is none (``foldscope
             grade`` on a bare answer): every fact then counts as lost, so a wrong value reads
             ``fabricated`` and an abstention ``honest_abstention``.
+        rivals: every planted value of the scenario, decoys too: competing candidates for the
+            one-value-per-label rule (``core.grading.judge_value``).
+        markers: the answer markers (default: the shipped ones).
     """
-    grades = grade_answer(answer, graded)
+    grades = grade_answer(answer, graded, rivals=rivals, markers=markers)
     if carrier is None:
         states: list[tuple[str, str | None]] = [("missing", None)] * len(grades)
     else:
@@ -310,7 +314,8 @@ def grade_row(answer: str, carrier: str, scenario: Scenario, tally: FoldTally) -
     verdict = row_validity(RowFacts(
         status="done", parse_failures=tally.parse_failures, length_stops=tally.length_stops,
         catch_up=tally.catch_up, scenario_distributed=scenario.distributed, answered=True))
-    checks = grade_checks(answer, scenario.graded, carrier=carrier)
+    checks = grade_checks(answer, scenario.graded, carrier=carrier,
+                          rivals=[f.value for f in scenario.facts])
     return RowResult(answer, checks, verdict)
 
 

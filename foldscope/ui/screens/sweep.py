@@ -24,8 +24,8 @@ from foldscope.ui.widgets.sweep_grid import SweepGrid
 
 LEGENDS = {
     "recall": "each cell: mean recall over valid rows · valid rows / planned rows · ⟳ running",
-    "answers": "each cell: honest abstentions (A), fabrications (F), carried corruptions (C) "
-               "over valid rows · ⚑ flagged by hand",
+    "answers": "each cell: honest abstentions (A), fabrications (F), carried corruptions (C), "
+               "hedged (H) over valid rows · ⚑ flagged by hand",
 }
 """The legend under the grid, per view."""
 

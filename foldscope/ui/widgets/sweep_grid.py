@@ -37,8 +37,9 @@ def cell_text(cell: dict[str, Any] | None, colours: dict[str, str] = DEFAULT_COL
 
 def answers_text(cell: dict[str, Any] | None, colours: dict[str, str] = DEFAULT_COLOURS) -> Text:
     """Render one cell's failed answers apart: honest abstentions (A), fabrications (F),
-    carried corruptions (C, the carrier held a mutated value and the answer repeated it), and
-    the fabrication flags a person set (⚑)."""
+    carried corruptions (C, the carrier held a mutated value and the answer repeated it), hedged
+    answers (H, competing or hedged values, never credited) and the fabrication flags a person
+    set (⚑)."""
     if cell is None or not cell.get("checks"):
         return Text("·", style=colours["cell-pending"])
     return Text.assemble(
@@ -47,6 +48,8 @@ def answers_text(cell: dict[str, Any] | None, colours: dict[str, str] = DEFAULT_
          else colours["cell-pending"]), " ",
         (f"C{cell['carried_corruption']:>3}", colours["fact-mutated"]
          if cell["carried_corruption"]
+         else colours["cell-pending"]), " ",
+        (f"H{cell.get('hedged', 0):>3}", colours["fact-mutated"] if cell.get("hedged")
          else colours["cell-pending"]),
         (f" ⚑{cell['flagged']}", f"bold {colours['fact-missing']}") if cell.get("flagged") else "")
 
