@@ -6,6 +6,9 @@ Prints and writes to ``bench-results.json``:
   including the simulated model, the SQLite commit and per-fold fact tracking;
 - ``latency_efficiency``: achieved call throughput ÷ (concurrency ÷ latency) with 1 s simulated
   latency at concurrency 64 (1.0 means the harness never leaves a slot idle);
+- ``latency_efficiency_few_sequences``: 1 model × 2 repeats × 12 arms at concurrency 24 with
+  1 s simulated latency, in the default (blocked) execution mode: mean calls in flight ÷ 24
+  over the run (calls × latency ÷ wall time ÷ 24);
 - ``peak_rss_mb`` / ``db_bytes_per_fold``: peak resident memory of a 1,000-row sweep and the
   database size it leaves, per fold.
 
@@ -73,6 +76,24 @@ def measure_latency(concurrency: int, latency_s: float, rows: int) -> dict[str, 
     return {"calls": calls, "wall_s": wall, "latency_efficiency": (calls / wall) / ideal}
 
 
+ALL_ARMS = ["f", "n", "j", "p", "q", "k", "o", "m", "t", "u", "l", "g"]
+
+
+def measure_few_sequences(concurrency: int, latency_s: float) -> dict[str, float]:
+    """Few model x repeat sequences, many arms: does concurrency get spent across arms?"""
+    from foldscope.engine.loader import load_scenario
+
+    load_scenario("kestrel")  # generation is a one-off cost, not the run's
+    with tempfile.TemporaryDirectory() as tmp:
+        model = {"id": "sim/faithful", "faults": {"latency_s": latency_s, "latency_jitter": 0.0}}
+        data = _definition(ALL_ARMS, 2, [model], concurrency)
+        totals, _, wall = _run(Path(tmp) / "few.sqlite", data, 1.0)
+    calls = totals.folds + totals.rows_done
+    in_flight = calls * latency_s / wall
+    return {"calls": calls, "wall_s": wall, "mean_in_flight": in_flight,
+            "latency_efficiency_few_sequences": in_flight / concurrency}
+
+
 def measure_memory(rows: int) -> dict[str, float]:
     """A 1,000-row sweep at full speed: peak RSS and database bytes per fold."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -106,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         fn = {"cpu": lambda: measure_cpu(int(rest[0])),
               "latency": lambda: measure_latency(64, 1.0, int(rest[0])),
+              "few": lambda: measure_few_sequences(24, 1.0),
               "memory": lambda: measure_memory(int(rest[0]))}[args.child]
         print(json.dumps(fn()))
         return 0
@@ -117,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     lat = _child("latency", [str(args.latency_rows)])
     print(f"  latency efficiency    {lat['latency_efficiency']:8.3f}      (target ≥ 0.95; "
           f"{lat['calls']} calls, 1 s latency, concurrency 64, {lat['wall_s']:.1f} s)")
+    few = _child("few", [])
+    print(f"  few-sequence efficiency {few['latency_efficiency_few_sequences']:6.3f}      "
+          f"(target ≥ 0.9; 1 model × 2 repeats × 12 arms, concurrency 24, "
+          f"{few['mean_in_flight']:.1f} calls in flight on average, {few['wall_s']:.1f} s)")
     mem = _child("memory", [str(args.memory_rows)])
     print(f"  peak RSS              {mem['peak_rss_mb']:8.1f} MB   (target ≤ 200 MB; "
           f"{mem['rows']} rows, {mem['folds']} folds, {mem['wall_s']:.0f} s)")
@@ -124,9 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     results = {"cpu_ms_per_fold": round(cpu["cpu_ms_per_fold"], 3),
                "folds_per_s": round(cpu["folds_per_s"], 1),
                "latency_efficiency": round(lat["latency_efficiency"], 4),
+               "latency_efficiency_few_sequences": round(
+                   few["latency_efficiency_few_sequences"], 4),
                "peak_rss_mb": round(mem["peak_rss_mb"], 1),
                "db_bytes_per_fold": round(mem["db_bytes_per_fold"], 1),
-               "detail": {"cpu": cpu, "latency": lat, "memory": mem,
+               "detail": {"cpu": cpu, "latency": lat, "few_sequences": few, "memory": mem,
                           "python": sys.version.split()[0], "cpus": os.cpu_count()}}
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)

@@ -104,7 +104,8 @@ def test_several_scenarios_are_never_pooled(db):
 
 
 def test_rows_of_one_model_and_repeat_run_one_after_another_in_planned_order(db):
-    prepared = prepare_sweep(db, definition(arms=("j", "q", "m"), repeats=3), "test")
+    prepared = prepare_sweep(db, definition(arms=("j", "q", "m"), repeats=3, mode="sequential"),
+                             "test")
     events = []
     asyncio.run(SweepRunner(db, prepared.sweep_id, latency_scale=0.0,
                             on_event=events.append).run())
@@ -122,3 +123,61 @@ def test_rows_of_one_model_and_repeat_run_one_after_another_in_planned_order(db)
         assert [kind for kind, _ in trail] == ["row_started", "row_done"] * 3
         positions = [pos for kind, pos in trail if kind == "row_started"]
         assert positions == sorted(positions)
+
+
+SLOW = ({"id": "sim/faithful", "faults": {"latency_s": 0.02, "latency_jitter": 0.0}},
+        {"id": "sim/describer", "faults": {"latency_s": 0.02, "latency_jitter": 0.0}})
+"""Models whose calls take a moment, so rows that run side by side are seen to overlap."""
+
+
+def _run_with_events(db, data):
+    prepared = prepare_sweep(db, data, "test")
+    events = []
+    asyncio.run(SweepRunner(db, prepared.sweep_id, latency_scale=1.0,
+                            on_event=events.append).run())
+    return prepared, events
+
+
+def _trails(db, prepared, events):
+    rows = {r.id: r for r in Store(db).rows(prepared.sweep_id)}
+    return rows, [(e.kind, rows[e.row]) for e in events if isinstance(e, (RowStarted, RowDone))]
+
+
+def test_blocked_mode_starts_all_arms_of_a_model_and_repeat_together_in_design_order(db):
+    # Concurrency 3 = one block at a time: a block's three arms start before any of it ends,
+    # and blocks start in the order the design planned them.
+    data = definition(models=SLOW, arms=("j", "q", "m"), repeats=2, concurrency=3)
+    assert "mode" not in data["sweep"]  # blocked is the default
+    prepared, events = _run_with_events(db, data)
+    rows, trail = _trails(db, prepared, events)
+    started = next(e for e in events if e.kind == "sweep_started")
+    assert started.mode == "blocked" and started.units == len(rows) == 12
+    starts = [row for kind, row in trail if kind == "row_started"]
+    blocks = [(r.model, r.repeat) for r in starts]
+    # Each block's three rows start one after another ...
+    assert blocks == [blocks[i - i % 3] for i in range(len(blocks))]
+    # ... all of them before any row of it ends ...
+    assert [kind for kind, _ in trail[:3]] == ["row_started"] * 3
+    # ... and blocks start in the order of their first planned row.
+    first_position = {}
+    for row in sorted(rows.values(), key=lambda r: r.position):
+        first_position.setdefault((row.model, row.repeat), row.position)
+    assert list(dict.fromkeys(blocks)) == sorted(first_position, key=first_position.get)
+
+
+def test_free_mode_runs_rows_in_plan_order_up_to_the_limit(db):
+    data = definition(models=SLOW, arms=("j", "q"), repeats=2, concurrency=8, mode="free")
+    prepared, events = _run_with_events(db, data)
+    rows, trail = _trails(db, prepared, events)
+    starts = [row.position for kind, row in trail if kind == "row_started"]
+    assert starts == sorted(starts) and len(starts) == len(rows) == 8
+    # All eight rows (more than one per model x repeat) are in flight before any ends.
+    assert [kind for kind, _ in trail[:8]] == ["row_started"] * 8
+    report = sweep_report(Store(db, readonly=True), prepared.sweep_id)
+    assert report["mode"] == "free"
+
+
+def test_a_sweep_stored_before_modes_resumes_sequentially(db):
+    from foldscope.engine.sweep import stored_mode
+
+    assert stored_mode({"sweep": {"arms": ["j"]}}) == "sequential"

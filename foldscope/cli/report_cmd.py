@@ -40,7 +40,8 @@ def report(args: argparse.Namespace) -> int:
         print(json_text(data, indent=2))
         return 0
     sim = " (simulated models)" if data["simulated"] else ""
-    _show(f"sweep {data['sweep']} · {data['scenario']} · {data['status']}{sim}")
+    _show(f"sweep {data['sweep']} · {data['scenario']} · {data['status']}{sim} · "
+          f"{data['design']} design, {data['mode']} mode")
     for warning in data["warnings"]:
         _show(f"warning: {warning}")
     if data["design_note"]:

@@ -16,7 +16,7 @@ from foldscope.engine.launch import (
     prepare_sweep,
     stored_config,
 )
-from foldscope.engine.sweep import load_sweep_file
+from foldscope.engine.sweep import DEFAULT_MODE, EXECUTION_MODES, load_sweep_file
 
 def register(subparsers: Any) -> None:
     """Add the ``run`` command."""
@@ -29,7 +29,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--arms", help="comma-separated arm ids, e.g. j,q,m")
     p.add_argument("--repeats", type=int, help="repeats per model × arm")
     p.add_argument("--design", choices=["latin", "williams"], help="execution order design")
-    p.add_argument("--concurrency", type=int, help="calls in flight per provider")
+    p.add_argument("--concurrency", type=int, help="rows (and calls) in flight per provider")
+    p.add_argument("--mode", choices=list(EXECUTION_MODES),
+                   help="execution mode: " + "; ".join(f"{k}: {v}" for k, v in
+                                                       EXECUTION_MODES.items())
+                   + f" (default {DEFAULT_MODE})")
     p.add_argument("--seed", type=int, help="sweep seed")
     p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
     p.add_argument("--headless", action="store_true", help="no TUI; progress on stderr")
@@ -63,8 +67,8 @@ def definition_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], str]
             s["scenarios"] = names
     if args.arms:
         s["arms"] = [a.strip() for a in args.arms.split(",") if a.strip()]
-    for key in ("repeats", "design", "concurrency", "seed"):
-        value = getattr(args, key)
+    for key in ("repeats", "design", "concurrency", "mode", "seed"):
+        value = getattr(args, key, None)  # commands sharing this parser may lack a flag
         if value is not None:
             s[key] = value
     if args.models:

@@ -40,14 +40,16 @@ class Event:
 
 @dataclass(frozen=True, kw_only=True)
 class SweepStarted(Event):
-    """The runner claimed the sweep: rows planned, rows still to run, and the mode they run in."""
+    """The runner claimed the sweep: rows planned, rows still to run, and how they are scheduled."""
 
     kind: ClassVar[str] = "sweep_started"
     sweep: str
     rows: int
     pending: int
-    sequences: int
-    """Units the rows are scheduled in (model × repeat sequences or blocks; rows when free)."""
+    mode: str
+    """The execution mode (``sequential``, ``blocked`` or ``free``)."""
+    units: int
+    """What workers take one at a time: model × repeat sequences (sequential), else rows."""
 
 
 @dataclass(frozen=True, kw_only=True)

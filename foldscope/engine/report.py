@@ -12,7 +12,7 @@ from foldscope.core.tokens import estimator_error as token_error
 from foldscope.core.row import RowRecord
 from foldscope.core.validity import aggregate_filter
 from foldscope.engine.store import Store
-from foldscope.engine.sweep import stored_scenarios
+from foldscope.engine.sweep import stored_mode, stored_scenarios
 
 
 ANSWER_COLUMNS = (*ANSWER_CLASSES, "flagged", "unit_dropped")
@@ -26,7 +26,8 @@ def cells(store: Store, sweep_id: str,
     Scenarios are never pooled: a sweep over several scenarios has one cell per scenario.
 
     Every row enters a mean only through ``core.validity.aggregate_filter``, on the verdict the
-    runner stored with it (decided once, by ``core.validity``; never re-derived here). Check-level intraclass correlation and the design effect are reported
+    runner stored with it (decided once, by ``core.validity``; never re-derived here).
+    Check-level intraclass correlation and the design effect are reported
     because the graded checks of one row are not independent trials.
     """
     if rows is None:
@@ -154,6 +155,7 @@ def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
         "models": [m["id"] for m in config["models"]],
         "repeats": config["sweep"]["repeats"],
         "design": config["sweep"]["design"],
+        "mode": stored_mode(config),
         "design_note": balance_note(config["sweep"]["arms"], config["sweep"]["repeats"],
                                     config["sweep"]["design"]),
         "progress": progress,

@@ -52,7 +52,7 @@ from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import ModelConfig, resolve_model
 from foldscope.engine.models import warnings as model_warnings
 from foldscope.engine.store import ROW_DONE, ROW_FAILED, Store, process_alive
-from foldscope.engine.sweep import SweepConfig
+from foldscope.engine.sweep import EXECUTION_MODES, SweepConfig, stored_mode
 from foldscope.engine.wire import body_digest
 
 @dataclass
@@ -72,15 +72,26 @@ class Totals:
     started: float = field(default_factory=time.monotonic)
 
 
-def execution_sequences(rows: list[RowRecord]) -> list[list[RowRecord]]:
-    """Group rows into their model x repeat sequences (per scenario), each in planned order.
+def execution_units(rows: list[RowRecord], mode: str) -> list[list[RowRecord]]:
+    """Lay rows out as the units workers take, each unit's rows run one after another.
 
-    Sequences are ordered by their first row's position, so the sweep starts as planned.
+    - ``sequential``: one unit per model x repeat sequence (per scenario), its rows in planned
+      order; units ordered by their first row, so the sweep starts as planned.
+    - ``blocked``: one row per unit, the rows of each model x repeat block together (all its
+      arms start as soon as there is room for them), blocks in the order they first appear.
+    - ``free``: one row per unit, in planned order (the models interleaved step by step).
     """
-    groups: dict[tuple[str, str, int], list[RowRecord]] = {}
-    for row in sorted(rows, key=lambda r: r.position):
-        groups.setdefault((row.scenario, row.model, row.repeat), []).append(row)
-    return list(groups.values())
+    ordered = sorted(rows, key=lambda r: r.position)
+    if mode == "free":
+        return [[row] for row in ordered]
+    blocks: dict[tuple[str, str, int], list[RowRecord]] = {}
+    for row in ordered:
+        blocks.setdefault((row.scenario, row.model, row.repeat), []).append(row)
+    if mode == "sequential":
+        return list(blocks.values())
+    if mode == "blocked":
+        return [[row] for block in blocks.values() for row in block]
+    raise ConfigError(f"unknown execution mode '{mode}' (known: {', '.join(EXECUTION_MODES)})")
 
 
 def cache_enabled(setting: bool | None, cfg: ModelConfig) -> bool:
@@ -143,6 +154,8 @@ class SweepRunner:
         self.latency_scale = latency_scale
         self.totals = Totals()
         self._stop_reason: str | None = None
+        self.mode: str | None = None
+        """The sweep's execution mode, read from its stored definition when the run starts."""
 
     def _emit(self, event: Event) -> None:
         self.on_event(event)
@@ -154,6 +167,7 @@ class SweepRunner:
         if sweep is None:
             raise ConfigError(f"{self.db_path}: no sweep with id '{self.sweep_id}'")
         config = SweepConfig.model_validate(sweep["config"])
+        self.mode = stored_mode(sweep["config"])
         scenarios = {name: load_scenario(name) for name in config.sweep.scenario_names()}
         models: dict[str, ModelConfig] = {}
         for entry in config.models:
@@ -226,23 +240,24 @@ class SweepRunner:
                 self.totals.rows_failed += 1
             else:
                 pending.append(row)
-        sequences = execution_sequences(pending)
+        units = execution_units(pending, self.mode)
         self.totals.initial_finished = self.totals.rows_done + self.totals.rows_failed
         self.totals.cost_usd = sum(r.cost_usd for r in rows)
         self.totals.tokens = sum(r.prompt_tokens + r.completion_tokens for r in rows)
         store.set_sweep_status(self.sweep_id, "running")
         self._emit(SweepStarted(sweep=self.sweep_id, rows=len(rows), pending=len(pending),
-                                sequences=len(sequences)))
+                                mode=self.mode, units=len(units)))
         queue: asyncio.Queue[list[RowRecord]] = asyncio.Queue()
-        for sequence in sequences:
-            queue.put_nowait(sequence)
+        for unit in units:
+            queue.put_nowait(unit)
 
         async def worker() -> None:
-            # A worker owns one model x repeat sequence at a time and runs its rows in the
-            # planned order, so the execution design (and any carryover it balances) holds.
+            # A worker owns one unit at a time and runs its rows in order: a whole model x
+            # repeat sequence in sequential mode (so the design's carryover balance holds),
+            # a single row otherwise.
             while not queue.empty():
-                sequence = queue.get_nowait()
-                for row in sequence:
+                unit = queue.get_nowait()
+                for row in unit:
                     if self._budget_exceeded(s):
                         return
                     await self._run_row_with_retries(
@@ -251,7 +266,7 @@ class SweepRunner:
 
         try:
             workers = [asyncio.create_task(worker())
-                       for _ in range(min(s.concurrency, max(1, len(sequences))))]
+                       for _ in range(min(s.concurrency, max(1, len(units))))]
             try:
                 await asyncio.gather(*workers)
             except Exception:

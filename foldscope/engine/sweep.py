@@ -18,6 +18,22 @@ from foldscope.core.text import ID_MAX_CHARS, check_field
 from foldscope.engine.loader import load_scenario
 
 
+EXECUTION_MODES: dict[str, str] = {
+    "sequential": "each model x repeat's rows run one after another in design order "
+                  "(for carryover-sensitive studies)",
+    "blocked": "all arms of one model x repeat start together, blocks in design order "
+               "(endpoint drift cannot favour one arm)",
+    "free": "any row at any time, in plan order, up to the limits",
+}
+"""The execution modes a sweep can run in, and what each means."""
+
+DEFAULT_MODE = "blocked"
+"""The mode of a sweep that names none."""
+
+LEGACY_MODE = "sequential"
+"""How sweeps stored before modes existed ran (their stored definition names no mode)."""
+
+
 class RateLimit(BaseModel):
     """One provider's limits: calls in flight and call starts per minute."""
 
@@ -39,8 +55,10 @@ class SweepSection(BaseModel):
     repeats: int = Field(1, ge=1, le=10_000)
     design: Literal["latin", "williams"] = "latin"
     concurrency: int = Field(8, ge=1, le=1024)
-    """Model x repeat sequences run at once (each runs its rows in planned order); also the
+    """Rows in flight at once (in ``sequential`` mode: model x repeat sequences); also the
     default cap on calls in flight per provider."""
+    mode: Literal["sequential", "blocked", "free"] = DEFAULT_MODE
+    """How rows are scheduled (see ``EXECUTION_MODES``)."""
     seed: int = 0
     max_row_retries: int = Field(2, ge=0, le=100)
     budget_usd: float | None = Field(None, ge=0)
@@ -113,9 +131,21 @@ class SweepConfig(BaseModel):
     models: list[dict[str, Any]]
 
     def digest(self) -> str:
-        """A digest of the definition; re-running an identical definition resumes its sweep."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        """A digest of the definition; re-running an identical definition resumes its sweep.
+
+        The default mode is left out, so a definition written before modes existed still
+        resumes the sweep it planned then.
+        """
+        data = self.model_dump(mode="json")
+        if data["sweep"]["mode"] == DEFAULT_MODE:
+            del data["sweep"]["mode"]
+        blob = json.dumps(data, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def stored_mode(config: dict[str, Any]) -> str:
+    """The execution mode of a stored sweep definition (``sequential`` if it predates modes)."""
+    return str(config["sweep"].get("mode", LEGACY_MODE))
 
 
 def stored_scenarios(config: dict[str, Any]) -> list[str]:

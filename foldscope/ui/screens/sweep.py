@@ -17,7 +17,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.engine.report import cells as report_cells
 from foldscope.engine.store import Store
-from foldscope.engine.sweep import stored_scenarios
+from foldscope.engine.sweep import stored_mode, stored_scenarios
 from foldscope.ui.messages import SweepFinished, SweepSnapshot
 from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.widgets.sweep_grid import SweepGrid
@@ -133,7 +133,7 @@ class SweepScreen(Screen[None]):
         self.query_one("#title", Static).update(Text.assemble(
             (f"sweep {message.sweep_id}", "bold"),
             f" · {', '.join(scenarios)} · arms {' '.join(s['arms'])}"
-            f" · {s['repeats']} repeats · {s['design']}{sim}"))
+            f" · {s['repeats']} repeats · {s['design']} · {stored_mode(config)} mode{sim}"))
         reason = f" · {message.sweep['stop_reason']}" if message.sweep.get("stop_reason") else ""
         call_retries = sum(c["call_retries"] for c in message.cells)
         row_retries = sum(c["row_retries"] for c in message.cells)
