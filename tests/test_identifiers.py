@@ -66,6 +66,17 @@ def test_context_group_reports_only_the_value() -> None:
     assert all(text[s:s + len(v)] == v for v, s in ports)
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("the ledger is on port 62114.", [("port", "62114")]),
+    ("export LEDGER_PORT=62114", [("env_var", "LEDGER_PORT"), ("port", "62114")]),
+    ("listening on 127.0.0.1:62114 now", [("ip", "127.0.0.1"), ("port", "62114")]),
+    ("use port `8080` please", [("port", "8080")]),
+    ("an export 12345 and an airport 4711", [("number", "12345"), ("number", "4711")]),
+])
+def test_port_rule_in_session_prose(text: str, expected: list[tuple[str, str]]) -> None:
+    assert [(i.kind, i.value) for i in find_identifiers(text)] == expected
+
+
 def test_kinds_filter_keeps_overlap_resolution() -> None:
     numbers = find_identifiers("cutoff 2026-07-14 01:26 UTC and 42", kinds=["number"])
     assert [i.value for i in numbers] == ["42"]

@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "foldscope.cli.export_cmd",
     "foldscope.cli.verify_cmd",
     "foldscope.cli.plan_cmd",
+    "foldscope.cli.audit_cmd",
 )
 
 EXIT_USAGE = 2

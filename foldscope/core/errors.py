@@ -37,3 +37,7 @@ class StatsError(FoldscopeError, ValueError):
 
 class EvidenceError(FoldscopeError):
     """An evidence package cannot be written or read (bad output folder, malformed CSV)."""
+
+
+class SessionError(FoldscopeError):
+    """An agent session file cannot be read (missing, unreadable, unknown format)."""

@@ -13,6 +13,7 @@ from typing import Any
 
 import sqlite_utils
 
+from foldscope.core.audit import StoredAudit
 from foldscope.core.errors import StoreError
 from foldscope.core.row import (
     FOLD_FIELDS,
@@ -24,7 +25,7 @@ from foldscope.core.row import (
 )
 from foldscope.core.validity import Validity
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The schema this foldscope writes. Older databases are migrated; newer ones are refused."""
 
 # How a check stored before schema 4 reads in today's answer classes (``core.answers``).
@@ -171,11 +172,27 @@ _MIGRATIONS: dict[int, str] = {
     UPDATE checks SET carrier_state = {_LEGACY_CARRIER_STATE}, class_detail = {_LEGACY_DETAIL},
         classification = {_LEGACY_CLASS};
     """,
+    # 5: session audits (``foldscope audit --db``): one row per audited session, the audit
+    # document as JSON (values already redacted when ``redacted`` is set; ``source`` then NULL).
+    5: """
+    CREATE TABLE IF NOT EXISTS audits (
+        id INTEGER PRIMARY KEY,
+        created_at REAL NOT NULL,
+        source TEXT,
+        session TEXT,
+        format TEXT NOT NULL,
+        redacted INTEGER NOT NULL,
+        compactions INTEGER NOT NULL,
+        lost_and_needed INTEGER NOT NULL,
+        audit_json TEXT NOT NULL
+    );
+    """,
 }
 
-READABLE_VERSIONS = (2, 3)
+READABLE_VERSIONS = (2, 3, 4)
 """Older schemas a read-only open still reads without migrating (they lack ``seq`` and the
-checks' carrier state; their answer classes are read through the version 4 renaming)."""
+checks' carrier state, and their answer classes are read through the version 4 renaming;
+versions before 5 lack the ``audits`` table, which then reads as empty)."""
 
 _FOLD_COLUMNS: tuple[str, ...] = tuple("fact_status_json" if f == "fact_status" else f
                                        for f in FOLD_FIELDS)
@@ -715,3 +732,41 @@ class Store:
             "SELECT COALESCE(SUM(folds_done),0) FROM rows WHERE sweep_id=?", [sweep_id]).fetchone()[0]
         out["total"] = sum(out[s] for s in (ROW_PLANNED, ROW_RUNNING, ROW_DONE, ROW_FAILED))
         return out
+
+    # -- session audits ---------------------------------------------------------------------
+
+    def add_audit(self, doc: dict[str, Any]) -> int:
+        """Store one session audit (the ``audit --json`` document) and return its id."""
+        lost = sum(len(c["lost_and_needed"]) for c in doc["compactions"])
+        with self.db.atomic():
+            cursor = self.db.execute(
+                "INSERT INTO audits (created_at, source, session, format, redacted, compactions, "
+                "lost_and_needed, audit_json) VALUES (?,?,?,?,?,?,?,?)",
+                [time.time(), doc.get("source"), doc.get("session"), doc["format"],
+                 int(bool(doc.get("redacted"))), len(doc["compactions"]), lost,
+                 json.dumps(doc, ensure_ascii=False, sort_keys=True)])
+        return int(cursor.lastrowid or 0)
+
+    def audits(self) -> list[StoredAudit]:
+        """Every stored session audit, newest first (none in a database from before audits)."""
+        if "audits" not in self.db.table_names():
+            return []
+        return [_audit(r) for r in self.db.execute(
+            f"SELECT {_AUDIT_COLUMNS} FROM audits ORDER BY id DESC").fetchall()]
+
+    def audit(self, audit_id: int) -> StoredAudit | None:
+        """One stored session audit, or None."""
+        if "audits" not in self.db.table_names():
+            return None
+        row = self.db.execute(f"SELECT {_AUDIT_COLUMNS} FROM audits WHERE id=?", [audit_id]).fetchone()
+        return None if row is None else _audit(row)
+
+
+_AUDIT_COLUMNS = ("id, created_at, source, session, format, redacted, compactions, lost_and_needed, "
+                  "audit_json")
+
+
+def _audit(row: tuple[Any, ...]) -> StoredAudit:
+    (audit_id, created_at, source, session, fmt, redacted, compactions, lost, doc) = row
+    return StoredAudit(audit_id, created_at, source, session, fmt, bool(redacted), compactions,
+                       lost, json.loads(doc))
