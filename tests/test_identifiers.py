@@ -72,8 +72,9 @@ def test_context_group_reports_only_the_value() -> None:
     ("listening on 127.0.0.1:62114 now", [("ip", "127.0.0.1"), ("port", "62114")]),
     ("use port `8080` please", [("port", "8080")]),
     ("an export 12345 and an airport 4711", [("number", "12345"), ("number", "4711")]),
+    ("<summary>kept /srv/a.lock</summary>", [("path", "/srv/a.lock")]),
 ])
-def test_port_rule_in_session_prose(text: str, expected: list[tuple[str, str]]) -> None:
+def test_rules_in_session_prose(text: str, expected: list[tuple[str, str]]) -> None:
     assert [(i.kind, i.value) for i in find_identifiers(text)] == expected
 
 
