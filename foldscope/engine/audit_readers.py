@@ -10,16 +10,16 @@ nothing is sent anywhere.
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from foldscope.core.audit import AuditFact, Channel, Compaction, Entry, Session, facts_from_data
-from foldscope.core.errors import ConfigError, SessionError
+from foldscope.core.errors import SessionError
 from foldscope.core.identifiers import KindRule
 from foldscope.core.text import storable
+from foldscope.engine.loader import read_toml_file
 
 FORMATS: tuple[str, ...] = ("auto", "claude-code", "inspect", "jsonl")
 """Values of ``--format``."""
@@ -382,17 +382,4 @@ def read_facts(path: str | Path, rules: Sequence[KindRule] | None = None) -> tup
     Raises:
         ConfigError: the file is missing or malformed (one line naming it).
     """
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"facts file not found: {path}") from None
-    except IsADirectoryError:
-        raise ConfigError(f"facts file is a directory: {path}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"facts file is not UTF-8 text: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"facts file {path}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read facts file {path}: {exc.strerror}") from None
-    return facts_from_data(data, source=str(path), rules=rules)
+    return facts_from_data(read_toml_file(path, "facts file"), source=str(path), rules=rules)

@@ -3,31 +3,18 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
-from foldscope.core.errors import ConfigError
 from foldscope.core.identifiers import KindRule, default_rules, merge_rules, rules_from_data
+from foldscope.engine.loader import read_toml_file
 
 KINDS_ENV = "FOLDSCOPE_IDENTIFIER_KINDS"
 """Environment variable naming a user identifier-kinds file (same format as the shipped one)."""
 
 
 def _read_rules(path: Path, what: str) -> tuple[KindRule, ...]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{what} not found: {path}") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{what} is a directory: {path}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{what} is not UTF-8 text: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{what} {path}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from None
-    return rules_from_data(data, source=str(path))
+    return rules_from_data(read_toml_file(path, what), source=str(path))
 
 
 def identifier_rules(path: str | Path | None = None,

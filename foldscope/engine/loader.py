@@ -159,3 +159,28 @@ def read_theme_data(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read theme ({exc})") from None
+
+
+def read_toml_file(path: str | Path, what: str) -> dict[str, Any]:
+    """Read a user's TOML file (facts, identifier kinds...) as a table.
+
+    Args:
+        path: the file.
+        what: what to call it in errors ("facts file").
+
+    Raises:
+        ConfigError: the file is missing, unreadable or not TOML; one line naming it.
+    """
+    path = Path(path)
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{what} is a directory: {path}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{what} is not UTF-8 text: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{what} {path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from None
