@@ -55,7 +55,7 @@ def test_session_text_is_printed_literally(capsys, tmp_path):
         + "\n" + json.dumps({"type": "compaction", "summary": "nothing"}) + "\n")
     code, out, _ = _run(capsys, str(session))
     assert code == 0
-    assert "\u001b" not in out and "\\x1b[2Jboom" in out
+    assert "\u001b" not in out and "\u241b[2Jboom" in out
 
 
 def test_no_compaction_and_skipped_lines_are_reported(capsys):

@@ -4,11 +4,10 @@ needed it afterwards (a plain-text report, or JSON; optionally stored in a datab
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from foldscope.core.audit import AuditOptions, audit_json, audit_session
-from foldscope.core.text import literal
+from foldscope.core.text import json_text, literal
 from foldscope.engine.audit_readers import FORMATS, read_facts, read_sessions
 from foldscope.engine.kinds_file import KINDS_ENV, identifier_rules
 from foldscope.engine.store import Store
@@ -58,13 +57,18 @@ def audit(args: argparse.Namespace) -> int:
         out: dict[str, Any] = docs[0] if len(docs) == 1 else {
             "format": "inspect", "sessions": docs,
             "compactions": [dict(c, session=d.get("session")) for d in docs for c in d["compactions"]]}
-        print(json.dumps(out, ensure_ascii=False, indent=2))
+        print(json_text(out, indent=2))
         return 0
     if not docs:
-        print(f"{literal(args.path)}: no samples in this log")
+        print(f"{_shown(args.path)}: no samples in this log")
     for doc in docs:
         print("\n".join(report_lines(doc, args.path)))
     return 0
+
+
+def _shown(text: str) -> str:
+    """Session text on one report line, shown literally (core.text.literal)."""
+    return literal(text, keep_newlines=False)
 
 
 def _where(doc: dict[str, Any]) -> str:
@@ -82,10 +86,10 @@ def _tokens(c: dict[str, Any]) -> str:
 def report_lines(doc: dict[str, Any], path: str) -> list[str]:
     """The plain-text report of one audited session (every value shown literally)."""
     where = _where(doc)
-    name = (f" · sample {literal(doc['session'])}" if doc.get("session") and doc["format"] == "inspect"
+    name = (f" · sample {_shown(doc['session'])}" if doc.get("session") and doc["format"] == "inspect"
             else "")
     compactions = doc["compactions"]
-    shown = "(redacted session)" if doc.get("redacted") else literal(path)
+    shown = "(redacted session)" if doc.get("redacted") else _shown(path)
     head = f"{shown} ({doc['format']}{name}): {len(compactions)} compaction(s)"
     lines = [head]
     if doc["skipped_lines"]:
@@ -97,14 +101,14 @@ def report_lines(doc: dict[str, Any], path: str) -> list[str]:
         return lines
     for c in compactions:
         n = c["counts"]
-        trigger = f" · {literal(c['trigger'])}" if c.get("trigger") else ""
+        trigger = f" · {_shown(c['trigger'])}" if c.get("trigger") else ""
         lines += ["", f"compaction {c['index']} at {where} {c['at']} · {c['type']} · {_tokens(c)}{trigger}",
                   f"  {n['present']} present · {n['mutated']} mutated · {n['missing']} missing "
                   f"(of {len(c['identifiers'])} identifiers in the history it replaced)"]
         if c["lost_and_needed"]:
             lines.append("  LOST AND NEEDED (not carried, used again afterwards):")
             for x in c["lost_and_needed"]:
-                lines.append(f"    {x['kind']:<10} {literal(x['value'])}  [{x['state']}] used again at "
+                lines.append(f"    {x['kind']:<10} {_shown(x['value'])}  [{x['state']}] used again at "
                              f"{where} {x['used_at']} ({x['used_in'].replace('_', ' ')})")
         else:
             lines.append("  lost and needed: none")
@@ -114,14 +118,14 @@ def report_lines(doc: dict[str, Any], path: str) -> list[str]:
                 continue
             lines.append(f"  {state}:")
             for i in items:
-                altered = f"  → {literal(i['altered'])}" if i.get("altered") else ""
-                label = f" ({literal(i['label'])})" if i.get("label") else ""
-                lines.append(f"    {i['kind']:<10} {literal(i['value'])}{label}{altered}")
+                altered = f"  → {_shown(i['altered'])}" if i.get("altered") else ""
+                label = f" ({_shown(i['label'])})" if i.get("label") else ""
+                lines.append(f"    {i['kind']:<10} {_shown(i['value'])}{label}{altered}")
         if c["new_after"]:
             lines.append("  new after (values of lost kinds never seen before; likely re-invented):")
             for x in c["new_after"]:
                 sig = f"  signatures: {', '.join(x['signatures'])}" if x["signatures"] else ""
-                lines.append(f"    {x['kind']:<10} {literal(x['value'])}  first at {where} "
+                lines.append(f"    {x['kind']:<10} {_shown(x['value'])}  first at {where} "
                              f"{x['first_seen_at']}{sig}")
     if doc.get("stored_as") is not None:
         lines += ["", f"stored as audit {doc['stored_as']}"]
