@@ -71,6 +71,10 @@ def test_context_group_reports_only_the_value() -> None:
     ("export LEDGER_PORT=62114", [("env_var", "LEDGER_PORT"), ("port", "62114")]),
     ("listening on 127.0.0.1:62114 now", [("ip", "127.0.0.1"), ("port", "62114")]),
     ("use port `8080` please", [("port", "8080")]),
+    ('{"port": 62114, "httpPort": 8080}', [("port", "62114"), ("port", "8080")]),
+    ("the port number is 62114", [("port", "62114")]),
+    ("a portal 8080 and support 1234", [("number", "8080"), ("number", "1234")]),
+    ("OPS-4821 is UTF-8 text hashed with SHA-256", [("ticket", "OPS-4821")]),
     ("an export 12345 and an airport 4711", [("number", "12345"), ("number", "4711")]),
     ("<summary>kept /srv/a.lock</summary>", [("path", "/srv/a.lock")]),
 ])
