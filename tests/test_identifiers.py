@@ -75,6 +75,7 @@ def test_context_group_reports_only_the_value() -> None:
     ("the port number is 62114", [("port", "62114")]),
     ("a portal 8080 and support 1234", [("number", "8080"), ("number", "1234")]),
     ("OPS-4821 is UTF-8 text hashed with SHA-256", [("ticket", "OPS-4821")]),
+    ("psql -h db -p 5433; mkdir -p /tmp/x", [("port", "5433"), ("path", "/tmp/x")]),
     ("an export 12345 and an airport 4711", [("number", "12345"), ("number", "4711")]),
     ("<summary>kept /srv/a.lock</summary>", [("path", "/srv/a.lock")]),
 ])
