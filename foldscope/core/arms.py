@@ -12,6 +12,7 @@ from foldscope.core.prompts import (
     PROSE_INSTRUCTION,
     PROSE_SYSTEM_PROMPT,
     SCHEMA_INSTRUCTION,
+    SECTIONS_REQUEST,
     SHARED_SYSTEM_PROMPT,
     prompt_digest,
 )
@@ -24,6 +25,15 @@ DEFAULT_CARRY_CAP = 2400
 
 DEDICATED_CEILING = 9600
 """Arm j's single-field ceiling; q's five fields must share exactly this capacity."""
+
+DEPLOYED_BUDGET = 900
+"""Output tokens of the deployed configuration: arm f, and arm l that matches it."""
+
+HEADED_BUDGET = 2400
+"""Output tokens of arm m (and u, which differs from m only by its carry cap)."""
+
+SHARED_PROMPT_ARMS = "jqmptu"
+"""The arms that share one system prompt byte for byte (the study's; o has its own)."""
 
 
 @dataclass(frozen=True)
@@ -121,9 +131,12 @@ class Arm:
             "id": self.id,
             "title": self.title,
             "representation": self.representation,
+            "field_count": len(self.fields),
+            "carried_field_count": len(self.carried_fields),
             "fields": [
                 {"name": f.name, "max_length": f.max_length, "carried": f.carried, "kind": f.kind,
-                 "section": f.section.heading if f.section else None}
+                 "section": f.section.heading if f.section else None,
+                 "description_chars": len(f.description or "")}
                 for f in self.fields
             ],
             "declared_ceiling": self.declared_ceiling,
@@ -140,8 +153,8 @@ def _shared_schema(ceiling: int) -> tuple[FieldSpec, ...]:
     """The deployed shared schema: one summary string plus two arrays that are not carried."""
     return (
         FieldSpec("summary", ceiling, "Summary of the conversation so far."),
-        FieldSpec("paths", None, "File paths touched.", carried=False, kind="array"),
-        FieldSpec("tool_names", None, "Tools used.", carried=False, kind="array"),
+        FieldSpec("preserved_paths", None, "File paths touched.", carried=False, kind="array"),
+        FieldSpec("preserved_tool_names", None, "Tools used.", carried=False, kind="array"),
     )
 
 
@@ -154,12 +167,13 @@ def _five_fields(total: int) -> tuple[FieldSpec, ...]:
     return tuple(FieldSpec(s.key, per_field, None, section=s) for s in SECTIONS)
 
 
+# The study declares no ceiling on k's fields: they carry what the model writes.
 _SEMANTIC = (
-    FieldSpec("task_state", 1600, "Where the task stands.", section=SECTIONS[0]),
-    FieldSpec("identifiers", 3200, "Every identifier and value, verbatim.", section=SECTIONS[1]),
-    FieldSpec("decisions", 1600, "Decisions made and constraints.", section=SECTIONS[2]),
-    FieldSpec("problems", 1600, "Failures and their causes.", section=SECTIONS[3]),
-    FieldSpec("next_steps", 1600, "What is still open.", section=SECTIONS[4]),
+    FieldSpec("task_state", None, "Where the task stands.", section=SECTIONS[0]),
+    FieldSpec("identifiers", None, "Every identifier and value, verbatim.", section=SECTIONS[1]),
+    FieldSpec("decisions", None, "Decisions made and constraints.", section=SECTIONS[2]),
+    FieldSpec("problems", None, "Failures and their causes.", section=SECTIONS[3]),
+    FieldSpec("next_steps", None, "What is still open.", section=SECTIONS[4]),
 )
 
 
@@ -181,7 +195,8 @@ ARMS: dict[str, Arm] = {
     arm.id: arm
     for arm in (
         _schema("f", "deployed shared schema", _shared_schema(1024), "shared_summary",
-                budget=1024, carry_raw_json=True, notes="carries the raw JSON envelope"),
+                budget=DEPLOYED_BUDGET, carry_raw_json=True,
+                notes="carries the raw JSON envelope"),
         _schema("n", "shared schema, ceiling lifted", _shared_schema(DEDICATED_CEILING),
                 "shared_summary"),
         _schema("j", "dedicated schema, one field", _single(DEDICATED_CEILING), "carrier"),
@@ -190,13 +205,14 @@ ARMS: dict[str, Arm] = {
         _schema("q", "five named fields", _five_fields(DEDICATED_CEILING), "carrier"),
         _schema("k", "semantic schema", _SEMANTIC, "semantic_carrier"),
         _plain("o", "plain text, no headings", headed=False),
-        _plain("m", "plain text under five headings", headed=True),
+        _plain("m", "plain text under five headings", headed=True, budget=HEADED_BUDGET),
         _schema("t", "one field, ceiling halved", _single(DEDICATED_CEILING // 2), "carrier"),
-        _plain("u", "five headings, carry cap 1,400", headed=True, carry_cap=1400),
-        _plain("l", "five headings at the deployed 900-token budget", headed=True, budget=900,
-               carry_cap=900),
+        _plain("u", "five headings, carry cap 1,400", headed=True, budget=HEADED_BUDGET,
+               carry_cap=1400),
+        _plain("l", "five headings at the deployed 900-token budget", headed=True,
+               budget=DEPLOYED_BUDGET, carry_cap=DEPLOYED_BUDGET),
         _schema("g", "deployed shared schema, parsed", _shared_schema(1024), "shared_summary",
-                budget=1024, notes="parsed and rendered rather than carried raw"),
+                budget=DEPLOYED_BUDGET, notes="parsed and rendered rather than carried raw"),
     )
 }
 """Every arm, keyed by its one-letter id, in catalog order."""
@@ -234,18 +250,25 @@ def check_catalog(arms: dict[str, Arm] = ARMS) -> None:
     """Enforce the catalog's invariants; raise ArmError naming the first one broken.
 
     - q's per-field ceiling is j's ceiling divided by the number of sections;
-    - j, p, q, m, t, u share one system prompt byte for byte, and o has its own.
+    - j, p, q, m, t, u share one system prompt byte for byte, it asks for the five named
+      sections, and o has its own;
+    - f and l answer within the deployed 900-token budget, m within 2,400.
     """
     j, q = arms["j"], arms["q"]
     expected = j.declared_ceiling // len(SECTIONS)  # type: ignore[operator]
     for spec in q.carried_fields:
         if spec.max_length != expected:
             raise ArmError(f"arm q field '{spec.name}' ceiling {spec.max_length} != j/5 = {expected}")
-    shared = {arms[a].system_prompt for a in "jpqmtu"}
+    shared = {arms[a].system_prompt for a in SHARED_PROMPT_ARMS}
     if len(shared) != 1:
         raise ArmError("arms j, p, q, m, t, u must share one system prompt")
+    if SECTIONS_REQUEST not in next(iter(shared)):
+        raise ArmError("the shared system prompt must ask for the five named sections")
     if arms["o"].system_prompt in shared:
         raise ArmError("arm o must have its own system prompt")
+    for arm_id, budget in (("f", DEPLOYED_BUDGET), ("l", DEPLOYED_BUDGET), ("m", HEADED_BUDGET)):
+        if arms[arm_id].output_budget != budget:
+            raise ArmError(f"arm {arm_id} output budget {arms[arm_id].output_budget} != {budget}")
 
 
 check_catalog()
