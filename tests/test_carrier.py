@@ -69,7 +69,8 @@ def test_empty_reply():
 
 
 def test_single_field_is_carried_as_its_text_and_f_carries_the_envelope():
-    reply = json.dumps({"summary": "port 62114", "paths": ["/a"], "tool_names": ["bash"]})
+    reply = json.dumps({"summary": "port 62114", "preserved_paths": ["/a"],
+                        "preserved_tool_names": ["bash"]})
     assert carry_forward(ARMS["g"], reply).text == "port 62114"
     f = carry_forward(ARMS["f"], reply)
     assert f.text == reply and f.parse_status == "ok"
