@@ -63,12 +63,42 @@ def row_mean(values: Sequence[float], confidence: float = 0.95,
     Raises:
         ValueError: confidence outside (0, 1).
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     mean, n = mean_with_n(values)
     if n < 2:
-        return RowMean(mean=mean, n=n, sd=NAN, ci=(NAN, NAN))
+        return row_mean_from_sums(n, math.fsum(values), 0.0, confidence, bounds)
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    return _t_interval(mean, n, sd, confidence, bounds)
+
+
+def row_mean_from_sums(n: int, total: float, total_sq: float, confidence: float = 0.95,
+                       bounds: tuple[float, float] = (0.0, 1.0)) -> RowMean:
+    """:func:`row_mean` from running sums (n, Σx, Σx²), for readers that keep them up to date
+    row by row instead of holding every value.
+
+    Args:
+        n: rows.
+        total: sum of the per-row values.
+        total_sq: sum of their squares.
+        confidence: two-sided level, strictly between 0 and 1.
+        bounds: the range the values live in, used to clip the interval.
+
+    Raises:
+        ValueError: confidence outside (0, 1).
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    mean = total / n if n else NAN
+    if n < 2:
+        return RowMean(mean=mean, n=n, sd=NAN, ci=(NAN, NAN))
+    # Σ(x − x̄)² = Σx² − n·x̄²; rounding can take it a hair below zero when every row agrees.
+    sd = math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1))
+    return _t_interval(mean, n, sd, confidence, bounds)
+
+
+def _t_interval(mean: float, n: int, sd: float, confidence: float,
+                bounds: tuple[float, float]) -> RowMean:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     half = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     low, high = bounds
     return RowMean(mean=mean, n=n, sd=sd, ci=(max(low, mean - half), min(high, mean + half)))

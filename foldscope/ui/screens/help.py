@@ -1,0 +1,105 @@
+"""The help screen (``?`` or F1): every key by place, every metric's definition, the recall
+interval's method and the symbols, all read from the code that defines them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from foldscope.core.metrics import INTERVAL_METHOD, METRICS
+
+SYMBOLS: tuple[tuple[str, str], ...] = (
+    ("●", "the fact is present in the carrier after that fold (verbatim, whole token)"),
+    ("◐", "mutated: a near miss of the value (the near-miss rules name how)"),
+    ("○", "missing from the carrier"),
+    ("★", "a graded fact (asked at the recall turn); unstarred facts are decoys"),
+    ("⟳", "rows of the cell are running now (never shown once the runner has stopped)"),
+    ("⚑", "answers a person flagged as fabricated"),
+    ("n/m", "valid rows / planned rows of the cell"),
+    ("·", "no row of the cell has finished yet"),
+    ("—", "nothing to measure yet (no valid row, or the arm declares no ceiling)"),
+    ("A F C", "answers view: honest abstentions, fabrications, carried corruptions"),
+    ("␛ ␊ �", "control characters in model text, shown as visible stand-ins, never obeyed"),
+)
+"""The marks the screens draw, and what each means."""
+
+KeyPlace = tuple[str, Sequence[Binding]]
+"""A place in the app (a screen or widget) and its key bindings."""
+
+
+def _keys(app, places: Sequence[KeyPlace]) -> Text:
+    text = Text()
+    for place, bindings in places:
+        entries = [b for b in bindings if isinstance(b, Binding) and b.description]
+        if not entries:
+            continue
+        text.append(f"{place}\n", style="bold")
+        for b in entries:
+            key = b.key_display or ", ".join(
+                app.get_key_display(Binding(k.strip(), b.action)) for k in b.key.split(","))
+            text.append(f"  {key:<14}", style="bold")
+            text.append(f"{b.tooltip or b.description}\n")
+        text.append("\n")
+    return text
+
+
+def _metrics() -> Text:
+    text = Text()
+    for m in METRICS:
+        text.append(f"  {m.label:<20}", style="bold")
+        text.append(f"{m.definition}\n")
+    text.append("\n  Recall interval  ", style="bold")
+    text.append(f"{INTERVAL_METHOD}.\n")
+    text.append("  Colours  ", style="bold")
+    text.append("each metric's value reads good, fair or poor by fixed thresholds (recall ≥ 0.8 "
+                "good, ≥ 0.4 fair); the colours are the theme's fact-present, fact-mutated and "
+                "fact-missing.\n")
+    return text
+
+
+def _symbols() -> Text:
+    text = Text()
+    for mark, meaning in SYMBOLS:
+        text.append(f"  {mark:<8}", style="bold")
+        text.append(f"{meaning}\n")
+    return text
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key, metric and symbol; ``escape``, ``q`` or ``?`` closes it."""
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 90%; max-width: 110; height: 90%;
+        border: round $primary; background: $surface; padding: 0 1;
+    }
+    HelpScreen .help-heading { color: $primary; text-style: bold; margin: 1 0 0 0; }
+    """
+
+    BINDINGS = [
+        Binding("escape,q,question_mark,f1", "dismiss", "Close help", show=True),
+    ]
+    """Keys that close the help screen."""
+
+    def __init__(self, places: Sequence[KeyPlace]) -> None:
+        super().__init__()
+        self.places = list(places)
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static("Keys", classes="help-heading", markup=False)
+            yield Static(_keys(self.app, self.places), id="help-keys")
+            yield Static("Metrics (v cycles them in the grid)", classes="help-heading",
+                         markup=False)
+            yield Static(_metrics(), id="help-metrics")
+            yield Static("Symbols", classes="help-heading", markup=False)
+            yield Static(_symbols(), id="help-symbols")
+            yield Static(Text("ctrl+p opens the command palette: every action above, every "
+                              "metric, theme and sort column by name.", style="italic"))

@@ -1,0 +1,134 @@
+"""The sweep picker: every sweep in the database, newest first; enter opens one."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from foldscope.core.text import literal
+from foldscope.engine.listing import SweepSummary, list_sweeps
+from foldscope.engine.store import Store
+
+PICKER_COLUMNS: tuple[tuple[str, int | None], ...] = (
+    ("sweep", None), ("scenarios", None), ("models", 30), ("arms", None), ("status", None),
+    ("rows", None), ("started", 16), ("spend", None))
+"""The picker's columns (label and key) and fixed widths where a value can be long."""
+
+
+def _one_line(text: str, limit: int = 60) -> Text:
+    """Stored names are data: shown literally on one line, cut to ``limit`` characters."""
+    shown = literal(text, keep_newlines=False)
+    return Text(shown if len(shown) <= limit else shown[: limit - 1] + "…")
+
+
+def summary_cells(s: SweepSummary) -> list[Text]:
+    """One sweep as the picker's cells."""
+    status = s.status + (f" · pid {s.runner_pid}" if s.runner_pid else "")
+    return [_one_line(s.id), _one_line(", ".join(s.scenarios)), _one_line(", ".join(s.models)),
+            _one_line(" ".join(s.arms)), Text(status),
+            Text(f"{s.rows_done}/{s.rows_planned}"),
+            Text(time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started))),
+            Text(f"${s.spend_usd:.4f}" + (" sim" if s.simulated else ""))]
+
+
+@dataclass
+class SweepList(Message):
+    """The sweeps read from the store by the picker's worker."""
+
+    sweeps: list[SweepSummary]
+
+
+class SweepPicker(Screen[str | None]):
+    """Choose a sweep to watch; dismisses with its id (or None on escape)."""
+
+    DEFAULT_CSS = """
+    SweepPicker #picker-body { padding: 0 1; }
+    SweepPicker #picker-title { margin: 1 0; }
+    SweepPicker #sweeps { height: 1fr; }
+    """
+
+    BINDINGS = [
+        Binding("enter", "choose", "Open sweep", tooltip="Watch the highlighted sweep"),
+        Binding("escape", "back", "Back", tooltip="Back to the sweep on display"),
+        Binding("r", "reload", "Reload", tooltip="Read the list of sweeps again"),
+    ]
+    """Key bindings of the sweep picker."""
+
+    def __init__(self, db_path: str, current: str | None = None) -> None:
+        super().__init__()
+        self.db_path = db_path
+        self.current = current
+        self._ids: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="picker-body"):
+            yield Static(Text.assemble(("Sweeps in ", "bold"), literal(self.db_path, keep_newlines=False),
+                                       "  · enter opens one, escape goes back"),
+                         id="picker-title")
+            yield DataTable(id="sweeps", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#sweeps", DataTable)
+        for label, width in PICKER_COLUMNS:
+            table.add_column(label, key=label, width=width)
+        table.focus()
+        self.reload()
+
+    def action_reload(self) -> None:
+        """Read the list of sweeps again."""
+        self.reload()
+
+    @work(thread=True, group="picker-load", exclusive=True, exit_on_error=False,
+          description="list the sweeps in the database")
+    def reload(self) -> None:
+        """Read every sweep's summary in a thread."""
+        with Store(self.db_path, readonly=True) as store:
+            sweeps = list_sweeps(store)
+        if not get_current_worker().is_cancelled:
+            self.post_message(SweepList(sweeps))
+
+    @on(SweepList)
+    def show_sweeps(self, message: SweepList) -> None:
+        """Fill the table, keeping the cursor on the sweep on display."""
+        table = self.query_one("#sweeps", DataTable)
+        table.clear()
+        self._ids = [s.id for s in message.sweeps]
+        for s in message.sweeps:
+            table.add_row(*summary_cells(s), key=s.id)
+        if self.current in self._ids:
+            table.move_cursor(row=self._ids.index(self.current))
+
+    def action_choose(self) -> None:
+        """Open the highlighted sweep."""
+        table = self.query_one("#sweeps", DataTable)
+        if self._ids and 0 <= table.cursor_row < len(self._ids):
+            self.dismiss(self._ids[table.cursor_row])
+
+    @on(DataTable.RowSelected, "#sweeps")
+    def chosen(self, event: DataTable.RowSelected) -> None:
+        """Enter (or a click) on a row opens it."""
+        self.action_choose()
+
+    def action_back(self) -> None:
+        """Back to the sweep on display (there must be one)."""
+        if self.current is not None:
+            self.dismiss(None)
+
+    @on(Worker.StateChanged)
+    def load_failed(self, event: Worker.StateChanged) -> None:
+        """A database that cannot be read is one line in the title, not a crash."""
+        if event.state == WorkerState.ERROR and event.worker.group == "picker-load":
+            self.query_one("#picker-title", Static).update(Text(literal(
+                f"cannot read {self.db_path}: {event.worker.error}", keep_newlines=False)))
