@@ -36,6 +36,14 @@ def run_sweep(db: Path, data: dict, **runner_kw) -> str:
     return prepared.sweep_id
 
 
+@pytest.fixture(autouse=True)
+def user_settings(tmp_path_factory, monkeypatch) -> Path:
+    """Every test gets its own empty settings folder: nothing reads or writes ~/.config."""
+    folder = tmp_path_factory.mktemp("xdg-config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    return folder / "foldscope" / "config.toml"
+
+
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     return tmp_path / "sweep.sqlite"

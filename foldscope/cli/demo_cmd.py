@@ -44,22 +44,45 @@ def demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def open_tui(db: str = DEMO_DB) -> int:
-    """Open the TUI on the newest sweep in ``db`` (starting a demo sweep if there is none)."""
+def open_tui(db: str | None = None, sweep_id: str | None = None) -> int:
+    """Open the TUI on a database: the named sweep, the only one, or the picker when it holds
+    several. With no ``db``, the demo database is used and a demo sweep started if it is empty.
+
+    An unfinished sweep is resumed here (from its last committed fold) unless another live
+    process runs it — then it is watched — or the database is read-only.
+    """
     from pathlib import Path
 
+    from foldscope.engine.listing import run_elsewhere
     from foldscope.engine.store import Store, writable
     from foldscope.ui.app import FoldscopeApp
 
+    path = db or DEMO_DB
+    if db is not None and not Path(db).exists():
+        raise StoreError(f"{db}: no such database")
+    if Path(path).is_dir():
+        raise StoreError(f"{path}: is a folder, not a database")
     # A database on a read-only file or mount is watched, never run (nor planted with a demo).
-    readonly = Path(db).exists() and not writable(db)
-    with Store(db, readonly=readonly) as store:
-        latest = store.latest_sweep_id()
-        unfinished = latest is not None and store.sweep(latest)["status"] != "done"
-    if latest is None:
-        if readonly:
-            raise StoreError(f"{db}: no sweeps recorded (and the database is read-only)")
-        return demo(argparse.Namespace(db=db, repeats=2, latency=DEMO_LATENCY_S))
+    readonly = Path(path).exists() and not writable(path)
+    with Store(path, readonly=readonly) as store:
+        sweeps = store.sweeps()
+        if sweep_id is not None:
+            sweep = store.sweep(sweep_id)
+            if sweep is None:
+                known = ", ".join(s["id"] for s in sweeps[:5]) or "none"
+                raise StoreError(f"{path}: no sweep '{sweep_id}' (recent: {known})")
+        elif len(sweeps) == 1:
+            sweep_id = sweeps[0]["id"]
+        sweep = store.sweep(sweep_id) if sweep_id is not None else None
+        unfinished = sweep is not None and sweep["status"] != "done"
+        elsewhere = run_elsewhere(sweep) if sweep is not None else None
+    if not sweeps:
+        if readonly or db is not None:
+            raise StoreError(f"{path}: no sweeps recorded" + (
+                " (and the database is read-only)" if readonly else
+                f"; start one with `foldscope demo --db {path}` or `foldscope run --db {path}`"))
+        return demo(argparse.Namespace(db=path, repeats=2, latency=DEMO_LATENCY_S))
     # An unfinished sweep (e.g. quit mid-way) resumes where its committed folds end.
-    FoldscopeApp(db, sweep_id=latest, run=unfinished and not readonly).run()
+    FoldscopeApp(path, sweep_id=sweep_id,
+                 run=unfinished and not readonly and elsewhere is None).run()
     return 0

@@ -31,6 +31,15 @@ class StoreError(FoldscopeError):
     """The database cannot be used (corrupt, newer schema, wrong file)."""
 
 
+class SweepClaimed(StoreError):
+    """Another live process is already running the sweep: a reader watches it instead."""
+
+    def __init__(self, message: str, pid: int) -> None:
+        super().__init__(message)
+        self.pid = pid
+        """The process running the sweep."""
+
+
 class StatsError(FoldscopeError, ValueError):
     """Arguments a statistic cannot be computed from (a bad count, margin, or too few values)."""
 

@@ -14,7 +14,7 @@ from typing import Any
 import sqlite_utils
 
 from foldscope.core.audit import StoredAudit
-from foldscope.core.errors import StoreError
+from foldscope.core.errors import StoreError, SweepClaimed
 from foldscope.core.row import (
     FOLD_FIELDS,
     ROW_FIELDS,
@@ -518,15 +518,16 @@ class Store:
         """Record this process as the sweep's runner, unless a live process already is.
 
         Raises:
-            StoreError: another live process is running the sweep (two runners would race for
-                the same rows).
+            SweepClaimed: another live process is running the sweep (two runners would race
+                for the same rows).
         """
         with self.db.atomic():
             row = self.db.execute("SELECT runner_pid FROM sweeps WHERE id=?", [sweep_id]).fetchone()
             holder = row[0] if row else None
             if holder and holder != pid and is_alive(holder):
-                raise StoreError(f"{self.path}: sweep {sweep_id} is already being run by process "
-                                 f"{holder}; watch it with `foldscope` or wait for it to stop")
+                raise SweepClaimed(f"{self.path}: sweep {sweep_id} is already being run by "
+                                   f"process {holder}; watch it with `foldscope` or wait for it "
+                                   "to stop", holder)
             self.db.execute("UPDATE sweeps SET runner_pid=? WHERE id=?", [pid, sweep_id])
 
     def release(self, sweep_id: str, pid: int) -> None:

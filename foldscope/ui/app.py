@@ -1,18 +1,32 @@
-"""The foldscope Textual app: registers themes, opens the sweep screen, runs a sweep worker."""
+"""The foldscope Textual app: registers themes, opens a sweep (or the picker), runs a sweep
+worker, and keeps the help screen, the command palette and the remembered theme."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from functools import partial
+
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
+from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
+from foldscope.core.errors import ConfigError, SweepClaimed
+from foldscope.core.text import literal
+from foldscope.engine.listing import SweepSummary
 from foldscope.engine.runner import SweepRunner
+from foldscope.engine.store import writable
+from foldscope.engine.userconfig import read_user_config, update_user_config
+from foldscope.ui.commands import FoldscopeCommands, PaletteCommand
 from foldscope.ui.messages import SweepFinished
+from foldscope.ui.screens.cell import CellScreen
+from foldscope.ui.screens.help import HelpScreen, KeyPlace
+from foldscope.ui.screens.picker import SweepPicker
 from foldscope.ui.screens.sweep import SweepScreen
 from foldscope.ui.theme import FACT_VARIABLES, FOLDSCOPE_DARK, discover_themes
+from foldscope.ui.widgets.answer_table import AnswerTable
 
 
 QUIT_GRACE_S = 5.0
@@ -24,12 +38,13 @@ class FoldscopeApp(App[None]):
 
     Args:
         db_path: the database.
-        sweep_id: the sweep to show (default: the newest).
+        sweep_id: the sweep to show; None opens the sweep picker first.
         run: start the sweep's runner in a background worker.
         latency_scale: passed to the runner (simulated latency multiplier).
     """
 
     TITLE = "foldscope"
+    COMMANDS = App.COMMANDS | {FoldscopeCommands}
     CSS = """
     #body { padding: 0 1; }
     #title { margin: 1 0 0 0; }
@@ -47,7 +62,15 @@ class FoldscopeApp(App[None]):
     #answer-title { margin: 1 0 0 0; color: $text-muted; }
     #legend { margin: 1 0 0 0; }
     """
-    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit (a sweep running here "
+                "stops; it resumes the next time it is opened)"),
+        Binding("question_mark,f1", "help", "Help", key_display="? F1",
+                tooltip="This help: every key, metric and symbol"),
+        Binding("s", "pick_sweep", "Sweeps", tooltip="Pick another sweep of this database"),
+        Binding("T", "next_theme", "Theme", show=False,
+                tooltip="Next theme: dark, light, colour-blind safe, high contrast (remembered)"),
+    ]
     """App-wide bindings."""
 
     def __init__(self, db_path: str, *, sweep_id: str | None = None, run: bool = False,
@@ -59,6 +82,10 @@ class FoldscopeApp(App[None]):
         self.latency_scale = latency_scale
         self.runner: SweepRunner | None = None
         self.sweep_status: str | None = None
+        self.watching_pid: int | None = None
+        """Another process running the sweep on display, when this app only watches it."""
+        self.sweep_screen: SweepScreen | None = None
+        self._theme_names: list[str] = []
         self._sweep_done = threading.Event()
         self._sweep_done.set()  # nothing running until a sweep worker starts
 
@@ -72,22 +99,124 @@ class FoldscopeApp(App[None]):
             self.register_theme(theme)
         for error in errors:
             self.notify(error, severity="warning", timeout=10, markup=False)
-        self.theme = FOLDSCOPE_DARK.name
-        self.sweep_screen = SweepScreen(self.db_path, self.sweep_id)
-        self.push_screen(self.sweep_screen)
-        if self.run_sweep and self.sweep_id:
-            self.runner = SweepRunner(self.db_path, self.sweep_id, latency_scale=self.latency_scale)
-            self.execute_sweep()
+        self._theme_names = [FOLDSCOPE_DARK.name, *(t.name for t in themes)]
+        self.theme = self._remembered_theme(themes)
+        self.theme_changed_signal.subscribe(self, self._remember_theme)
+        if self.sweep_id is None:
+            self.push_screen(SweepPicker(self.db_path), self._picked)
+        else:
+            self._show_sweep(self.sweep_id)
+            if self.run_sweep:
+                self._start_runner(self.sweep_id)
+
+    # -- sweeps -----------------------------------------------------------------------------
+
+    def _show_sweep(self, sweep_id: str) -> None:
+        self.sweep_id = sweep_id
+        screen = SweepScreen(self.db_path, sweep_id)
+        if self.sweep_screen is None or self.screen is not self.sweep_screen:
+            self.push_screen(screen)
+        else:
+            self.switch_screen(screen)
+        self.sweep_screen = screen
+
+    def _start_runner(self, sweep_id: str) -> None:
+        self.runner = SweepRunner(self.db_path, sweep_id, latency_scale=self.latency_scale)
+        self.execute_sweep()
+
+    def _picked(self, picked: SweepSummary | None) -> None:
+        """Open the sweep chosen in the picker; resume it here if it is unfinished, nobody
+        else runs it, this app runs nothing else, and the database can be written."""
+        if picked is None or (picked.id == self.sweep_id and self.sweep_screen is not None):
+            return
+        self._show_sweep(picked.id)
+        if (picked.status != "done" and picked.runner_pid is None and self._sweep_done.is_set()
+                and writable(self.db_path)):
+            self._start_runner(picked.id)
+
+    def action_pick_sweep(self) -> None:
+        """Open the sweep picker."""
+        self.push_screen(SweepPicker(self.db_path, self.sweep_id), self._picked)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "pick_sweep":
+            # From the grid (or before any sweep is open), not from inside a cell or a dialog.
+            return self.sweep_screen is None or self.screen is self.sweep_screen
+        return True
+
+    # -- help, themes, palette --------------------------------------------------------------
+
+    def key_places(self) -> list[KeyPlace]:
+        """Every key binding of foldscope, by the place it works in (for the help screen)."""
+        return [("Everywhere", self.BINDINGS), ("Sweep grid", SweepScreen.BINDINGS),
+                ("A cell's rows and folds", CellScreen.BINDINGS),
+                ("Answer tab (table focused)", AnswerTable.BINDINGS),
+                ("Sweep picker", SweepPicker.BINDINGS),
+                ("Tables", [Binding("up,down,left,right", "", "Move the cursor"),
+                            Binding("pageup,pagedown", "", "A page up or down"),
+                            Binding("enter", "", "Open what the cursor is on"),
+                            Binding("tab", "", "Next pane (shift+tab: previous)"),
+                            Binding("ctrl+p", "", "Command palette: every action by name")])]
+
+    def action_help(self) -> None:
+        """Open the help screen (every key, metric and symbol)."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.key_places()))
+
+    def action_next_theme(self) -> None:
+        """Switch to the next foldscope theme (the choice is remembered)."""
+        names = [n for n in self._theme_names if n in self.available_themes]
+        if names:
+            current = names.index(self.theme) if self.theme in names else -1
+            self.theme = names[(current + 1) % len(names)]
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        """One palette command per foldscope theme."""
+        return [PaletteCommand(f"Theme: {name}", "Switch theme (remembered in the settings file)",
+                               partial(setattr, self, "theme", name))
+                for name in self._theme_names if name in self.available_themes]
+
+    def _remembered_theme(self, themes: list[Theme]) -> str:
+        """The theme the settings file names, if it is known; else the built-in dark one."""
+        try:
+            wanted = read_user_config().get("theme")
+        except ConfigError as exc:
+            self.notify(str(exc), severity="warning", timeout=10, markup=False)
+            return FOLDSCOPE_DARK.name
+        if isinstance(wanted, str) and wanted in self.available_themes:
+            return wanted
+        if wanted is not None:
+            self.notify(f"settings: unknown theme {wanted!r}; using {FOLDSCOPE_DARK.name}",
+                        severity="warning", timeout=10, markup=False)
+        return FOLDSCOPE_DARK.name
+
+    def _remember_theme(self, theme: Theme) -> None:
+        self.save_settings({"theme": theme.name})
+
+    @work(thread=True, group="settings", exit_on_error=False, description="save settings")
+    def save_settings(self, changes: dict[str, object]) -> None:
+        """Write the settings file in a thread; a failure is one warning line."""
+        try:
+            update_user_config(changes)
+        except ConfigError as exc:
+            self.call_from_thread(self.notify, str(exc), severity="warning", timeout=10,
+                                  markup=False)
 
     @work(thread=True, group="sweep", exit_on_error=False, description="run the sweep")
     def execute_sweep(self) -> str:
-        """Run the sweep in its own thread and event loop; every fold is committed as it lands."""
+        """Run the sweep in its own thread and event loop; every fold is committed as it lands.
+
+        A sweep another live process already runs is watched, not run: that is not an error.
+        """
         assert self.runner is not None
         self._sweep_done.clear()
         try:
             return asyncio.run(self.runner.run())
         except asyncio.CancelledError:
             return "cancelled"
+        except SweepClaimed as exc:
+            self.watching_pid = exc.pid
+            return "watching"
         finally:
             self._sweep_done.set()
 
@@ -96,20 +225,22 @@ class FoldscopeApp(App[None]):
         """Record how the sweep worker ended and tell the person if it failed."""
         if event.worker.group != "sweep":
             return
+        sweep_id = self.runner.sweep_id if self.runner is not None else self.sweep_id
         if event.state == WorkerState.SUCCESS:
             self.sweep_status = event.worker.result
-            self.notify(f"sweep {self.sweep_id} {event.worker.result}", timeout=5, markup=False)
+            if event.worker.result != "watching":  # watching another runner is a quiet state
+                self.notify(f"sweep {sweep_id} {event.worker.result}", timeout=5, markup=False)
         elif event.state == WorkerState.ERROR:
             self.sweep_status = "error"
             # Error text can quote an endpoint's reply: show it literally, never as markup.
-            self.notify(f"sweep stopped: {event.worker.error}", severity="error", timeout=30,
-                        markup=False)
+            self.notify(literal(f"sweep stopped: {event.worker.error}", keep_newlines=False),
+                        severity="error", timeout=30, markup=False)
         else:
             return
-        if self.sweep_id is not None:
+        if sweep_id is not None and self.sweep_screen is not None:
             # The sweep screen reads the store once more, so its last rows show at once.
             self.sweep_screen.post_message(SweepFinished(
-                self.sweep_id, self.sweep_status or "error",
+                sweep_id, self.sweep_status or "error",
                 str(event.worker.error) if event.state == WorkerState.ERROR else None))
 
     async def action_quit(self) -> None:

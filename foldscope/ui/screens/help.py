@@ -44,8 +44,10 @@ def _keys(app, places: Sequence[KeyPlace]) -> Text:
             key = b.key_display or ", ".join(
                 app.get_key_display(Binding(k.strip(), b.action)) for k in b.key.split(","))
             text.append(f"  {key:<14}", style="bold")
-            text.append(f"{b.tooltip or b.description}\n")
+            text.append(b.description)
+            text.append(f" — {b.tooltip}\n" if b.tooltip else "\n", style="dim" if b.tooltip else "")
         text.append("\n")
+    text.rstrip()
     return text
 
 
@@ -59,7 +61,7 @@ def _metrics() -> Text:
     text.append("  Colours  ", style="bold")
     text.append("each metric's value reads good, fair or poor by fixed thresholds (recall ≥ 0.8 "
                 "good, ≥ 0.4 fair); the colours are the theme's fact-present, fact-mutated and "
-                "fact-missing.\n")
+                "fact-missing.")
     return text
 
 
@@ -68,6 +70,7 @@ def _symbols() -> Text:
     for mark, meaning in SYMBOLS:
         text.append(f"  {mark:<8}", style="bold")
         text.append(f"{meaning}\n")
+    text.rstrip()
     return text
 
 

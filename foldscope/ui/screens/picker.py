@@ -19,10 +19,10 @@ from foldscope.core.text import literal
 from foldscope.engine.listing import SweepSummary, list_sweeps
 from foldscope.engine.store import Store
 
-PICKER_COLUMNS: tuple[tuple[str, int | None], ...] = (
-    ("sweep", None), ("scenarios", None), ("models", 30), ("arms", None), ("status", None),
-    ("rows", None), ("started", 16), ("spend", None))
-"""The picker's columns (label and key) and fixed widths where a value can be long."""
+PICKER_COLUMNS: tuple[tuple[str, int], ...] = (
+    ("sweep", 12), ("scenarios", 24), ("models", 36), ("arms", 24), ("status", 24),
+    ("rows", 11), ("started", 16), ("spend", 14))
+"""The picker's columns (label and key), each with the widest it grows to."""
 
 
 def _one_line(text: str, limit: int = 60) -> Text:
@@ -48,8 +48,8 @@ class SweepList(Message):
     sweeps: list[SweepSummary]
 
 
-class SweepPicker(Screen[str | None]):
-    """Choose a sweep to watch; dismisses with its id (or None on escape)."""
+class SweepPicker(Screen[SweepSummary | None]):
+    """Choose a sweep to watch; dismisses with its summary (or None on escape)."""
 
     DEFAULT_CSS = """
     SweepPicker #picker-body { padding: 0 1; }
@@ -68,7 +68,7 @@ class SweepPicker(Screen[str | None]):
         super().__init__()
         self.db_path = db_path
         self.current = current
-        self._ids: list[str] = []
+        self._sweeps: list[SweepSummary] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -80,10 +80,7 @@ class SweepPicker(Screen[str | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#sweeps", DataTable)
-        for label, width in PICKER_COLUMNS:
-            table.add_column(label, key=label, width=width)
-        table.focus()
+        self.query_one("#sweeps", DataTable).focus()
         self.reload()
 
     def action_reload(self) -> None:
@@ -103,18 +100,24 @@ class SweepPicker(Screen[str | None]):
     def show_sweeps(self, message: SweepList) -> None:
         """Fill the table, keeping the cursor on the sweep on display."""
         table = self.query_one("#sweeps", DataTable)
-        table.clear()
-        self._ids = [s.id for s in message.sweeps]
-        for s in message.sweeps:
-            table.add_row(*summary_cells(s), key=s.id)
-        if self.current in self._ids:
-            table.move_cursor(row=self._ids.index(self.current))
+        table.clear(columns=True)
+        self._sweeps = list(message.sweeps)
+        rows = [summary_cells(s) for s in message.sweeps]
+        # Widths from the contents (up to each column's cap), set before the rows go in.
+        for i, (label, cap) in enumerate(PICKER_COLUMNS):
+            width = max([len(label), *(cells[i].cell_len for cells in rows)])
+            table.add_column(label, key=label, width=min(cap, width))
+        for s, cells in zip(message.sweeps, rows):
+            table.add_row(*cells, key=s.id)
+        ids = [s.id for s in self._sweeps]
+        if self.current in ids:
+            table.move_cursor(row=ids.index(self.current))
 
     def action_choose(self) -> None:
         """Open the highlighted sweep."""
         table = self.query_one("#sweeps", DataTable)
-        if self._ids and 0 <= table.cursor_row < len(self._ids):
-            self.dismiss(self._ids[table.cursor_row])
+        if 0 <= table.cursor_row < len(self._sweeps):
+            self.dismiss(self._sweeps[table.cursor_row])
 
     @on(DataTable.RowSelected, "#sweeps")
     def chosen(self, event: DataTable.RowSelected) -> None:
