@@ -42,3 +42,48 @@ def test_cell_screen_snapshot(snap_compare, finished_db):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=open_cell)
+
+
+@pytest.fixture
+def two_sweeps_db(tmp_path, monkeypatch):
+    import sqlite3
+    import time
+
+    ids = iter(["snapshotA1", "snapshotB2"])
+    monkeypatch.setattr(launch, "new_sweep_id", lambda: next(ids))
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    db = tmp_path / "two.sqlite"
+    for models, arms in ((("sim/faithful",), ("j",)), (("sim/describer", "sim/gister"), ("q", "m"))):
+        prepared = launch.prepare_sweep(db, definition(models=models, arms=arms), "test",
+                                        fresh=True)
+        asyncio.run(SweepRunner(db, prepared.sweep_id, latency_scale=0.0).run())
+    with sqlite3.connect(db) as conn:  # fixed times, so the picker's "started" column is stable
+        conn.execute("UPDATE rows SET started_at = 1780000000 + (sweep_id = 'snapshotB2') * 60")
+        conn.execute("UPDATE sweeps SET created_at = 1780000000 + (id = 'snapshotB2') * 60")
+    yield db
+    monkeypatch.delenv("TZ")
+    time.tzset()
+
+
+def test_sweep_picker_snapshot(snap_compare, two_sweeps_db, monkeypatch):
+    monkeypatch.chdir(two_sweeps_db.parent)  # the title names the database as given
+    app = FoldscopeApp(two_sweeps_db.name)
+
+    async def settle(pilot):
+        await pilot.pause()
+        await wait_group(app, "picker-load")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 16), run_before=settle)
+
+
+def test_help_screen_snapshot(snap_compare, finished_db):
+    app = FoldscopeApp(str(finished_db), sweep_id="snapshot01")
+
+    async def open_help(pilot):
+        await pilot.pause()
+        await pilot.press("f1")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 50), run_before=open_help)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from foldscope.core.errors import ConfigError
+from foldscope.engine.loader import read_toml_file
 
 CONFIG_NAME = "config.toml"
 
@@ -34,16 +34,9 @@ def read_user_config(path: Path | None = None) -> dict[str, Any]:
         ConfigError: the file exists but cannot be read or is not TOML (one line naming it).
     """
     path = path or config_path()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists():
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read settings ({exc})") from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    return read_toml_file(path, "settings file")
 
 
 def update_user_config(changes: dict[str, Any], path: Path | None = None) -> Path:
