@@ -105,3 +105,12 @@ def test_user_signatures_extend_the_shipped_ones(capsys, tmp_path, monkeypatch):
     rules.write_text("[[signature]]\nname = 1\n", encoding="utf-8")
     assert main(["classify", "--label", "p", "--planted", "62114", "--answer", "4711"]) == 2
     assert "sig.toml" in capsys.readouterr().err
+
+
+def test_model_text_is_printed_literally(capsys):
+    hostile = "\x1b[31m8080\x9b2J\u202e"
+    assert main(["classify", "--label", "p", "--planted", "62114", "--answer", hostile]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x9b" not in out and "\u202e" not in out
+    doc = classify(capsys, "--label", "p", "--planted", "62114", "--answer", hostile)
+    assert doc["given"] == hostile.strip()

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from foldscope.cli.grade_cmd import read_answer
 from foldscope.core.answers import ValueVerdict, classify_value
 from foldscope.core.errors import FoldscopeError
+from foldscope.core.text import json_text
 from foldscope.engine.rulefiles import SIGNATURES_ENV, load_signatures
 
 
@@ -66,16 +66,17 @@ def verdict_json(v: ValueVerdict) -> dict[str, Any]:
 
 
 def format_verdict(doc: dict[str, Any]) -> str:
-    """The human-readable lines ``classify`` prints (values shown as JSON strings: literal)."""
+    """The human-readable lines ``classify`` prints (values quoted as JSON strings through
+    ``core.text.json_text``, so nothing in them can drive the terminal)."""
     lines = [f"class          {doc['class']}" + (f" ({doc['detail']})" if doc["detail"] else ""),
-             f"given          {json.dumps(doc['given'], ensure_ascii=False)}",
+             f"given          {json_text(doc['given'])}",
              f"carrier state  {doc['carrier_state']}"
-             + (f" — holds {json.dumps(doc['carrier_altered'], ensure_ascii=False)} "
+             + (f" — holds {json_text(doc['carrier_altered'])} "
                 f"({doc['carrier_rule']})" if doc["carrier_altered"] else "")]
     p = doc["provenance"]
     if p is not None:
         where = {"cross_binding": f"the value of {'fact' if p['graded'] else 'decoy'} "
-                                  f"{json.dumps(p['label'], ensure_ascii=False)}",
+                                  f"{json_text(p['label'])}",
                  "earlier_carrier": f"the carrier (fold {p['fold']})",
                  "session_input": f"the session input (chunk {(p['chunk'] or 0) + 1})",
                  "invention": "nowhere: invented"}[p["source"]]
@@ -83,7 +84,7 @@ def format_verdict(doc: dict[str, Any]) -> str:
     lines.append(f"signatures     {', '.join(doc['signatures']) or 'none'}")
     miss = doc["near_miss"]
     shown = "none" if miss is None else \
-        f"{miss['rule']}: {json.dumps(miss['altered'], ensure_ascii=False)}"
+        f"{miss['rule']}: {json_text(miss['altered'])}"
     lines.append(f"near miss      {shown}")
     return "\n".join(lines)
 
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
                              chunks=chunks, kind=kind, signature_rules=rules)
     doc = verdict_json(verdict)
     if args.json:
-        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        print(json_text(doc, indent=2))
     else:
         print(format_verdict(doc))
     return 0
