@@ -77,3 +77,18 @@ async def wait_group(app, *groups: str) -> None:
             await worker.wait()
         except WorkerCancelled:
             pass
+
+
+async def wait_until(pilot, condition, what: str, *, attempts: int = 300) -> None:
+    """Let the app run until ``condition()`` holds; fail naming ``what`` if it never does.
+
+    Each ``pilot.pause()`` returns once the app has processed its messages and the process is
+    idle (at most about a second while threads are busy), so the bound is generous on a loaded
+    machine and no fixed duration is assumed.
+    """
+    for _ in range(attempts):
+        if condition():
+            return
+        await pilot.pause()
+    raise AssertionError(f"gave up waiting for {what}")
+

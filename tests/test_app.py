@@ -1,6 +1,6 @@
 """The TUI driven with Pilot: a tiny sweep runs in a worker and the grid fills."""
 
-from conftest import definition, fresh_poll, wait_group
+from conftest import definition, fresh_poll, wait_group, wait_until
 
 from foldscope.engine.launch import prepare_sweep
 from foldscope.engine.store import Store
@@ -48,7 +48,9 @@ async def test_quit_mid_sweep_leaves_a_consistent_database(tmp_path):
     prepared = prepare_sweep(db, data, "test")
     app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True)
     async with app.run_test(size=(110, 30)) as pilot:
-        await pilot.pause(0.5)
+        # Quit once the sweep has committed a fold, so the quit lands mid-sweep.
+        await wait_until(pilot, lambda: committed_folds(db, prepared.sweep_id) > 0,
+                         "the first committed fold")
         await pilot.press("ctrl+q")
     store = Store(db)
     assert store.sweep(prepared.sweep_id)["status"] == "stopped"
@@ -155,6 +157,14 @@ async def test_flag_a_fabricated_answer_from_the_keyboard(tmp_path):
     assert sum(c["flagged"] for c in report_cells(db, prepared.sweep_id)) == 0
 
 
+def committed_folds(db, sweep_id) -> int:
+    store = Store(db, readonly=True)
+    try:
+        return store.progress(sweep_id)["folds"]
+    finally:
+        store.close()
+
+
 def report_cells(db, sweep_id):
     from foldscope.engine.report import cells
 
@@ -194,15 +204,20 @@ async def test_cell_screen_follows_a_running_row(tmp_path):
     prepared = prepare_sweep(db, data, "test")
     app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True)
     async with app.run_test(size=(140, 45)) as pilot:
-        await pilot.pause(0.3)
+        await fresh_poll(app, pilot)  # the grid shows the cell while its row runs
         app.screen.query_one(SweepGrid).focus()
         await pilot.press("right", "enter")
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, CellScreen)
         await wait_group(app, "sweep")  # the row finishes while the screen is open
-        await pilot.pause(1.2)
+
+        def followed() -> bool:  # the screen's own refresh has caught up with the finished row
+            rows = screen.query_one("#rows")
+            return (screen.fold_index == 5 and rows.row_count == 1
+                    and str(rows.get_cell_at((0, 1))) == "done")
+
+        await wait_until(pilot, followed, "the cell screen to follow the row to its last fold")
         await wait_group(app, "cell-load")
-        await pilot.pause()
         assert screen.fold_index == 5  # it followed the row to its sixth and last fold
         assert str(screen.query_one("#rows").get_cell_at((0, 1))) == "done"
