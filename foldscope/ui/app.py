@@ -45,23 +45,6 @@ class FoldscopeApp(App[None]):
 
     TITLE = "foldscope"
     COMMANDS = App.COMMANDS | {FoldscopeCommands}
-    CSS = """
-    #body { padding: 0 1; }
-    #title { margin: 1 0 0 0; }
-    #progress { margin: 1 0 0 0; }
-    #status { color: $text-muted; margin: 0 0 1 0; }
-    #warnings { color: $warning; margin: 0 0 1 0; display: none; }
-    #cell-body { padding: 0 1; }
-    #cell-title { margin: 1 0; }
-    #rows { height: auto; max-height: 12; }
-    #fold-title { margin: 1 0 0 0; color: $text-muted; }
-    #tabs { height: 1fr; }
-    #fold-pane, #answer-pane { height: 1fr; }
-    #facts, #answers { width: 1fr; }
-    #carrier, #answer-text { width: 1fr; }
-    #answer-title { margin: 1 0 0 0; color: $text-muted; }
-    #legend { margin: 1 0 0 0; }
-    """
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit (a sweep running here "
                 "stops; it resumes the next time it is opened)"),

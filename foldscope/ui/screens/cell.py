@@ -54,6 +54,19 @@ class CellData(Message):
 class CellScreen(Screen[None]):
     """The rows of one (scenario, model, arm) cell; pick a row, step through its folds."""
 
+    DEFAULT_CSS = """
+    CellScreen {
+        #cell-body { padding: 0 1; }
+        #cell-title { margin: 1 0; }
+        #rows { height: auto; max-height: 12; }
+        #tabs { height: 1fr; }
+        #fold-title, #answer-title { margin: 1 0 0 0; color: $text-muted; }
+        #fold-pane, #answer-pane { height: 1fr; }
+        #facts, #answers { width: 1fr; }
+        #carrier, #answer-text { width: 1fr; }
+    }
+    """
+
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("left_square_bracket", "step(-1)", "Prev fold"),

@@ -36,6 +36,17 @@ POLL_HZ = 4.0
 class SweepScreen(Screen[None]):
     """Watch one sweep: the grid fills as rows finish, polled from the database."""
 
+    DEFAULT_CSS = """
+    SweepScreen {
+        #body { padding: 0 1; }
+        #title { margin: 1 0 0 0; }
+        #progress { margin: 1 0 0 0; }
+        #status { color: $text-muted; margin: 0 0 1 0; }
+        #warnings { color: $warning; margin: 0 0 1 0; display: none; }
+        #legend { margin: 1 0 0 0; }
+    }
+    """
+
     BINDINGS = [
         Binding("r", "refresh", "Refresh", show=False),
         Binding("v", "toggle_view", "Recall / answers"),
