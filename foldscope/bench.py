@@ -9,6 +9,10 @@ Prints and writes to ``bench-results.json``:
 - ``latency_efficiency_few_sequences``: 1 model × 2 repeats × 12 arms at concurrency 24 with
   1 s simulated latency, in the default (blocked) execution mode: mean calls in flight ÷ 24
   over the run (calls × latency ÷ wall time ÷ 24);
+- ``poll_ms_10k_rows``: one live poll (``engine.live.LiveSweep``, what the TUI grid runs at
+  4 Hz) on a 10,000-row database while a runner appends to it: the median over the run (the
+  first, full read that fills the grid is reported beside it as ``first_poll_ms``);
+- ``watch_slowdown``: wall time of the same full-speed sweep run in the TUI (Pilot) ÷ headless;
 - ``peak_rss_mb`` / ``db_bytes_per_fold``: peak resident memory of a 1,000-row sweep and the
   database size it leaves, per fold.
 
@@ -94,6 +98,119 @@ def measure_few_sequences(concurrency: int, latency_s: float) -> dict[str, float
             "latency_efficiency_few_sequences": in_flight / concurrency}
 
 
+def _fill_finished(db: Path, sweep_id: str, donor: int, keep_planned: int) -> None:
+    """Mark all but the last ``keep_planned`` rows done, each with a copy of the ``donor`` row's
+    checks: a large finished sweep without hours of folding (only the read path is measured)."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    with conn:
+        total = conn.execute("SELECT COUNT(*) FROM rows WHERE sweep_id=?", [sweep_id]).fetchone()[0]
+        cutoff = total - keep_planned
+        conn.execute(
+            "UPDATE rows SET status='done', valid=1, validity_reason='ok', recall=0.5, correct=3, "
+            "graded=6, folds_done=3, next_chunk=3, answer='a', "
+            "seq=(SELECT MAX(seq) FROM rows) + position + 1 "
+            "WHERE sweep_id=? AND position < ? AND status='planned'", [sweep_id, cutoff])
+        cols = [r[1] for r in conn.execute("PRAGMA table_info(checks)") if r[1] not in ("id", "row_id")]
+        conn.execute(
+            f"INSERT INTO checks (row_id, {', '.join(cols)}) SELECT r.id, "
+            f"{', '.join('c.' + c for c in cols)} FROM rows r JOIN checks c ON c.row_id=? "
+            "WHERE r.sweep_id=? AND r.position < ? AND r.status='done' "
+            "AND NOT EXISTS (SELECT 1 FROM checks k WHERE k.row_id=r.id)",
+            [donor, sweep_id, cutoff])
+    conn.close()
+
+
+def measure_poll(rows: int) -> dict[str, float]:
+    """Live polls on a ``rows``-row database while a runner (another process) appends."""
+    from foldscope.engine.live import LiveSweep
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "poll.sqlite"
+        arms = ALL_ARMS[:10]
+        repeats = rows // (len(arms) * len(MODELS))
+        data = _definition(arms, repeats, [{"id": m} for m in MODELS], concurrency=8)
+        data["sweep"]["scenario"] = "smoke"
+        from foldscope.engine.launch import prepare_sweep
+        from foldscope.engine.runner import SweepRunner
+        from foldscope.engine.store import Store
+
+        # One real row first, in a sweep of its own: its checks are copied to every filled row.
+        donor_sweep = prepare_sweep(db, _definition(["j"], 1, [{"id": MODELS[0]}], 1) | {
+            "sweep": {"name": "donor", "scenario": "smoke", "arms": ["j"], "seed": 1}}, "bench")
+        asyncio.run(SweepRunner(db, donor_sweep.sweep_id, latency_scale=0.0).run())
+        with Store(db, readonly=True) as store:
+            donor = store.rows(donor_sweep.sweep_id)[0].id
+        prepared = prepare_sweep(db, data, "bench", fresh=True)
+        _fill_finished(db, prepared.sweep_id, donor, keep_planned=400)
+        live = LiveSweep(db, prepared.sweep_id)
+        t0 = time.perf_counter()
+        view = live.poll()
+        first_ms = 1000 * (time.perf_counter() - t0)
+        assert view is not None and view.progress.total == repeats * len(arms) * len(MODELS)
+        runner = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from foldscope.cli.main import main; "
+             "sys.exit(main(sys.argv[1:]))", "run", "--resume", prepared.sweep_id, "--db",
+             str(db), "--headless", "--latency-scale", "0"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        times, changed = [], 0
+        try:
+            while runner.poll() is None:
+                time.sleep(0.25)  # the TUI's poll interval
+                t0 = time.perf_counter()
+                view = live.poll()
+                times.append(1000 * (time.perf_counter() - t0))
+                changed += view.changed_rows if view else 0
+        finally:
+            _, err = runner.communicate()
+        if runner.returncode:
+            raise RuntimeError(f"the appending runner failed: {err.strip()[-500:]}")
+        times.sort()
+    return {"rows": view.progress.total if view else 0, "first_poll_ms": first_ms,
+            "polls": len(times), "rows_changed_while_polling": changed,
+            "poll_ms_10k_rows": times[len(times) // 2] if times else float("nan"),
+            "poll_ms_p95": times[int(len(times) * 0.95)] if times else float("nan")}
+
+
+def _watch_definition() -> dict[str, Any]:
+    data = _definition(ALL_ARMS, 20, [{"id": m} for m in MODELS], concurrency=8)
+    data["sweep"]["scenario"] = "smoke"
+    return data
+
+
+def measure_headless_wall() -> dict[str, float]:
+    """The watch_slowdown sweep, headless: wall time of the run."""
+    from foldscope.engine.loader import load_scenario
+
+    load_scenario("smoke")
+    with tempfile.TemporaryDirectory() as tmp:
+        totals, _, wall = _run(Path(tmp) / "watch.sqlite", _watch_definition(), 0.0)
+    return {"rows": totals.rows_done, "wall_s": wall}
+
+
+def measure_tui_wall() -> dict[str, float]:
+    """The same sweep run in the TUI under Pilot: wall time until its sweep worker ends."""
+    from foldscope.engine.launch import prepare_sweep
+    from foldscope.engine.loader import load_scenario
+    from foldscope.ui.app import FoldscopeApp
+
+    load_scenario("smoke")
+
+    async def watch(db: Path) -> float:
+        prepared = prepare_sweep(db, _watch_definition(), "bench", fresh=True)
+        app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+        async with app.run_test(size=(140, 40)):
+            t0 = time.perf_counter()
+            for worker in [w for w in app.workers if w.group == "sweep"]:
+                await worker.wait()
+            return time.perf_counter() - t0
+
+    with tempfile.TemporaryDirectory() as tmp:
+        wall = asyncio.run(watch(Path(tmp) / "watch.sqlite"))
+    return {"wall_s": wall}
+
+
 def measure_memory(rows: int) -> dict[str, float]:
     """A 1,000-row sweep at full speed: peak RSS and database bytes per fold."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
         fn = {"cpu": lambda: measure_cpu(int(rest[0])),
               "latency": lambda: measure_latency(64, 1.0, int(rest[0])),
               "few": lambda: measure_few_sequences(24, 1.0),
+              "poll": lambda: measure_poll(10_000),
+              "headless": measure_headless_wall,
+              "tui": measure_tui_wall,
               "memory": lambda: measure_memory(int(rest[0]))}[args.child]
         print(json.dumps(fn()))
         return 0
@@ -143,6 +263,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  few-sequence efficiency {few['latency_efficiency_few_sequences']:6.3f}      "
           f"(target ≥ 0.9; 1 model × 2 repeats × 12 arms, concurrency 24, "
           f"{few['mean_in_flight']:.1f} calls in flight on average, {few['wall_s']:.1f} s)")
+    poll = _child("poll", [])
+    print(f"  live poll, 10k rows    {poll['poll_ms_10k_rows']:7.2f} ms   (target ≤ 15 ms; median of "
+          f"{poll['polls']} polls while a runner appended {poll['rows_changed_while_polling']} "
+          f"row changes; p95 {poll['poll_ms_p95']:.1f} ms; first full read "
+          f"{poll['first_poll_ms']:.0f} ms)")
+    headless = _child("headless", [])
+    tui = _child("tui", [])
+    slowdown = tui["wall_s"] / headless["wall_s"]
+    print(f"  watch slowdown        {slowdown:8.3f}      (target ≤ 1.05; {headless['rows']} rows "
+          f"at full speed: TUI {tui['wall_s']:.1f} s, headless {headless['wall_s']:.1f} s)")
     mem = _child("memory", [str(args.memory_rows)])
     print(f"  peak RSS              {mem['peak_rss_mb']:8.1f} MB   (target ≤ 200 MB; "
           f"{mem['rows']} rows, {mem['folds']} folds, {mem['wall_s']:.0f} s)")
@@ -152,9 +282,12 @@ def main(argv: list[str] | None = None) -> int:
                "latency_efficiency": round(lat["latency_efficiency"], 4),
                "latency_efficiency_few_sequences": round(
                    few["latency_efficiency_few_sequences"], 4),
+               "poll_ms_10k_rows": round(poll["poll_ms_10k_rows"], 3),
+               "watch_slowdown": round(slowdown, 4),
                "peak_rss_mb": round(mem["peak_rss_mb"], 1),
                "db_bytes_per_fold": round(mem["db_bytes_per_fold"], 1),
-               "detail": {"cpu": cpu, "latency": lat, "few_sequences": few, "memory": mem,
+               "detail": {"cpu": cpu, "latency": lat, "few_sequences": few, "poll": poll,
+                          "watch": {"headless": headless, "tui": tui}, "memory": mem,
                           "python": sys.version.split()[0], "cpus": os.cpu_count()}}
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)

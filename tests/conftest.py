@@ -52,18 +52,13 @@ def db(tmp_path: Path) -> Path:
 async def fresh_poll(app, pilot) -> None:
     """Make the sweep screen read the store once more and wait for that read to land.
 
-    The screen's 4 Hz timer also polls, and polls are exclusive (a newer one cancels an older
-    one), so a cancelled read is simply retried.
+    The screen's 4 Hz timer also polls, and polls never overlap (a tick that finds one running
+    is skipped), so a running poll is waited for before a fresh one starts.
     """
-    from textual.worker import WorkerCancelled
-
-    for _ in range(20):
-        worker = app.screen.poll()
-        try:
-            await worker.wait()
-        except WorkerCancelled:
-            continue
-        break
+    screen = app.screen
+    while (worker := screen.poll()) is None:
+        await screen._polling.wait()
+    await worker.wait()
     await pilot.pause()
 
 

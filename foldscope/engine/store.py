@@ -23,6 +23,8 @@ from foldscope.core.row import (
     RowResult,
     StoredCheck,
 )
+from foldscope.core.answers import ANSWER_CLASSES
+from foldscope.core.tally import RowClasses
 from foldscope.core.validity import Validity
 
 SCHEMA_VERSION = 5
@@ -570,6 +572,36 @@ class Store:
             sql += " AND seq > ?"
             params.append(since)
         return [_row(values) for values in self.db.execute(sql + " ORDER BY position", params)]
+
+    def changes(self, sweep_id: str, since: int | None) -> tuple[list[RowRecord], dict[int, RowClasses]]:
+        """Rows changed after change sequence ``since`` (all, for None), with their checks'
+        classes, read in one snapshot: what a live view needs, and only that.
+
+        Returns:
+            The changed rows in plan order, and the class counts of those that have checks.
+        """
+        if not self._has_seq:
+            since = None
+        where = "sweep_id = ?" + (" AND seq > ?" if since is not None else "")
+        params: list[Any] = [sweep_id] + ([since] if since is not None else [])
+        conn = self.db.conn
+        in_transaction = conn.in_transaction
+        if not in_transaction:
+            conn.execute("BEGIN")  # one snapshot for both reads
+        try:
+            rows = [_row(v) for v in conn.execute(
+                f"SELECT {self._row_columns()} FROM rows WHERE {where} ORDER BY position",
+                params)]
+            per_class = ", ".join("SUM(classification = ?)" for _ in ANSWER_CLASSES)
+            classes = {row_id: RowClasses(checks, flagged, tuple(counts))
+                       for row_id, checks, flagged, *counts in conn.execute(
+                           f"SELECT row_id, COUNT(*), SUM(flagged), {per_class} FROM checks "
+                           f"WHERE row_id IN (SELECT id FROM rows WHERE {where}) GROUP BY row_id",
+                           [*ANSWER_CLASSES, *params])}
+        finally:
+            if not in_transaction:
+                conn.execute("COMMIT")
+        return rows, classes
 
     def cell_rows(self, sweep_id: str, scenario: str | None, model: str, arm: str, *,
                   since: int | None = None) -> list[RowRecord]:

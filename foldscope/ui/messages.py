@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 from textual.message import Message
+
+from foldscope.engine.live import LiveView
 
 
 @dataclass
 class SweepSnapshot(Message):
-    """The latest cells and progress of one sweep, read from the store by a poller."""
+    """The latest header, cells and progress of one sweep, read from the store by a poller."""
 
     sweep_id: str
-    sweep: dict[str, Any]
-    cells: list[dict[str, Any]]
-    progress: dict[str, int]
+    view: LiveView
 
     def can_replace(self, message: Message) -> bool:
         # Only the newest snapshot matters; older ones queued behind it can be dropped.

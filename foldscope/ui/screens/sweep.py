@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -15,9 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from foldscope.engine.report import cells as report_cells
-from foldscope.engine.store import Store
-from foldscope.engine.sweep import stored_mode, stored_scenarios
+from foldscope.engine.live import LiveSweep
 from foldscope.ui.messages import SweepFinished, SweepSnapshot
 from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.widgets.sweep_grid import SweepGrid
@@ -61,8 +56,10 @@ class SweepScreen(Screen[None]):
         super().__init__()
         self.db_path = db_path
         self.set_reactive(SweepScreen.sweep_id, sweep_id)
-        self._local = threading.local()
+        self._live = LiveSweep(db_path, sweep_id)
+        self._polling: Worker[None] | None = None
         self._snapshot: SweepSnapshot | None = None
+        self._shown: dict[str, Text] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -95,70 +92,65 @@ class SweepScreen(Screen[None]):
         """Re-read the store now."""
         self.poll()
 
-    def _store(self) -> Store | None:
-        # sqlite connections are thread-bound: one read-only Store per poller thread.
-        store = getattr(self._local, "store", None)
-        if store is None:
-            try:
-                store = Store(self.db_path, readonly=True)
-            except Exception:
-                return None
-            self._local.store = store
-        return store
+    def poll(self) -> Worker[None] | None:
+        """Read what changed since the last poll, unless a poll is still running.
 
-    @work(thread=True, group="poll", exclusive=True, exit_on_error=False,
-          description="read sweep state from the store")
-    def poll(self) -> None:
-        """Read the sweep's cells and progress in a thread and post them as one snapshot."""
-        store = self._store()
-        if store is None:
-            return
-        sweep_id = self.sweep_id or store.latest_sweep_id()
-        if sweep_id is None or get_current_worker().is_cancelled:
-            return
-        sweep = store.sweep(sweep_id)
-        if sweep is None:
-            return
-        sweep["status"] = store.live_status(sweep)
-        snapshot = SweepSnapshot(sweep_id, sweep, report_cells(store, sweep_id),
-                                 store.progress(sweep_id))
-        if not get_current_worker().is_cancelled:
-            self.post_message(snapshot)
+        Polls never overlap and are never cancelled: a tick that finds one running is skipped,
+        so a slow read delays the next one instead of being thrown away.
+
+        Returns:
+            The poll's worker, or None when a tick was skipped.
+        """
+        if self._polling is not None and not self._polling.is_finished:
+            return None
+        self._polling = self._read_changes()
+        return self._polling
+
+    @work(thread=True, group="poll", exit_on_error=False,
+          description="read what changed in the sweep")
+    def _read_changes(self) -> None:
+        """Fold the rows changed since the last poll into the live view and post it."""
+        view = self._live.poll()
+        if view is not None and not get_current_worker().is_cancelled:
+            self.post_message(SweepSnapshot(view.header.id, view))
 
     @on(SweepSnapshot)
     def show_snapshot(self, message: SweepSnapshot) -> None:
         """Map a snapshot onto the widgets; only changed cells are touched."""
         self._snapshot = message
-        config: dict[str, Any] = message.sweep["config"]
-        s = config["sweep"]
+        view = message.view
+        h = view.header
         grid = self.query_one(SweepGrid)
-        scenarios = stored_scenarios(config)
-        grid.set_layout(list(s["arms"]), [m["id"] for m in config["models"]], scenarios)
-        grid.update_cells(message.cells)
-        p = message.progress
-        finished = p["done"] + p["failed"]
+        grid.set_layout(list(h.arms), list(h.models), list(h.scenarios))
+        grid.update_cells(view.cells)
+        p = view.progress
         bar = self.query_one(ProgressBar)
-        bar.update(total=max(1, p["total"]), progress=finished)
-        simulated = message.sweep["simulated"] or any(c["simulated"] for c in message.cells)
+        if (bar.total, bar.progress) != (max(1, p.total), p.finished):
+            bar.update(total=max(1, p.total), progress=p.finished)
+        simulated = h.simulated or any(c.simulated for c in view.cells)
         sim = " · simulated models" if simulated else ""
-        self.query_one("#title", Static).update(Text.assemble(
-            (f"sweep {message.sweep_id}", "bold"),
-            f" · {', '.join(scenarios)} · arms {' '.join(s['arms'])}"
-            f" · {s['repeats']} repeats · {s['design']} · {stored_mode(config)} mode{sim}"))
-        reason = f" · {message.sweep['stop_reason']}" if message.sweep.get("stop_reason") else ""
-        call_retries = sum(c["call_retries"] for c in message.cells)
-        row_retries = sum(c["row_retries"] for c in message.cells)
-        spend = sum(c["cost_usd"] for c in message.cells)
-        self.query_one("#status", Static).update(Text(
-            f"{message.sweep['status']}{reason} · rows {finished}/{p['total']} done "
-            f"({p['running']} running, {p['failed']} failed) · {p['folds']} folds committed · "
+        self._set("#title", Text.assemble(
+            (f"sweep {h.id}", "bold"),
+            f" · {', '.join(h.scenarios)} · arms {' '.join(h.arms)}"
+            f" · {h.repeats} repeats · {h.design} · {h.mode} mode{sim}"))
+        reason = f" · {h.stop_reason}" if h.stop_reason else ""
+        call_retries = sum(c.call_retries for c in view.cells)
+        row_retries = sum(c.row_retries for c in view.cells)
+        spend = sum(c.cost_usd for c in view.cells)
+        self._set("#status", Text(
+            f"{h.status}{reason} · rows {p.finished}/{p.total} done "
+            f"({p.running} running, {p.failed} failed) · {p.folds} folds committed · "
             f"retries {call_retries} calls, {row_retries} rows · ${spend:.4f}"))
-        self.sub_title = f"{finished}/{p['total']} rows"
-        warnings = [f"⚠ {model}: {w}" for model, entry in message.sweep["pins"].items()
-                    for w in entry.get("warnings", [])]
-        box = self.query_one("#warnings", Static)
-        box.display = bool(warnings)
-        box.update(Text("\n".join(warnings)))
+        self.sub_title = f"{p.finished}/{p.total} rows"
+        warnings = [f"⚠ {w}" for w in h.warnings]
+        self.query_one("#warnings", Static).display = bool(warnings)
+        self._set("#warnings", Text("\n".join(warnings)))
+
+    def _set(self, selector: str, text: Text) -> None:
+        """Update a line only when its text changed (a redraw costs the runner's thread time)."""
+        if self._shown.get(selector) != text:
+            self._shown[selector] = text
+            self.query_one(selector, Static).update(text)
 
     @on(SweepFinished)
     def sweep_finished(self, message: SweepFinished) -> None:
@@ -174,7 +166,7 @@ class SweepScreen(Screen[None]):
             return
         scenario, _, arm = row_key.rpartition(" ")
         if not scenario:
-            scenario = stored_scenarios(self._snapshot.sweep["config"])[0]
+            scenario = self._snapshot.view.header.scenarios[0]
         self.app.push_screen(CellScreen(self.db_path, self._snapshot.sweep_id, scenario, model,
                                         arm))
 
@@ -182,5 +174,4 @@ class SweepScreen(Screen[None]):
     def worker_failed(self, event: Worker.StateChanged) -> None:
         """Surface a failed poll in the status line rather than crashing the app."""
         if event.state == WorkerState.ERROR and event.worker.group == "poll":
-            self.query_one("#status", Static).update(
-                Text(f"cannot read {self.db_path}: {event.worker.error}"))
+            self._set("#status", Text(f"cannot read {self.db_path}: {event.worker.error}"))

@@ -2,27 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
+
+from foldscope.core.tally import CellTally
 
 
 DEFAULT_COLOURS = {"fact-present": "green", "fact-mutated": "yellow", "fact-missing": "red",
                    "cell-pending": "grey50"}
 
 
-def cell_text(cell: dict[str, Any] | None, colours: dict[str, str] = DEFAULT_COLOURS) -> Text:
+def cell_text(cell: CellTally | None, colours: dict[str, str] = DEFAULT_COLOURS) -> Text:
     """Render one cell: mean recall (or a dash) and ``valid/rows``; unfinished counts are dim.
 
     Colours come from theme variables (passed in as ``colours``), never hard-coded styles.
     """
     if cell is None:
         return Text("·", style=colours["cell-pending"])
-    recall = cell.get("mean_recall")
-    rows = cell["rows"]
-    finished = cell["done_rows"] + cell["failed_rows"]
-    counts = f"{cell['valid_rows']}/{rows}"
+    recall = cell.mean_recall
+    rows = cell.rows
+    finished = cell.done_rows + cell.failed_rows
+    counts = f"{cell.valid_rows}/{rows}"
     if recall is None:
         label = Text("  —  ", style="dim")
     else:
@@ -30,28 +33,28 @@ def cell_text(cell: dict[str, Any] | None, colours: dict[str, str] = DEFAULT_COL
         style = f"bold {colours[var]}"
         label = Text(f"{recall:5.2f}", style=style)
     tail = Text(f"  {counts}", style="" if finished == rows else "dim")
-    if cell.get("running_rows"):
+    if cell.running_rows:
         tail.append(" ⟳", style="dim cyan")
     return Text.assemble(label, tail)
 
 
-def answers_text(cell: dict[str, Any] | None, colours: dict[str, str] = DEFAULT_COLOURS) -> Text:
+def answers_text(cell: CellTally | None, colours: dict[str, str] = DEFAULT_COLOURS) -> Text:
     """Render one cell's failed answers apart: honest abstentions (A), fabrications (F),
     carried corruptions (C, the carrier held a mutated value and the answer repeated it), hedged
     answers (H, competing or hedged values, never credited) and the fabrication flags a person
     set (⚑)."""
-    if cell is None or not cell.get("checks"):
+    if cell is None or not cell.checks:
         return Text("·", style=colours["cell-pending"])
+    abstained, fabricated = cell.answers("honest_abstention"), cell.answers("fabricated")
+    corrupted, hedged = cell.answers("carried_corruption"), cell.answers("hedged")
     return Text.assemble(
-        (f"A{cell['honest_abstention']:>3}", colours["cell-pending"]), " ",
-        (f"F{cell['fabricated']:>3}", f"bold {colours['fact-missing']}" if cell["fabricated"]
+        (f"A{abstained:>3}", colours["cell-pending"]), " ",
+        (f"F{fabricated:>3}", f"bold {colours['fact-missing']}" if fabricated
          else colours["cell-pending"]), " ",
-        (f"C{cell['carried_corruption']:>3}", colours["fact-mutated"]
-         if cell["carried_corruption"]
-         else colours["cell-pending"]), " ",
-        (f"H{cell.get('hedged', 0):>3}", colours["fact-mutated"] if cell.get("hedged")
-         else colours["cell-pending"]),
-        (f" ⚑{cell['flagged']}", f"bold {colours['fact-missing']}") if cell.get("flagged") else "")
+        (f"C{corrupted:>3}", colours["fact-mutated"] if corrupted else colours["cell-pending"]),
+        " ",
+        (f"H{hedged:>3}", colours["fact-mutated"] if hedged else colours["cell-pending"]),
+        (f" ⚑{cell.flagged}", f"bold {colours['fact-missing']}") if cell.flagged else "")
 
 
 VIEWS = {"recall": cell_text, "answers": answers_text}
@@ -73,7 +76,7 @@ class SweepGrid(DataTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="cell", zebra_stripes=True, **kwargs)
         self.view = "recall"
-        self._last: list[dict[str, Any]] = []
+        self._last: Sequence[CellTally] = ()
         self._models: list[str] = []
         self._arms: list[str] = []
         self._shown: dict[tuple[str, str], str] = {}
@@ -107,22 +110,22 @@ class SweepGrid(DataTable):
         variables = self.app.get_css_variables()
         return {k: variables.get(k, v) for k, v in DEFAULT_COLOURS.items()}
 
-    def update_cells(self, cells: list[dict[str, Any]]) -> int:
+    def update_cells(self, cells: Sequence[CellTally]) -> int:
         """Update only the cells whose content changed; return how many changed."""
         changed = 0
         self._last = cells
         render = VIEWS[self.view]
         colours = self._colours()  # theme variables once per update, not per cell
-        several = len({c.get("scenario") for c in cells}) > 1
+        several = len({c.scenario for c in cells}) > 1
         for cell in cells:
-            row = row_key(cell.get("scenario", ""), cell["arm"], several)
-            key = (row, cell["model"])
-            if row not in self._arms or cell["model"] not in self._models:
+            row = row_key(cell.scenario, cell.arm, several)
+            key = (row, cell.model)
+            if row not in self._arms or cell.model not in self._models:
                 continue
             text = render(cell, colours)
             if self._shown.get(key) == text.plain:
                 continue
             self._shown[key] = text.plain
-            self.update_cell(row, cell["model"], text)
+            self.update_cell(row, cell.model, text)
             changed += 1
         return changed
