@@ -1,13 +1,14 @@
-"""``foldscope report``: the arm × model cells of a stored sweep, as a table or JSON."""
+"""``foldscope report``: a stored sweep's cells (table, JSON) and the study's tables (md, CSV)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from foldscope.core.errors import StoreError
+from foldscope.core.errors import ConfigError, StoreError
 from foldscope.core.text import json_text, literal
 from foldscope.engine.report import sweep_report
+from foldscope.engine.study import study_csv, study_markdown, sweep_study, write_study_csv
 from foldscope.cli.paths import DEFAULT_DB
 from foldscope.engine.store import Store
 
@@ -16,7 +17,12 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("report", help="report a stored sweep (table or JSON)")
     p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
     p.add_argument("--sweep", metavar="SWEEP_ID", help="which sweep (default: the newest)")
-    p.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    p.add_argument("--format", choices=["table", "json", "md", "csv"], default="table",
+                   help="table: the cells; json: the cells and the study tables (key 'study'); "
+                        "md: the study tables as markdown; csv: one CSV per study table")
+    p.add_argument("--out", metavar="DIR",
+                   help="with --format csv: write <table>.csv files into DIR (default: every "
+                        "table on stdout, each after a '# <table>' line)")
     p.set_defaults(handler=report)
 
 
@@ -31,10 +37,14 @@ def _pct(x: float | None) -> str:
 
 def report(args: argparse.Namespace) -> int:
     """Handle ``foldscope report``."""
+    if args.out is not None and args.format != "csv":
+        raise ConfigError("--out is for --format csv")
     with Store(args.db, readonly=True) as store:
         sweep_id = args.sweep or store.latest_sweep_id()
         if sweep_id is None:
             raise StoreError(f"{args.db}: no sweeps recorded")
+        if args.format in ("md", "csv"):
+            return _study(args, store, sweep_id)
         data = sweep_report(store, sweep_id)
     if args.format == "json":
         print(json_text(data, indent=2))
@@ -60,4 +70,20 @@ def report(args: argparse.Namespace) -> int:
     _show(f"spend ${total['cost_usd']:.4f} · prompt tokens {total['prompt_tokens']:,} reported / "
           f"{total['est_prompt_tokens']:,} estimated · retries {total['call_retries']} calls, "
           f"{total['row_retries']} rows · {total['cached_calls']} calls from cache")
+    return 0
+
+
+def _study(args: argparse.Namespace, store: Store, sweep_id: str) -> int:
+    """Print (or, for CSV with --out, write) the study's tables of one sweep."""
+    studies = sweep_study(store, sweep_id)
+    if args.format == "md":
+        sweep = store.sweep(sweep_id) or {}
+        sim = " (simulated models)" if sweep.get("simulated") else ""
+        print(study_markdown(studies, f"Study tables · sweep {sweep_id}{sim}"), end="")
+    elif args.out is not None:
+        for path in write_study_csv(studies, args.out):
+            _show(f"wrote {path}")
+    else:
+        print("\n".join(f"# {name}\n{text}" for name, text in study_csv(studies).items()),
+              end="")
     return 0

@@ -12,6 +12,7 @@ from foldscope.core.tokens import estimator_error as token_error
 from foldscope.core.row import RowRecord
 from foldscope.core.validity import aggregate_filter
 from foldscope.engine.store import Store
+from foldscope.engine.study import study_json, sweep_study
 from foldscope.engine.sweep import stored_mode, stored_scenarios
 
 
@@ -165,4 +166,6 @@ def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
         "cells": cells(store, sweep_id, rows),
         "accounting": accounting(rows),
         "estimator": estimator_error(store, sweep_id),
+        # The study's tables (engine.study); added beside the keys above, which stay as they are.
+        "study": study_json(sweep_study(store, sweep_id)),
     }

@@ -1,0 +1,575 @@
+"""The study's tables from one sweep: pure builders over typed rows, their folds and checks.
+
+Every table here reads the rows of ONE sweep and ONE scenario (the engine splits a sweep by
+scenario before calling ``study_tables``); a contrast pairs two arms of one model inside that
+sweep by repeat, never across sweeps. Rows enter a recall figure only through
+``core.validity.aggregate_filter`` on their stored verdict. Statistics are never re-derived
+here: means and intervals come from ``core.stats``, tests and the bootstrap from
+``core.inference``, answer classes from ``core.answers``.
+
+A table is data (``Table``: a name, columns, rows of plain values, notes). Tables that need an
+arm the sweep lacks are left out and say so in ``StudyTables.notes`` (e.g. "no t arm in this
+sweep").
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+
+from foldscope.core.answers import ANSWER_CLASSES
+from foldscope.core.errors import StatsError
+from foldscope.core.evidence import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from foldscope.core.inference import (
+    ROW_THRESHOLD,
+    fisher_exact,
+    pair_by_key,
+    paired_bootstrap,
+    pearson,
+    rows_table,
+)
+from foldscope.core.planning import pooled_cell_icc
+from foldscope.core.row import FOLD_FIELDS, Check, RowRecord
+from foldscope.core.stats import design_effect, effective_n, icc_binary, row_mean, wilson_interval
+from foldscope.core.validity import aggregate_filter
+
+Value = str | int | float | None
+"""What a table cell holds: text, a count, a figure, or None where it is undefined."""
+
+GIST_FILL = 0.10
+"""A failing carrier that fills less than this share of its declared ceiling is a gist
+(under-writing); at or above it, the carrier was written but lost the identifiers
+(over-writing description)."""
+
+AT_CEILING_TOLERANCE = 0.005
+"""A fold's carrier "ends at its ceiling" when its fill fraction is within 0.5 % of 1."""
+
+RECALLED = "recalled"
+OVER_WRITING = "over-writing description"
+UNDER_WRITING = "under-writing gist"
+NO_FILL = "no declared ceiling"
+FAILURE_MODES: tuple[str, ...] = (RECALLED, OVER_WRITING, UNDER_WRITING, NO_FILL)
+"""What ``failure_mode`` returns."""
+
+PARTITION = ("j", "q")
+"""The capacity-matched partition contrast: one 9,600-char field vs five 1,920-char fields."""
+CEILING = ("j", "t")
+"""The ceiling contrast: the one-field schema at its ceiling and at half of it."""
+LADDER = ("j", "q", "m")
+"""The ladder of representations: one field, five fields, plain text under five headings."""
+
+
+@dataclass(frozen=True)
+class FoldMeasure:
+    """What the tables read from one stored fold (a subset of ``core.row.FoldRecord``)."""
+
+    fold_index: int
+    carrier_chars: int
+    clipped_chars: int
+    headings_carried: int
+    fill_fraction: float | None
+    finish_reason: str
+    parse_status: str
+
+
+FOLD_MEASURE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(FoldMeasure))
+"""The fold columns the tables read (each one a ``FoldRecord`` field)."""
+assert set(FOLD_MEASURE_FIELDS) <= set(FOLD_FIELDS)
+
+
+@dataclass(frozen=True)
+class StudyRow:
+    """One stored row with its folds' measures (in fold order) and its graded checks."""
+
+    row: RowRecord
+    folds: tuple[FoldMeasure, ...] = ()
+    checks: tuple[Check, ...] = ()
+
+    @property
+    def final(self) -> FoldMeasure | None:
+        """The last fold: its carrier is what the recall turn read."""
+        return self.folds[-1] if self.folds else None
+
+    @property
+    def fill(self) -> float | None:
+        """The final carrier's fill fraction (None for arms without a declared ceiling)."""
+        return self.final.fill_fraction if self.final else None
+
+
+@dataclass(frozen=True)
+class Table:
+    """One study table: named columns and rows of plain values, with notes to print under it."""
+
+    name: str
+    """Stable key (JSON key, CSV file name)."""
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Value, ...], ...]
+    notes: tuple[str, ...] = ()
+
+    def records(self) -> list[dict[str, Value]]:
+        """The rows as column → value mappings."""
+        return [dict(zip(self.columns, r)) for r in self.rows]
+
+
+@dataclass(frozen=True)
+class StudyTables:
+    """Every table of one scenario of one sweep, and what was left out and why."""
+
+    scenario: str
+    tables: tuple[Table, ...]
+    notes: tuple[str, ...] = ()
+
+    def table(self, name: str) -> Table | None:
+        """The table of that name, or None when it was left out."""
+        return next((t for t in self.tables if t.name == name), None)
+
+
+# -- small shared rules -----------------------------------------------------------------------
+
+
+def _num(x: float | None) -> float | None:
+    """A figure as stored in a table: NaN and infinities become None (undefined)."""
+    if x is None or not math.isfinite(x):
+        return None
+    return float(x)
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def valid_rows(rows: Sequence[StudyRow]) -> list[StudyRow]:
+    """Rows that may enter an aggregate (``core.validity.aggregate_filter``) and have a recall."""
+    return [r for r in aggregate_filter(rows, lambda s: s.row.verdict) if r.row.recall is not None]
+
+
+def _recalls(rows: Sequence[StudyRow]) -> list[float]:
+    return [r.row.recall for r in rows if r.row.recall is not None]
+
+
+def _recalled(recalls: Sequence[float]) -> int:
+    return sum(v >= ROW_THRESHOLD for v in recalls)
+
+
+def failure_mode(recall: float, fill: float | None) -> str:
+    """How a carrier (a row, or a cell on its means) failed, from its recall and fill fraction.
+
+    Recall at or above ``ROW_THRESHOLD`` is ``recalled``. Below it, a carrier that fills at
+    least ``GIST_FILL`` of its declared ceiling was written at length and still lost the
+    identifiers (``over-writing description``); one that fills less is a short gist
+    (``under-writing gist``). Without a declared ceiling there is no fill to judge.
+    """
+    if recall >= ROW_THRESHOLD:
+        return RECALLED
+    if fill is None:
+        return NO_FILL
+    return OVER_WRITING if fill >= GIST_FILL else UNDER_WRITING
+
+
+def abstains(check: Check) -> bool:
+    """Whether an answer abstained: an honest abstention, or an abstention although the carrier
+    held the value (a ``read_failure`` of sub-kind ``abstained``)."""
+    return (check.classification == "honest_abstention"
+            or (check.classification == "read_failure" and check.class_detail == "abstained"))
+
+
+class _Cells:
+    """A sweep's rows grouped by model and arm, in the sweep's model and arm order."""
+
+    def __init__(self, rows: Sequence[StudyRow], models: Sequence[str], arms: Sequence[str]):
+        self.by: dict[tuple[str, str], list[StudyRow]] = defaultdict(list)
+        for r in rows:
+            self.by[(r.row.model, r.row.arm)].append(r)
+        self.models = list(dict.fromkeys([*models, *(r.row.model for r in rows)]))
+        self.arms = list(dict.fromkeys([*arms, *(r.row.arm for r in rows)]))
+
+    def keys(self, arms: Sequence[str] | None = None) -> list[tuple[str, str]]:
+        """(model, arm) pairs that have rows, model-major."""
+        wanted = self.arms if arms is None else [a for a in arms if a in self.arms]
+        return [(m, a) for m in self.models for a in wanted if self.by.get((m, a))]
+
+    def valid(self, model: str, arm: str) -> list[StudyRow]:
+        return valid_rows(self.by.get((model, arm), []))
+
+
+# -- the tables -------------------------------------------------------------------------------
+
+
+def recall_table(cells: _Cells) -> Table:
+    """Recall by model × arm: rows planned, valid rows (n) and mean recall with a t interval."""
+    out = []
+    for model, arm in cells.keys():
+        recalls = _recalls(cells.valid(model, arm))
+        summary = row_mean(recalls)
+        out.append((model, arm, len(cells.by[(model, arm)]), len(recalls),
+                    _num(summary.mean), _num(summary.ci[0]), _num(summary.ci[1])))
+    return Table("recall", "Recall by model × arm",
+                 ("model", "arm", "rows", "valid_rows", "mean_recall", "ci_low", "ci_high"),
+                 tuple(out), ("mean of per-row recall over valid rows; 95 % t interval over rows",))
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """Two arms of one model in one sweep: paired bootstrap of b − a, Fisher on rows ≥ 0.5."""
+
+    pairs: int
+    difference: float | None
+    boot_low: float | None
+    boot_high: float | None
+    a_recalled: int
+    a_rows: int
+    b_recalled: int
+    b_rows: int
+    fisher_p: float | None
+
+
+def contrast(a: Sequence[StudyRow], b: Sequence[StudyRow]) -> Contrast:
+    """Contrast arm b against arm a over valid rows of one model in one sweep.
+
+    Rows are paired by repeat (``core.inference.pair_by_key``) for the bootstrap of mean recall
+    b − a (seed and resamples as the evidence package's contrasts); Fisher's exact test compares
+    the valid rows with recall ≥ 0.5 under each arm.
+    """
+    _, first, second = pair_by_key({r.row.repeat: r.row.recall for r in b},
+                                   {r.row.repeat: r.row.recall for r in a})
+    boot = (paired_bootstrap(first, second, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED)
+            if first else None)
+    ra, rb = _recalls(a), _recalls(b)
+    fisher = fisher_exact(rows_table(rb, ra)) if ra and rb else None
+    return Contrast(pairs=len(first), difference=_num(boot.estimate) if boot else None,
+                    boot_low=_num(boot.ci[0]) if boot else None,
+                    boot_high=_num(boot.ci[1]) if boot else None,
+                    a_recalled=_recalled(ra), a_rows=len(ra), b_recalled=_recalled(rb),
+                    b_rows=len(rb), fisher_p=_num(fisher.p_value) if fisher else None)
+
+
+def rescue(mode: str, b_recall: float | None, c: Contrast) -> str:
+    """Whether the partitioned arm rescues a failing one.
+
+    ``n/a`` when the first arm did not fail (or has no valid rows); ``no`` when the second
+    arm's mean recall is below ``ROW_THRESHOLD``; ``yes`` when it is at or above it and the
+    paired bootstrap interval of the difference lies above 0; otherwise ``unclear``.
+    """
+    if mode == RECALLED or b_recall is None:
+        return "n/a"
+    if b_recall < ROW_THRESHOLD:
+        return "no"
+    if c.boot_low is not None and c.boot_low > 0:
+        return "yes"
+    return "unclear"
+
+
+def partition_table(cells: _Cells) -> Table:
+    """The capacity-matched partition contrast j vs q, per model, with j's fill and failure mode."""
+    out = []
+    for model in cells.models:
+        j, q = cells.valid(model, "j"), cells.valid(model, "q")
+        if not cells.by.get((model, "j")) or not cells.by.get((model, "q")):
+            continue
+        j_recall, q_recall = _mean(_recalls(j)), _mean(_recalls(q))
+        fills = [r.fill for r in j if r.fill is not None]
+        j_fill = _mean(fills)
+        mode = failure_mode(j_recall, j_fill) if j_recall is not None else None
+        c = contrast(j, q)
+        out.append((model, c.a_rows, j_recall, j_fill, mode, c.b_rows, q_recall, c.pairs,
+                    c.difference, c.boot_low, c.boot_high, c.a_recalled, c.b_recalled,
+                    c.fisher_p, rescue(mode or RECALLED, q_recall, c)))
+    return Table(
+        "partition", "Capacity-matched partition: j (one field) vs q (five fields), per model",
+        ("model", "j_rows", "j_recall", "j_fill", "failure_mode", "q_rows", "q_recall", "pairs",
+         "q_minus_j", "boot_low", "boot_high", "j_recalled", "q_recalled", "fisher_p",
+         "q_rescues"),
+        tuple(out),
+        (f"j_fill: mean fill fraction of j's final carriers; failure mode: recall < "
+         f"{ROW_THRESHOLD} and fill ≥ {GIST_FILL:g} is over-writing description, fill < "
+         f"{GIST_FILL:g} an under-writing gist",
+         f"q_minus_j: paired bootstrap over repeats ({BOOTSTRAP_RESAMPLES} resamples, seed "
+         f"{BOOTSTRAP_SEED}); fisher_p on valid rows with recall ≥ {ROW_THRESHOLD}",
+         f"q rescues: yes when q's mean recall ≥ {ROW_THRESHOLD} and the bootstrap interval "
+         "lies above 0; no when q's recall is below it"))
+
+
+def headings_table(rows: Sequence[StudyRow]) -> Table:
+    """Recall by the number of fixed sections the final carrier held (0–5), over valid rows."""
+    groups: dict[int, list[float]] = defaultdict(list)
+    for r in valid_rows(rows):
+        if r.final is not None and r.row.recall is not None:
+            groups[r.final.headings_carried].append(r.row.recall)
+    out = tuple((h, len(v), _mean(v), _recalled(v)) for h, v in sorted(groups.items()))
+    return Table("headings", "Recall by headings carried (final carrier)",
+                 ("headings", "rows", "mean_recall", "rows_recalled"), out,
+                 ("valid rows of every model and arm of this sweep",))
+
+
+def _pearson_line(name: str, pairs: Sequence[tuple[float, float]]) -> tuple[Value, ...]:
+    xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+    try:
+        res = pearson(xs, ys)
+    except StatsError:
+        return (name, len(pairs), None, None, None, None)
+    return (name, res.n, _num(res.r), _num(res.ci[0]), _num(res.ci[1]), _num(res.p_value))
+
+
+def correlation_table(rows: Sequence[StudyRow]) -> Table:
+    """Pearson r of recall with headings carried and with fill fraction, over valid rows."""
+    valid = [r for r in valid_rows(rows) if r.final is not None and r.row.recall is not None]
+    headings = [(float(r.final.headings_carried), r.row.recall) for r in valid
+                if r.final is not None and r.row.recall is not None]
+    fill = [(r.fill, r.row.recall) for r in valid if r.fill is not None and r.row.recall is not None]
+    return Table("correlations", "Correlation with recall (per valid row)",
+                 ("measure", "n", "r", "ci_low", "ci_high", "p_value"),
+                 (_pearson_line("headings carried", headings),
+                  _pearson_line("fill fraction", fill)),
+                 ("Pearson r with a 95 % Fisher-z interval; empty below three rows or when a "
+                  "variable is constant",))
+
+
+def ceiling_table(cells: _Cells) -> Table:
+    """j vs t per model: rows recalled, the final carriers' length, and folds clipped."""
+    out = []
+    for model, arm in cells.keys(CEILING):
+        valid = cells.valid(model, arm)
+        recalls = _recalls(valid)
+        finals = [r.final.carrier_chars for r in valid if r.final is not None]
+        folds = [f for r in valid for f in r.folds]
+        out.append((model, arm, len(recalls), _recalled(recalls), _mean(recalls), _mean(finals),
+                    max(finals, default=None), len(folds), sum(f.clipped_chars > 0 for f in folds),
+                    sum(f.clipped_chars for f in folds)))
+    return Table("ceiling", "Ceiling: j vs t (the same field, ceiling halved), per model",
+                 ("model", "arm", "valid_rows", "rows_recalled", "mean_recall", "carried_chars",
+                  "max_carried_chars", "folds", "folds_clipped", "clipped_chars"),
+                 tuple(out), ("carried_chars: mean length of the final carrier over valid rows; "
+                              "folds_clipped: folds the carry cap cut",))
+
+
+def ladder_table(cells: _Cells) -> Table:
+    """The ladder j → q → m per model: rows recalled at each rung's ends, with Fisher's p."""
+    present = [a for a in LADDER if a in cells.arms]
+    out = []
+    for model in cells.models:
+        for lo, hi in zip(present, present[1:]):
+            if not cells.by.get((model, lo)) or not cells.by.get((model, hi)):
+                continue
+            a, b = _recalls(cells.valid(model, lo)), _recalls(cells.valid(model, hi))
+            p = fisher_exact(rows_table(b, a)).p_value if a and b else None
+            out.append((model, f"{lo}→{hi}", _mean(a), _mean(b), _recalled(a), len(a),
+                        _recalled(b), len(b), _num(p)))
+    return Table("ladder", "Ladder j → q → m, per model",
+                 ("model", "rung", "from_recall", "to_recall", "from_recalled", "from_rows",
+                  "to_recalled", "to_rows", "fisher_p"),
+                 tuple(out), (f"fisher_p: Fisher's exact test (two-sided) on valid rows with "
+                              f"recall ≥ {ROW_THRESHOLD} at the rung's two arms",))
+
+
+def at_ceiling(fill: float | None) -> bool:
+    """Whether a carrier ends within ``AT_CEILING_TOLERANCE`` of its declared ceiling."""
+    # The 1e-12 keeps the band's edge inside it: 0.995 - 1.0 is -0.0050000000000000044 in floats.
+    return fill is not None and abs(fill - 1.0) <= AT_CEILING_TOLERANCE + 1e-12
+
+
+def ceiling_target_table(cells: _Cells) -> Table:
+    """The ceiling as a target: folds stopping naturally vs on length, and folds at the ceiling.
+
+    Counts every committed fold of the sweep's rows, valid or not: a length stop is the arm's
+    own behaviour, recorded whatever became of the row.
+    """
+    out = []
+    for model, arm in cells.keys():
+        folds = [f for r in cells.by[(model, arm)] for f in r.folds]
+        if not folds:
+            continue
+        stop = sum(f.finish_reason == "stop" for f in folds)
+        length = sum(f.finish_reason == "length" for f in folds)
+        ceilinged = [f for f in folds if f.fill_fraction is not None]
+        at = sum(at_ceiling(f.fill_fraction) for f in ceilinged)
+        out.append((model, arm, len(folds), stop, length, len(folds) - stop - length,
+                    stop / len(folds), length / len(folds),
+                    at if ceilinged else None, at / len(ceilinged) if ceilinged else None))
+    return Table("ceiling_target", "The ceiling as a target: how folds stop, and folds at the "
+                 "ceiling",
+                 ("model", "arm", "folds", "stop", "length", "other", "stop_share",
+                  "length_share", "at_ceiling", "at_ceiling_share"),
+                 tuple(out),
+                 ("every committed fold of the sweep's rows; stop/length: the reply's "
+                  "finish_reason",
+                  f"at_ceiling: folds whose carrier ends within {AT_CEILING_TOLERANCE:.1%} of its "
+                  "declared ceiling (empty for arms without one)"))
+
+
+def carrier_answer_table(rows: Sequence[StudyRow]) -> Table:
+    """The final carrier's state of each graded fact × the answer's class, over valid rows."""
+    counts: dict[str, Counter[str]] = {s: Counter() for s in ("present", "mutated", "missing")}
+    for r in valid_rows(rows):
+        for c in r.checks:
+            counts.setdefault(c.carrier_state, Counter())[c.classification] += 1
+    out = tuple((state, *(n[k] for k in ANSWER_CLASSES), sum(n.values()))
+                for state, n in counts.items())
+    return Table("carrier_answer", "Final carrier × answer (graded facts of valid rows)",
+                 ("carrier", *ANSWER_CLASSES, "total"), out,
+                 ("carrier: the final carrier's state of the fact; columns: the answer class "
+                  "(core.answers)",))
+
+
+def answer_class_table(cells: _Cells) -> Table:
+    """Abstention vs fabrication: answer classes per model × arm, and how failing rows failed.
+
+    Among valid rows with recall below ``ROW_THRESHOLD``: rows that fabricate with no
+    abstention anywhere in the answer, and rows that abstain somewhere (``abstains``).
+    """
+    out = []
+    for model, arm in cells.keys():
+        valid = cells.valid(model, arm)
+        classes = Counter(c.classification for r in valid for c in r.checks)
+        failing = [r for r in valid if r.row.recall is not None and r.row.recall < ROW_THRESHOLD]
+        fabricating = sum(1 for r in failing
+                          if any(c.classification == "fabricated" for c in r.checks)
+                          and not any(abstains(c) for c in r.checks))
+        abstaining = sum(1 for r in failing if any(abstains(c) for c in r.checks))
+        out.append((model, arm, len(valid), *(classes[k] for k in ANSWER_CLASSES), len(failing),
+                    fabricating, abstaining))
+    return Table("answer_classes", "Abstention vs fabrication, per model × arm",
+                 ("model", "arm", "valid_rows", *ANSWER_CLASSES, "failing_rows",
+                  "fabricate_never_abstain", "abstain_somewhere"),
+                 tuple(out),
+                 (f"class counts over graded facts of valid rows; failing rows: recall < "
+                  f"{ROW_THRESHOLD}; abstain: honest abstention or an abstention from a carrier "
+                  "that held the value",))
+
+
+def icc_table(cells: _Cells) -> Table:
+    """The ICC/DE line: the row-weighted mean of the cells' ICCs, the design effect, effective n.
+
+    ICCs are taken within cells (``core.planning.pooled_cell_icc``): pooling cells would count
+    the differences between arms and models as clustering.
+    """
+    per_cell = []
+    checks = rows_n = 0
+    for model, arm in cells.keys():
+        groups = [[int(c.correct) for c in r.checks] for r in cells.valid(model, arm) if r.checks]
+        checks += sum(len(g) for g in groups)
+        rows_n += len(groups)
+        per_cell.append((len(groups), icc_binary(groups)))
+    icc, used = pooled_cell_icc(per_cell)
+    m = checks / rows_n if rows_n else math.nan
+    de = design_effect(m, icc)
+    return Table("icc", "Clustering of checks in rows: ICC and design effect",
+                 ("valid_rows", "checks", "m", "icc", "cells_used", "design_effect",
+                  "effective_n"),
+                 ((rows_n, checks, _num(m), _num(icc), used, _num(de),
+                   _num(effective_n(checks, de))),),
+                 ("icc: row-weighted mean of per-cell one-way ICC(1) over valid rows, cells with "
+                  "an undefined ICC skipped; DE = 1 + (m − 1)·ICC; effective n = checks ÷ DE",))
+
+
+def rows_recalled_table(cells: _Cells) -> Table:
+    """Valid rows with recall ≥ 0.5 per cell, with a Wilson interval over rows."""
+    out = []
+    for model, arm in cells.keys():
+        recalls = _recalls(cells.valid(model, arm))
+        k, n = _recalled(recalls), len(recalls)
+        low, high = wilson_interval(k, n) if n else (None, None)
+        out.append((model, arm, n, k, k / n if n else None, _num(low), _num(high)))
+    return Table("rows_recalled", f"Rows with recall ≥ {ROW_THRESHOLD} per cell",
+                 ("model", "arm", "valid_rows", "rows_recalled", "share", "wilson_low",
+                  "wilson_high"),
+                 tuple(out), ("95 % Wilson interval over valid rows (each row one trial)",))
+
+
+# -- the whole study --------------------------------------------------------------------------
+
+
+def _missing(need: Sequence[str], arms: Sequence[str]) -> list[str]:
+    return [a for a in need if a not in arms]
+
+
+def _lacks(missing: Sequence[str]) -> str:
+    return " and ".join(f"no {a} arm" for a in missing) + " in this sweep"
+
+
+def study_tables(rows: Sequence[StudyRow], models: Sequence[str],
+                 arms: Sequence[str]) -> StudyTables:
+    """Every study table for the rows of one scenario of one sweep.
+
+    Args:
+        rows: the rows (any status; only valid ones enter recall figures).
+        models: the sweep's models, in its order.
+        arms: the sweep's arms, in its order.
+
+    Returns:
+        The tables; those that need an arm the sweep lacks are left out, and ``notes`` says so.
+
+    Raises:
+        ValueError: rows of several scenarios (scenarios are never pooled).
+    """
+    scenarios = {r.row.scenario for r in rows}
+    if len(scenarios) > 1:
+        raise ValueError("study tables take one scenario's rows: got "
+                         + ", ".join(sorted(scenarios)))
+    cells = _Cells(rows, models, arms)
+    present = cells.arms
+    tables: list[Table] = [recall_table(cells)]
+    notes: list[str] = []
+
+    def needs(arms_needed: Sequence[str], what: str, build: Callable[[_Cells], Table]) -> None:
+        missing = _missing(arms_needed, present)
+        if missing:
+            notes.append(f"{what} left out: {_lacks(missing)}")
+        else:
+            tables.append(build(cells))
+
+    needs(PARTITION, "partition contrast (j vs q)", partition_table)
+    tables += [headings_table(rows), correlation_table(rows)]
+    needs(CEILING, "ceiling table (j vs t)", ceiling_table)
+    ladder = [a for a in LADDER if a in present]
+    if len(ladder) < 2:
+        notes.append(f"ladder (j → q → m) left out: {_lacks(_missing(LADDER, present))}")
+    else:
+        if len(ladder) < len(LADDER):
+            notes.append(f"ladder (j → q → m) runs {' → '.join(ladder)}: "
+                         f"{_lacks(_missing(LADDER, present))}")
+        tables.append(ladder_table(cells))
+    tables += [ceiling_target_table(cells), carrier_answer_table(rows),
+               answer_class_table(cells), icc_table(cells), rows_recalled_table(cells)]
+    scenario = next(iter(scenarios), "")
+    return StudyTables(scenario, tuple(tables), tuple(notes))
+
+
+@dataclass(frozen=True)
+class FillPoint:
+    """One valid row for the fill-vs-recall scatter."""
+
+    model: str
+    arm: str
+    repeat: int
+    fill: float
+    recall: float
+    mode: str
+    """``failure_mode`` of the row."""
+
+
+def fill_points(rows: Sequence[StudyRow]) -> list[FillPoint]:
+    """Valid rows of arms with a declared ceiling: final fill fraction, recall, failure mode."""
+    return [FillPoint(r.row.model, r.row.arm, r.row.repeat, r.fill, r.row.recall,
+                      failure_mode(r.row.recall, r.fill))
+            for r in valid_rows(rows) if r.fill is not None and r.row.recall is not None]
+
+
+def cell_text(column: str, value: Value) -> str:
+    """How a table value is shown (markdown report and TUI): counts plainly, p-values to three
+    significant digits, other figures to three decimals, undefined as "—"."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if column.endswith("p") or column.endswith("p_value"):
+            return f"{value:.3g}"
+        if column.endswith("chars"):
+            return f"{value:.0f}"
+        return f"{value:.3f}"
+    return value

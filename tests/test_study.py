@@ -1,0 +1,299 @@
+"""The study's tables (core.study), on hand-built typed rows with hand-computed figures."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.row import Check, RowRecord
+from foldscope.core.study import (
+    NO_FILL,
+    OVER_WRITING,
+    RECALLED,
+    UNDER_WRITING,
+    FoldMeasure,
+    StudyRow,
+    abstains,
+    at_ceiling,
+    cell_text,
+    failure_mode,
+    fill_points,
+    study_tables,
+)
+
+Z = 1.959963984540054  # two-sided 95 % normal quantile
+
+
+def fold(i=0, *, fill=None, headings=5, chars=100, clipped=0, finish="stop"):
+    return FoldMeasure(fold_index=i, carrier_chars=chars, clipped_chars=clipped,
+                       headings_carried=headings, fill_fraction=fill, finish_reason=finish,
+                       parse_status="ok")
+
+
+def check(cls="correct", state="present", detail=None, label="x"):
+    return Check(label=label, expected="v", found=None, correct=cls == "correct",
+                 abstained=False, unit_dropped=False, in_carrier=state == "present",
+                 classification=cls, carrier_state=state, class_detail=detail)
+
+
+_ids = iter(range(1, 10_000))
+
+
+def row(model, arm, repeat, recall, *, folds=(), checks=(), valid=True, scenario="kestrel"):
+    rid = next(_ids)
+    r = RowRecord(id=rid, position=rid, scenario=scenario, model=model, arm=arm, repeat=repeat,
+                  status="done", recall=recall, valid=valid,
+                  validity_reason="ok" if valid else "catch_up_distributed")
+    return StudyRow(r, tuple(folds), tuple(checks))
+
+
+def checks_for(recall, n=4):
+    """n graded checks of which recall·n are correct, the rest honest abstentions."""
+    k = round(recall * n)
+    return [check("correct")] * k + [check("honest_abstention", "missing")] * (n - k)
+
+
+def two_models():
+    """D over-writes in j (fill 0.3) and is rescued by q; G writes a gist (fill 0.04) in both."""
+    rows = []
+    for rep in (0, 1):
+        rows.append(row("D", "j", rep, 0.0, folds=[fold(0, fill=0.2), fold(1, fill=0.3)],
+                        checks=checks_for(0.0)))
+        rows.append(row("D", "q", rep, [1.0, 0.5][rep], folds=[fold(0, fill=0.4)],
+                        checks=checks_for([1.0, 0.5][rep])))
+        rows.append(row("G", "j", rep, 0.0, folds=[fold(0, fill=0.04)], checks=checks_for(0.0)))
+        rows.append(row("G", "q", rep, 0.25, folds=[fold(0, fill=0.03)],
+                        checks=checks_for(0.25)))
+    # An invalid row never enters a figure, whatever its recall.
+    rows.append(row("D", "j", 2, 1.0, folds=[fold(0, fill=0.9)], checks=checks_for(1.0),
+                    valid=False))
+    return rows
+
+
+def test_failure_mode_rule():
+    assert failure_mode(0.5, 0.01) == RECALLED
+    assert failure_mode(0.49, 0.10) == OVER_WRITING
+    assert failure_mode(0.0, 0.0999) == UNDER_WRITING
+    assert failure_mode(0.0, None) == NO_FILL
+
+
+def test_recall_table_counts_rows_and_uses_only_valid_rows():
+    rows = [row("A", "j", r, v) for r, v in enumerate((0.5, 0.75, 1.0))]
+    rows.append(row("A", "j", 3, 0.0, valid=False))
+    study = study_tables(rows, ["A"], ["j"])
+    [rec] = study.table("recall").records()
+    assert rec["rows"] == 4 and rec["valid_rows"] == 3
+    assert rec["mean_recall"] == pytest.approx(0.75)
+    # sd 0.25 over three rows; t(0.975, 2) = 4.302652729911275
+    assert rec["ci_low"] == pytest.approx(0.75 - 4.302652729911275 * 0.25 / math.sqrt(3))
+    assert rec["ci_high"] == 1.0  # clipped to recall's range
+
+
+def test_partition_contrast_names_the_failure_mode_and_whether_q_rescues():
+    study = study_tables(two_models(), ["D", "G"], ["j", "q"])
+    by_model = {r["model"]: r for r in study.table("partition").records()}
+    d, g = by_model["D"], by_model["G"]
+    assert d["j_rows"] == 2 and d["j_recall"] == 0.0
+    assert d["j_fill"] == pytest.approx(0.3)  # the final fold's fill, invalid row left out
+    assert d["failure_mode"] == OVER_WRITING
+    assert d["q_recall"] == pytest.approx(0.75) and d["pairs"] == 2
+    # Paired differences q − j are 1.0 and 0.5: resampled means can only be 1, 0.75 or 0.5,
+    # each end with probability 1/4, so the 95 % percentile interval is [0.5, 1.0].
+    assert d["q_minus_j"] == pytest.approx(0.75)
+    assert (d["boot_low"], d["boot_high"]) == pytest.approx((0.5, 1.0))
+    # Rows >= 0.5: q 2 of 2, j 0 of 2 -> two-sided Fisher p = 2 · 1/C(4, 2) = 1/3.
+    assert (d["j_recalled"], d["q_recalled"]) == (0, 2)
+    assert d["fisher_p"] == pytest.approx(1 / 3)
+    assert d["q_rescues"] == "yes"
+    assert g["failure_mode"] == UNDER_WRITING and g["j_fill"] == pytest.approx(0.04)
+    assert g["q_recall"] == pytest.approx(0.25) and g["q_rescues"] == "no"
+    assert g["fisher_p"] == pytest.approx(1.0)
+
+
+def test_a_model_that_recalls_under_j_has_nothing_to_rescue():
+    rows = [row("F", a, r, 1.0, folds=[fold(fill=0.4)]) for a in ("j", "q") for r in (0, 1)]
+    [f] = study_tables(rows, ["F"], ["j", "q"]).table("partition").records()
+    assert f["failure_mode"] == RECALLED and f["q_rescues"] == "n/a"
+
+
+def test_pairs_are_by_repeat_and_unpaired_rows_are_left_out_of_the_bootstrap():
+    rows = [row("A", "j", 0, 0.0, folds=[fold(fill=0.5)]), row("A", "q", 0, 1.0),
+            row("A", "q", 1, 1.0)]
+    [a] = study_tables(rows, ["A"], ["j", "q"]).table("partition").records()
+    assert a["pairs"] == 1 and a["q_rows"] == 2 and a["q_minus_j"] == 1.0
+    # Fisher uses every valid row: q 2/2 vs j 0/1. With the margins fixed, q's recalled rows
+    # are 2 with P = C(2,2)·C(1,0)/C(3,2) = 1/3 or 1 with P = 2/3, so two-sided p = 1/3.
+    assert a["fisher_p"] == pytest.approx(1 / 3)
+
+
+def test_headings_and_correlations():
+    rows = [row("A", "m", 0, 0.0, folds=[fold(headings=5), fold(headings=0)]),
+            row("A", "m", 1, 0.0, folds=[fold(headings=0)]),
+            row("A", "j", 0, 1.0, folds=[fold(headings=5, fill=0.5)]),
+            row("A", "j", 1, 0.5, folds=[fold(headings=5, fill=0.5)])]
+    study = study_tables(rows, ["A"], ["j", "m"])
+    assert study.table("headings").rows == ((0, 2, 0.0, 0), (5, 2, 0.75, 2))
+    corr = {r["measure"]: r for r in study.table("correlations").records()}
+    # x = 0,0,5,5; y = 0,0,1,0.5: Sxy = 3.75, Sxx = 25, Syy = 0.6875.
+    assert corr["headings carried"]["r"] == pytest.approx(3.75 / math.sqrt(25 * 0.6875))
+    assert corr["headings carried"]["n"] == 4
+    # Two rows have a fill fraction: too few for r, reported as undefined, not raised.
+    assert corr["fill fraction"]["n"] == 2 and corr["fill fraction"]["r"] is None
+
+
+def test_ceiling_table_compares_j_and_t():
+    rows = [row("A", "j", 0, 1.0, folds=[fold(0, chars=900), fold(1, chars=1000)]),
+            row("A", "t", 0, 0.25, folds=[fold(0, chars=800, clipped=40),
+                                          fold(1, chars=700, clipped=10)]),
+            row("A", "t", 1, 0.5, folds=[fold(0, chars=500)])]
+    study = study_tables(rows, ["A"], ["j", "t"])
+    recs = {r["arm"]: r for r in study.table("ceiling").records()}
+    assert recs["j"]["rows_recalled"] == 1 and recs["j"]["carried_chars"] == 1000
+    t = recs["t"]
+    assert (t["valid_rows"], t["rows_recalled"], t["folds"], t["folds_clipped"],
+            t["clipped_chars"]) == (2, 1, 3, 2, 50)
+    assert t["carried_chars"] == pytest.approx(600) and t["max_carried_chars"] == 700
+
+
+def test_tables_that_need_a_missing_arm_are_left_out_and_say_so():
+    rows = [row("A", a, 0, 1.0) for a in ("j", "m")]
+    study = study_tables(rows, ["A"], ["j", "m"])
+    assert study.table("partition") is None and study.table("ceiling") is None
+    assert "partition contrast (j vs q) left out: no q arm in this sweep" in study.notes
+    assert "ceiling table (j vs t) left out: no t arm in this sweep" in study.notes
+    # The ladder runs over the arms it has, and says which rung is missing.
+    assert [r["rung"] for r in study.table("ladder").records()] == ["j→m"]
+    assert any("no q arm" in n for n in study.notes if n.startswith("ladder"))
+    only_m = study_tables([row("A", "m", 0, 1.0)], ["A"], ["m"])
+    assert only_m.table("ladder") is None
+    assert "ladder (j → q → m) left out: no j arm and no q arm in this sweep" in only_m.notes
+
+
+def test_ladder_fisher_per_rung():
+    rows = ([row("A", "j", r, 0.0) for r in range(3)] + [row("A", "q", r, 1.0) for r in range(3)]
+            + [row("A", "m", r, v) for r, v in enumerate((1.0, 1.0, 0.0))])
+    recs = study_tables(rows, ["A"], ["j", "q", "m"]).table("ladder").records()
+    jq, qm = recs
+    # j 0/3 vs q 3/3: two-sided p = 2 / C(6, 3) = 0.1.
+    assert (jq["rung"], jq["from_recalled"], jq["to_recalled"]) == ("j→q", 0, 3)
+    assert jq["fisher_p"] == pytest.approx(0.1)
+    # q 3/3 vs m 2/3: every table is at least as likely as the observed one -> p = 1.
+    assert qm["fisher_p"] == pytest.approx(1.0)
+
+
+def test_ceiling_as_a_target_counts_every_fold_and_the_half_percent_band():
+    rows = [row("A", "j", 0, 1.0, folds=[fold(0, fill=1.004), fold(1, fill=0.994, finish="length"),
+                                         fold(2, fill=1.0, finish="content_filter"),
+                                         fold(3, fill=0.5)]),
+            row("A", "j", 1, None, folds=[fold(0, fill=0.995, finish="length")], valid=False),
+            row("A", "m", 0, 1.0, folds=[fold(0), fold(1, finish="length")])]
+    recs = {r["arm"]: r for r in
+            study_tables(rows, ["A"], ["j", "m"]).table("ceiling_target").records()}
+    j = recs["j"]
+    assert (j["folds"], j["stop"], j["length"], j["other"]) == (5, 2, 2, 1)
+    assert j["stop_share"] == pytest.approx(0.4) and j["length_share"] == pytest.approx(0.4)
+    assert j["at_ceiling"] == 3 and j["at_ceiling_share"] == pytest.approx(0.6)
+    m = recs["m"]
+    assert (m["folds"], m["length"], m["at_ceiling"], m["at_ceiling_share"]) == (2, 1, None, None)
+
+
+def test_at_ceiling_band():
+    assert at_ceiling(1.005) and at_ceiling(0.995) and at_ceiling(1.0)
+    assert not at_ceiling(1.0051) and not at_ceiling(0.9949) and not at_ceiling(None)
+
+
+def test_carrier_answer_and_abstention_vs_fabrication():
+    fab = [check("fabricated", "missing"), check("correct")]
+    mixed = [check("fabricated", "missing"), check("honest_abstention", "missing"),
+             check("correct")]
+    read_abst = [check("read_failure", "present", "abstained"), check("carried_corruption",
+                                                                      "mutated")]
+    passing = [check("correct"), check("correct"), check("fabricated", "missing")]
+    rows = [row("A", "j", 0, 0.0, checks=fab + [check("read_failure", "present", "other_value")]),
+            row("A", "j", 1, 1 / 3, checks=mixed),
+            row("A", "j", 2, 0.0, checks=read_abst),
+            row("A", "j", 3, 2 / 3, checks=passing),
+            row("A", "j", 4, 0.0, checks=[check("fabricated", "missing")], valid=False)]
+    study = study_tables(rows, ["A"], ["j"])
+    [rec] = study.table("answer_classes").records()
+    assert (rec["valid_rows"], rec["correct"], rec["fabricated"], rec["honest_abstention"],
+            rec["read_failure"], rec["carried_corruption"], rec["hedged"]) == (4, 4, 3, 1, 2, 1, 0)
+    assert (rec["failing_rows"], rec["fabricate_never_abstain"], rec["abstain_somewhere"]) == \
+        (3, 1, 2)
+    cross = {r["carrier"]: r for r in study.table("carrier_answer").records()}
+    assert (cross["present"]["correct"], cross["present"]["read_failure"],
+            cross["present"]["total"]) == (4, 2, 6)
+    assert (cross["missing"]["fabricated"], cross["missing"]["honest_abstention"]) == (3, 1)
+    assert cross["mutated"]["carried_corruption"] == 1 and cross["mutated"]["total"] == 1
+
+
+def test_abstains():
+    assert abstains(check("honest_abstention", "missing"))
+    assert abstains(check("read_failure", "present", "abstained"))
+    assert not abstains(check("read_failure", "present", "nothing"))
+    assert not abstains(check("fabricated", "missing"))
+
+
+def test_icc_line_is_the_row_weighted_mean_of_cell_iccs():
+    def ck(*values):
+        return [check("correct") if v else check("honest_abstention", "missing") for v in values]
+    rows = [row("A", "j", 0, 1.0, checks=ck(1, 1)), row("A", "j", 1, 0.0, checks=ck(0, 0)),
+            # Every check alike: the cell's ICC is undefined and is skipped.
+            row("A", "q", 0, 1.0, checks=ck(1, 1)), row("A", "q", 1, 1.0, checks=ck(1, 1))]
+    [rec] = study_tables(rows, ["A"], ["j", "q"]).table("icc").records()
+    # Cell j: rows agree inside and differ between -> ICC 1; m = 2, DE = 1 + 1·1 = 2.
+    assert rec == {"valid_rows": 4, "checks": 8, "m": 2.0, "icc": 1.0, "cells_used": 1,
+                   "design_effect": 2.0, "effective_n": 4.0}
+
+
+def test_rows_recalled_with_a_wilson_interval_over_rows():
+    rows = [row("A", "j", r, v) for r, v in enumerate((1.0, 0.5, 0.25))]
+    [rec] = study_tables(rows, ["A"], ["j"]).table("rows_recalled").records()
+    assert (rec["valid_rows"], rec["rows_recalled"]) == (3, 2)
+    p, n = 2 / 3, 3
+    centre = (p + Z * Z / (2 * n)) / (1 + Z * Z / n)
+    half = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n)) / (1 + Z * Z / n)
+    assert rec["share"] == pytest.approx(p)
+    assert (rec["wilson_low"], rec["wilson_high"]) == pytest.approx((centre - half, centre + half))
+
+
+def test_scenarios_are_never_pooled():
+    with pytest.raises(ValueError, match="one scenario"):
+        study_tables([row("A", "j", 0, 1.0), row("A", "j", 0, 1.0, scenario="smoke")],
+                     ["A"], ["j"])
+
+
+def test_fill_points_colour_rows_by_failure_mode():
+    points = fill_points(two_models())
+    modes = {(p.model, p.arm, p.repeat): p.mode for p in points}
+    assert modes[("D", "j", 0)] == OVER_WRITING and modes[("G", "j", 1)] == UNDER_WRITING
+    assert modes[("D", "q", 0)] == RECALLED and len(points) == 8  # the invalid row left out
+
+
+def test_cell_text():
+    assert cell_text("fisher_p", 1 / 3) == "0.333" and cell_text("p_value", 0.00012345) == "0.000123"
+    assert cell_text("mean_recall", 0.75) == "0.750" and cell_text("rows", 3) == "3"
+    assert cell_text("icc", None) == "—" and cell_text("carried_chars", 600.4) == "600"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["A", "B"]), st.sampled_from(["j", "q", "m", "t"]),
+                          st.integers(0, 3), st.sampled_from([0.0, 0.25, 0.5, 1.0]),
+                          st.booleans()), max_size=30))
+def test_counts_agree_across_tables_for_any_rows(spec):
+    rows = [row(m, a, r, v, valid=ok, folds=[fold(fill=0.3 if a != "m" else None)])
+            for m, a, r, v, ok in spec]
+    study = study_tables(rows, ["A", "B"], ["j", "q", "m", "t"])
+    recall = {(r["model"], r["arm"]): r for r in study.table("recall").records()}
+    recalled = {(r["model"], r["arm"]): r for r in study.table("rows_recalled").records()}
+    assert recall.keys() == recalled.keys()
+    for key, rec in recall.items():
+        cell = [s for s in spec if (s[0], s[1]) == key]
+        assert rec["rows"] == len(cell)
+        assert rec["valid_rows"] == recalled[key]["valid_rows"] == sum(s[4] for s in cell)
+        assert recalled[key]["rows_recalled"] == sum(s[4] and s[3] >= 0.5 for s in cell)
+    headings = study.table("headings")
+    assert sum(r[1] for r in headings.rows) == sum(s[4] for s in spec)
