@@ -87,3 +87,17 @@ def test_help_screen_snapshot(snap_compare, finished_db):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(120, 50), run_before=open_help)
+
+
+def test_study_screen_snapshot(snap_compare, finished_db):
+    app = FoldscopeApp(str(finished_db), sweep_id="snapshot01")
+
+    async def open_study(pilot):
+        await pilot.pause()
+        await fresh_poll(app, pilot)
+        await pilot.press("t")
+        await pilot.pause()
+        await wait_group(app, "study-load")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(130, 40), run_before=open_study)

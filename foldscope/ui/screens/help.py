@@ -24,6 +24,8 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ("n/m", "valid rows / planned rows of the cell"),
     ("·", "no row of the cell has finished yet"),
     ("—", "nothing to measure yet (no valid row, or the arm declares no ceiling)"),
+    ("● ▲ ▼", "study scatter: a valid row that recalled (●), failed over-writing description "
+              "(▲) or failed writing an under-length gist (▼)"),
     ("A F C", "answers view: honest abstentions, fabrications, carried corruptions"),
     ("␛ ␊ �", "control characters in model text, shown as visible stand-ins, never obeyed"),
 )

@@ -15,6 +15,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from foldscope.engine.live import LiveSweep
 from foldscope.ui.messages import SweepFinished, SweepSnapshot
 from foldscope.ui.screens.cell import CellScreen
+from foldscope.ui.screens.study import StudyScreen
 from foldscope.ui.widgets.sweep_grid import SweepGrid
 
 LEGENDS = {
@@ -45,6 +46,8 @@ class SweepScreen(Screen[None]):
     BINDINGS = [
         Binding("r", "refresh", "Refresh", show=False),
         Binding("v", "toggle_view", "Recall / answers"),
+        Binding("t", "study", "Study tables",
+                tooltip="The study's tables and plots of this sweep (as report --format md)"),
         Binding("ctrl+q", "app.quit", "Quit"),
     ]
     """Key bindings of the sweep screen."""
@@ -85,8 +88,17 @@ class SweepScreen(Screen[None]):
 
     def _legend(self) -> None:
         view = self.query_one(SweepGrid).view
-        text = (LEGENDS[view] + " · v: switch view · enter: inspect a cell's rows fold by fold")
+        text = (LEGENDS[view] + " · v: switch view · enter: inspect a cell's rows fold by fold"
+                " · t: the study's tables and plots")
         self.query_one("#legend", Static).update(Text(text, style="dim"))
+
+    def action_study(self) -> None:
+        """Open the study's tables and plots for the sweep on display."""
+        sweep_id = self._snapshot.sweep_id if self._snapshot else self.sweep_id
+        if sweep_id is None:
+            self.notify("no sweep to study yet", timeout=3)
+            return
+        self.app.push_screen(StudyScreen(self.db_path, sweep_id))
 
     def action_refresh(self) -> None:
         """Re-read the store now."""
