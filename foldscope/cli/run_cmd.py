@@ -34,7 +34,9 @@ def register(subparsers: Any) -> None:
                    help="execution mode: " + "; ".join(f"{k}: {v}" for k, v in
                                                        EXECUTION_MODES.items())
                    + f" (default {DEFAULT_MODE})")
-    p.add_argument("--seed", type=int, help="sweep seed")
+    p.add_argument("--seed", type=int,
+                   help="send a seed with every request (offset per repeat) and record it with "
+                   "the sweep; default: no seed is sent")
     p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
     p.add_argument("--headless", action="store_true", help="no TUI; progress on stderr")
     p.add_argument("--json-events", action="store_true",

@@ -169,7 +169,7 @@ def builtin_model(model_id: str) -> ModelConfig | None:
 
 
 def _builtin_fields(model_id: str) -> dict[str, Any]:
-    return {"id": model_id, "provider": "sim", "pin": catalog.SIM_ENDPOINT_TAG, "seed": 0,
+    return {"id": model_id, "provider": "sim", "pin": catalog.SIM_ENDPOINT_TAG,
             "price_prompt_per_mtok": 0.0, "price_completion_per_mtok": 0.0,
             "context_tokens": 131072}
 

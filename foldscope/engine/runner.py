@@ -408,9 +408,7 @@ class SweepRunner:
         started = time.monotonic()
         cursor = FoldCursor.resume(store.last_fold(row.id))
         chunks = len(inputs.scenario.chunks)
-        # Each repeat gets its own seed (a model's own seed, if configured, offsets it), so
-        # repeats are independent draws yet a rerun of the sweep is reproducible.
-        seed = (cfg.seed or 0) + s.seed * 1_000_003 + row.repeat
+        seed = s.request_seed(cfg.seed, row.repeat)  # None: no seed is sent (the default)
         try:
             while not cursor.finished(chunks):
                 step = next_fold(cursor, inputs, arm)

@@ -59,7 +59,9 @@ class SweepSection(BaseModel):
     default cap on calls in flight per provider."""
     mode: Literal["sequential", "blocked", "free"] = DEFAULT_MODE
     """How rows are scheduled (see ``EXECUTION_MODES``)."""
-    seed: int = 0
+    seed: int | None = None
+    """Send a seed with every request: this, offset per repeat (and by a model's own ``seed``).
+    None (the default, as in the study): no seed is sent unless a model declares one."""
     max_row_retries: int = Field(2, ge=0, le=100)
     budget_usd: float | None = Field(None, ge=0)
     budget_tokens: int | None = Field(None, ge=0)
@@ -74,6 +76,23 @@ class SweepSection(BaseModel):
 
     The limit applies to each endpoint of that provider (one base URL); every simulated model
     is an endpoint of its own."""
+
+    def request_seed(self, model_seed: int | None, repeat: int) -> int | None:
+        """The seed sent with a row's requests, or None to send none.
+
+        Nothing is sent unless the sweep or the model sets a seed; when one does, each repeat
+        gets its own (repeats are separate draws, and a rerun of the sweep is reproducible).
+
+        Args:
+            model_seed: the model's own ``seed`` from its config, if any.
+            repeat: the row's repeat number.
+
+        Returns:
+            ``model_seed + sweep seed × 1,000,003 + repeat``, or None.
+        """
+        if self.seed is None and model_seed is None:
+            return None
+        return (model_seed or 0) + (self.seed or 0) * 1_000_003 + repeat
 
     def rate_limit(self, provider: str) -> RateLimit:
         """The limits for one provider: its table, or the sweep's concurrency alone."""
