@@ -19,6 +19,7 @@ from foldscope.core.study import (
     abstains,
     at_ceiling,
     cell_text,
+    fisher_floor,
     failure_mode,
     fill_points,
     study_tables,
@@ -107,6 +108,7 @@ def test_partition_contrast_names_the_failure_mode_and_whether_q_rescues():
     # Rows >= 0.5: q 2 of 2, j 0 of 2 -> two-sided Fisher p = 2 · 1/C(4, 2) = 1/3.
     assert (d["j_recalled"], d["q_recalled"]) == (0, 2)
     assert d["fisher_p"] == pytest.approx(1 / 3)
+    assert d["fisher_floor"] == pytest.approx(1 / 3)  # the best two rows per arm can do
     assert d["q_rescues"] == "yes"
     assert g["failure_mode"] == UNDER_WRITING and g["j_fill"] == pytest.approx(0.04)
     assert g["q_recall"] == pytest.approx(0.25) and g["q_rescues"] == "no"
@@ -127,6 +129,13 @@ def test_pairs_are_by_repeat_and_unpaired_rows_are_left_out_of_the_bootstrap():
     # Fisher uses every valid row: q 2/2 vs j 0/1. With the margins fixed, q's recalled rows
     # are 2 with P = C(2,2)·C(1,0)/C(3,2) = 1/3 or 1 with P = 2/3, so two-sided p = 1/3.
     assert a["fisher_p"] == pytest.approx(1 / 3)
+
+
+def test_fisher_floor():
+    # 2 vs 2: 2/C(4, 2); 3 vs 1: the extreme tables have p 1/4 (q all, j none) either way.
+    assert fisher_floor(2, 2) == pytest.approx(1 / 3)
+    assert fisher_floor(1, 3) == pytest.approx(0.25)
+    assert fisher_floor(0, 3) is None
 
 
 def test_headings_and_correlations():
@@ -179,7 +188,7 @@ def test_ladder_fisher_per_rung():
     jq, qm = recs
     # j 0/3 vs q 3/3: two-sided p = 2 / C(6, 3) = 0.1.
     assert (jq["rung"], jq["from_recalled"], jq["to_recalled"]) == ("j→q", 0, 3)
-    assert jq["fisher_p"] == pytest.approx(0.1)
+    assert jq["fisher_p"] == pytest.approx(0.1) and jq["fisher_floor"] == pytest.approx(0.1)
     # q 3/3 vs m 2/3: every table is at least as likely as the observed one -> p = 1.
     assert qm["fisher_p"] == pytest.approx(1.0)
 

@@ -246,6 +246,19 @@ def contrast(a: Sequence[StudyRow], b: Sequence[StudyRow]) -> Contrast:
                     b_rows=len(rb), fisher_p=_num(fisher.p_value) if fisher else None)
 
 
+def fisher_floor(n_a: int, n_b: int) -> float | None:
+    """The smallest two-sided p Fisher's exact test can give with these row counts: that of the
+    most extreme table, every row of one arm recalled and none of the other (either way round).
+
+    With two rows per arm it is 1/3, so a complete rescue never reaches 0.05: read the p-value
+    beside this floor.
+    """
+    if n_a == 0 or n_b == 0:
+        return None
+    return min(fisher_exact([[n_b, 0], [0, n_a]]).p_value,
+               fisher_exact([[0, n_b], [n_a, 0]]).p_value)
+
+
 def rescue(mode: str, b_recall: float | None, c: Contrast) -> str:
     """Whether the partitioned arm rescues a failing one.
 
@@ -276,18 +289,20 @@ def partition_table(cells: _Cells) -> Table:
         c = contrast(j, q)
         out.append((model, c.a_rows, j_recall, j_fill, mode, c.b_rows, q_recall, c.pairs,
                     c.difference, c.boot_low, c.boot_high, c.a_recalled, c.b_recalled,
-                    c.fisher_p, rescue(mode or RECALLED, q_recall, c)))
+                    c.fisher_p, _num(fisher_floor(c.a_rows, c.b_rows)),
+                    rescue(mode or RECALLED, q_recall, c)))
     return Table(
         "partition", "Capacity-matched partition: j (one field) vs q (five fields), per model",
         ("model", "j_rows", "j_recall", "j_fill", "failure_mode", "q_rows", "q_recall", "pairs",
          "q_minus_j", "boot_low", "boot_high", "j_recalled", "q_recalled", "fisher_p",
-         "q_rescues"),
+         "fisher_floor", "q_rescues"),
         tuple(out),
         (f"j_fill: mean fill fraction of j's final carriers; failure mode: recall < "
          f"{ROW_THRESHOLD} and fill ≥ {GIST_FILL:g} is over-writing description, fill < "
          f"{GIST_FILL:g} an under-writing gist",
          f"q_minus_j: paired bootstrap over repeats ({BOOTSTRAP_RESAMPLES} resamples, seed "
-         f"{BOOTSTRAP_SEED}); fisher_p on valid rows with recall ≥ {ROW_THRESHOLD}",
+         f"{BOOTSTRAP_SEED}); fisher_p on valid rows with recall ≥ {ROW_THRESHOLD}; "
+         "fisher_floor: the smallest p these row counts allow",
          f"q rescues: yes when q's mean recall ≥ {ROW_THRESHOLD} and the bootstrap interval "
          "lies above 0; no when q's recall is below it"))
 
@@ -356,12 +371,13 @@ def ladder_table(cells: _Cells) -> Table:
             a, b = _recalls(cells.valid(model, lo)), _recalls(cells.valid(model, hi))
             p = fisher_exact(rows_table(b, a)).p_value if a and b else None
             out.append((model, f"{lo}→{hi}", _mean(a), _mean(b), _recalled(a), len(a),
-                        _recalled(b), len(b), _num(p)))
+                        _recalled(b), len(b), _num(p), _num(fisher_floor(len(a), len(b)))))
     return Table("ladder", "Ladder j → q → m, per model",
                  ("model", "rung", "from_recall", "to_recall", "from_recalled", "from_rows",
-                  "to_recalled", "to_rows", "fisher_p"),
+                  "to_recalled", "to_rows", "fisher_p", "fisher_floor"),
                  tuple(out), (f"fisher_p: Fisher's exact test (two-sided) on valid rows with "
-                              f"recall ≥ {ROW_THRESHOLD} at the rung's two arms",))
+                              f"recall ≥ {ROW_THRESHOLD} at the rung's two arms; fisher_floor: "
+                              "the smallest p these row counts allow",))
 
 
 def at_ceiling(fill: float | None) -> bool:
@@ -567,7 +583,7 @@ def cell_text(column: str, value: Value) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if column.endswith("p") or column.endswith("p_value"):
+        if column.endswith("_p") or column in ("p_value", "fisher_floor"):
             return f"{value:.3g}"
         if column.endswith("chars"):
             return f"{value:.0f}"
