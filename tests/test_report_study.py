@@ -86,3 +86,24 @@ def test_out_is_only_for_csv(sweep_db, tmp_path, capsys):
     assert main(["report", "--db", str(sweep_db), "--format", "md", "--out",
                  str(tmp_path)]) == 2
     assert "--out is for --format csv" in capsys.readouterr().err
+
+
+def test_markdown_shows_outside_text_literally_and_keeps_its_table_shape():
+    from foldscope.core.study import StudyTables, Table
+    from foldscope.engine.study import study_markdown
+
+    hostile = "[bold]evil|model\x1b[31m\u202e"
+    study = StudyTables(hostile, (Table("recall", "Recall", ("model", "mean_recall"),
+                                        ((hostile, 0.5),)),), (f"note about {hostile}",))
+    out = study_markdown([study], "Study tables")
+    assert "\x1b" not in out and "\u202e" not in out
+    assert "| [bold]evil\\|model␛[31m\ufffd | 0.500 |" in out
+
+
+def test_csv_out_that_cannot_be_written_is_one_line(sweep_db, tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert main(["report", "--db", str(sweep_db), "--format", "csv", "--out",
+                 str(blocker / "tables")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("foldscope: error: --out ") and err.count("\n") == 1
