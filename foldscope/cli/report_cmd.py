@@ -14,7 +14,13 @@ from foldscope.engine.store import Store
 
 def register(subparsers: Any) -> None:
     """Add the ``report`` command."""
-    p = subparsers.add_parser("report", help="report a stored sweep (table or JSON)")
+    p = subparsers.add_parser(
+        "report", help="report a stored sweep (table or JSON)",
+        description="Report a stored sweep: per arm x model cell, valid rows, mean recall, ICC and "
+        "design effect. Each cell's interval (check_ci95) is wilson_design_effect: a Wilson 95 % "
+        "interval on checks / design effect, since a row's checks are not independent trials "
+        "(JSON: interval_method, effective_checks). A negative ICC is shown as measured, with the "
+        "design effect floored at 1 and a note (design_effect_raw keeps 1 + (m - 1) * ICC).")
     p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
     p.add_argument("--sweep", metavar="SWEEP_ID", help="which sweep (default: the newest)")
     p.add_argument("--format", choices=["table", "json", "md", "csv"], default="table",
@@ -66,6 +72,9 @@ def report(args: argparse.Namespace) -> int:
               f"{c['valid_rows']:>4}/{c['rows']:<5} {icc:>6} {de:>6} {c['honest_abstention']:>5} "
               f"{c['fabricated']:>5} {c['hedged']:>5} {c['parse_failures']:>5} {c['length_stops']:>4} "
               f"{retries:>9}")
+    for c in data["cells"]:
+        if c.get("icc_note"):
+            _show(f"note: {c['model']} {c['arm']}: {c['icc_note']}")
     total = data["accounting"]["total"]
     _show(f"spend ${total['cost_usd']:.4f} · prompt tokens {total['prompt_tokens']:,} reported / "
           f"{total['est_prompt_tokens']:,} estimated · retries {total['call_retries']} calls, "

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from typing import Any
 
 from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.designs import balance_note
-from foldscope.core.stats import cell_summary, wilson_interval
+from foldscope.core.stats import CellSummary, cell_summary
 from foldscope.core.tokens import estimator_error as token_error
 from foldscope.core.row import RowRecord
 from foldscope.core.validity import aggregate_filter
@@ -18,6 +19,34 @@ from foldscope.engine.sweep import stored_mode, stored_scenarios
 
 ANSWER_COLUMNS = (*ANSWER_CLASSES, "flagged", "unit_dropped")
 """Per-cell counts of answer classes (see ``core.answers.classify_fact``) and flags."""
+
+
+INTERVAL_METHOD = "wilson_design_effect"
+"""The per-cell interval: Wilson at 95 % on checks ÷ design effect (``core.stats.cell_summary``)."""
+
+
+def _interval(summary: CellSummary) -> dict[str, Any]:
+    """A cell's interval, ICC and design effect as the report shows them.
+
+    The interval is ``cell_summary``'s: a row's checks are not independent trials, so it counts
+    checks ÷ DE. A negative ICC is shown as measured, and the design effect the interval used is
+    floored at 1 (a note says so); the raw 1 + (m − 1)·ICC is kept beside it.
+    """
+    ci = summary.ci
+    has_ci = summary.checks > 0 and not any(math.isnan(x) for x in ci)
+    icc, raw_de = _finite(summary.icc), _finite(summary.design_effect)
+    de = None if raw_de is None else max(1.0, raw_de)
+    note = None
+    if icc is not None and icc < 0:
+        note = (f"negative ICC ({icc:.3f}): checks vary more within rows than between them; "
+                "design effect floored at 1 for the interval")
+    return {
+        "check_ci95": [ci[0], ci[1]] if has_ci else None,
+        "interval_method": INTERVAL_METHOD,
+        "effective_checks": (summary.effective_checks
+                             if has_ci and not math.isnan(summary.effective_checks) else None),
+        "icc": icc, "design_effect": de, "design_effect_raw": raw_de, "icc_note": note,
+    }
 
 
 def cells(store: Store, sweep_id: str,
@@ -55,7 +84,7 @@ def cells(store: Store, sweep_id: str,
         check_groups = [checks_by_row[r.id] for r in valid if checks_by_row[r.id]]
         summary = cell_summary(recalls, check_groups)
         correct = sum(sum(g) for g in check_groups)
-        lo, hi = wilson_interval(correct, summary.checks) if summary.checks else (None, None)
+        interval = _interval(summary)
         out.append({
             "scenario": scenario, "model": model, "arm": arm, "rows": len(group),
             "valid_rows": len(valid),
@@ -64,8 +93,7 @@ def cells(store: Store, sweep_id: str,
             "running_rows": sum(r.status == "running" for r in group),
             "mean_recall": summary.mean_recall if recalls else None,
             "checks": summary.checks, "correct_checks": correct,
-            "check_ci95": [lo, hi] if lo is not None else None,
-            "icc": _finite(summary.icc), "design_effect": _finite(summary.design_effect),
+            **interval,
             # Answer classes over the valid rows' checks: abstaining and fabricating are
             # different failures, and a person's fabrication flags are counted beside the rule's.
             **{name: sum(classes[r.id][name] for r in valid) for name in ANSWER_COLUMNS},
