@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -127,7 +129,7 @@ async def test_reply_accounting_and_digest():
 
 
 @pytest.mark.parametrize("status,kind", [(500, "server_error"), (502, "server_error"),
-                                         (503, "server_error"), (429, "rate_limited")])
+                                         (503, "server_error")])
 async def test_infra_status_retried_then_raised(status, kind):
     script = Script(httpx.Response(status, json={"error": {"message": "busy"}}))
     delays: list[float] = []
@@ -322,3 +324,109 @@ def test_memos_tell_apart_texts_with_the_same_length_and_edges():
             assert dumps_json(body) == json.dumps(body, ensure_ascii=False)
             canon = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
             assert body_digest(body) == hashlib.sha256(canon.encode()).hexdigest()
+
+
+async def test_429_is_back_pressure_not_a_spent_retry():
+    # Ten 429s in a row, then a reply: max_retries=1 would have given up after two attempts,
+    # but a 429 waits (here by back-off, no Retry-After) under rate_limit_wait_s instead.
+    busy = httpx.Response(429, json={"error": {"message": "slow down"}})
+    script = Script(*[busy] * 10, ok_reply("patience"))
+    delays: list[float] = []
+    async with make(openrouter(max_retries=1, backoff_cap_s=4.0), script, delays) as client:
+        reply = await client.chat(REQ)
+    assert reply.content == "patience" and reply.attempts == 11
+    assert len(delays) == 10 and max(delays) <= 4.0
+    # Waits add up to the deadline: past it the call fails as rate_limited, one line.
+    script = Script(httpx.Response(429, headers={"retry-after": "3"}, json={"error": {}}))
+    delays = []
+    async with make(openrouter(rate_limit_wait_s=10.0), script, delays) as client:
+        with pytest.raises(InfraError) as info:
+            await client.chat(REQ)
+    assert info.value.kind == "rate_limited" and delays == [3.0, 3.0, 3.0]
+    assert "rate_limit_wait_s" in str(info.value) and "\n" not in str(info.value)
+
+
+def _chat_body(**over) -> dict:
+    body = {"choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "ok"}}]}
+    body.update(over)
+    return body
+
+
+@pytest.mark.parametrize("bad", [
+    httpx.Response(200, headers={"content-type": "application/json"},
+                   content=json.dumps(_chat_body()).encode()[:25]),          # truncated JSON
+    httpx.Response(200, headers={"content-type": "application/json"},
+                   content=b"{'choices': [nope"),                             # invalid JSON
+    httpx.Response(200, json=_chat_body(choices=[])),                        # empty choices
+    httpx.Response(200, json=_chat_body(choices=[{"finish_reason": "stop"}])),  # no message
+    httpx.Response(200, json=[1, 2]),                                        # not an object
+    httpx.Response(200, text="<html>gateway</html>"),                        # not JSON at all
+])
+async def test_malformed_replies_are_retried_like_5xx(bad):
+    retries: list[tuple[str, float]] = []
+    script = Script(bad, ok_reply("second time"))
+    async with make(openrouter(), script, [], retries) as client:
+        reply = await client.chat(REQ)
+    assert reply.content == "second time" and reply.attempts == 2
+    assert [k for k, _ in retries] == ["malformed"]
+    script = Script(bad)
+    async with make(openrouter(max_retries=2), script, []) as client:
+        with pytest.raises(InfraError) as info:
+            await client.chat(REQ)
+    assert info.value.kind == "malformed" and info.value.attempts == 3
+
+
+class Drip(httpx.AsyncByteStream):
+    """A reply body that never ends: one byte now and then, each well inside any read timeout."""
+
+    async def __aiter__(self):
+        yield b'{"choices": ['
+        while True:
+            await asyncio.sleep(0.02)
+            yield b" "
+
+
+async def test_timeout_is_a_total_deadline_even_for_a_dripped_body():
+    attempts = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        attempts.append(request)
+        return httpx.Response(200, headers={"content-type": "application/json"}, stream=Drip())
+
+    cfg = openrouter(timeout_s=0.2, max_retries=1)
+    async with ModelClient(cfg, transport=httpx.MockTransport(handler),
+                           sleep=lambda d: asyncio.sleep(0)) as client:
+        # Without the total deadline this would drip forever (each byte resets httpx's
+        # read timeout); the outer bound only stops a broken test from hanging the suite.
+        with pytest.raises(InfraError) as info:
+            await asyncio.wait_for(client.chat(REQ), 30)
+    assert info.value.kind == "timeout" and len(attempts) == 2
+    assert "timeout_s 0.2" in str(info.value)
+
+
+async def test_reply_over_the_size_cap_is_cut_and_marked():
+    text = "é" * 3000  # 6000 bytes of UTF-8
+    async with make(openrouter(max_reply_bytes=1001), Script(ok_reply(text))) as client:
+        reply = await client.chat(REQ)
+    assert reply.truncated and reply.content == "é" * 500  # never half a character
+    async with make(openrouter(), Script(ok_reply(text))) as client:
+        reply = await client.chat(REQ)
+    assert not reply.truncated and reply.content == text
+
+
+async def test_every_attempt_passes_the_gate_and_reports_its_outcome():
+    seen: list[str | None] = []
+
+    class Gate:
+        @contextlib.asynccontextmanager
+        async def attempt(self):
+            yield seen.append
+
+    script = Script(httpx.Response(503, json={"error": {}}),
+                    httpx.Response(429, json={"error": {}}), ok_reply())
+    cfg = openrouter()
+    async with ModelClient(cfg, transport=httpx.MockTransport(script), gate=Gate(),
+                           sleep=lambda d: asyncio.sleep(0)) as client:
+        await client.chat(REQ)
+    assert seen == ["server_error", "rate_limited", None]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import httpx
@@ -21,8 +22,10 @@ SCHEMA = {"type": "json_schema", "json_schema": {"name": "x", "strict": True, "s
     "additionalProperties": False}}}
 
 
-def client(model="sim/faithful", *, delays=None, kinds=None, max_retries=3, **faults):
-    overrides = {"latency_scale": 0, "max_retries": max_retries}
+def client(model="sim/faithful", *, delays=None, kinds=None, max_retries=3,
+           rate_limit_wait_s=600.0, **faults):
+    overrides = {"latency_scale": 0, "max_retries": max_retries,
+                 "rate_limit_wait_s": rate_limit_wait_s}
     if faults:
         overrides["faults"] = faults
     cfg = resolve_model(model, overrides)
@@ -37,7 +40,8 @@ def client(model="sim/faithful", *, delays=None, kinds=None, max_retries=3, **fa
 
 async def test_429_with_retry_after_is_retried_and_honoured():
     delays, kinds = [], []
-    async with client(rate_429=1.0, retry_after_s=3, delays=delays, kinds=kinds) as c:
+    async with client(rate_429=1.0, retry_after_s=3, delays=delays, kinds=kinds,
+                      rate_limit_wait_s=9.0) as c:
         with pytest.raises(InfraError) as info:
             await c.chat(Q)
     assert info.value.kind == "rate_limited" and info.value.attempts == 4
@@ -129,3 +133,43 @@ async def test_unknown_model_on_the_sim_endpoint_is_rejected():
         r = await http.post("http://sim/v1/chat/completions",
                             json={"model": "gpt-9", "messages": []})
     assert r.status_code == 404
+
+
+async def test_malformed_replies_are_retried_and_every_kind_is_drawn():
+    from foldscope.engine.sim.faults import MALFORMED_KINDS
+
+    kinds: list[str] = []
+    async with client(rate_malformed=0.5, kinds=kinds, delays=[], max_retries=20) as c:
+        for i in range(40):
+            reply = await c.chat(ChatRequest([{"role": "user", "content": f"m{i}"}], 64))
+            assert reply.finish_reason == "stop"
+    assert kinds and set(kinds) == {"malformed"}
+    faults = FaultConfig(rate_malformed=1.0)
+    drawn = {draw_faults(faults, f"d{i}", 0).malformed for i in range(60)}
+    assert drawn == set(MALFORMED_KINDS)
+
+
+def test_fault_draws_differ_between_row_attempts():
+    faults = FaultConfig(rate_5xx=0.5)
+    first = [draw_faults(faults, f"body{i}", 0).infra for i in range(64)]
+    assert first == [draw_faults(faults, f"body{i}", 0, 0).infra for i in range(64)]
+    again = [draw_faults(faults, f"body{i}", 0, 1).infra for i in range(64)]
+    assert first != again  # a row run again meets fresh draws, not the faults that failed it
+    assert again == [draw_faults(faults, f"body{i}", 0, 1).infra for i in range(64)]
+
+
+async def test_the_client_sends_its_row_attempt_to_the_endpoint():
+    seen = []
+    endpoint = SimEndpoint()
+    real = endpoint.respond
+
+    def respond(method, path, headers, body):
+        seen.append(headers.get("x-foldscope-row-attempt"))
+        return real(method, path, headers, body)
+
+    endpoint.respond = respond  # type: ignore[method-assign]
+    cfg = resolve_model("sim/faithful", {"latency_scale": 0})
+    async with make_client(cfg, transport=SimTransport(endpoint, latency_scale=0)) as c:
+        await c.chat(Q)
+        await c.chat(dataclasses.replace(Q, row_attempt=2))
+    assert seen == [None, "2"]

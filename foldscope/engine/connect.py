@@ -38,7 +38,7 @@ def make_client(cfg: ModelConfig, *, transport: httpx.AsyncBaseTransport | None 
         cfg: the model config.
         transport: override the transport (tests).
         **kwargs: passed to :class:`ModelClient` (``sleep``, ``rng``, ``on_retry``,
-            ``before_attempt``).
+            ``gate``).
 
     Returns:
         The client.

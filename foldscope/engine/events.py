@@ -98,6 +98,20 @@ class Retry(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class LimitChanged(Event):
+    """An endpoint's adaptive limit on calls in flight changed: halved after a fault (429, 5xx,
+    timeout, connect error), or grown by one after a run of replies."""
+
+    kind: ClassVar[str] = "limit"
+    endpoint: str
+    """The provider endpoint the limit applies to (``sim:<model>``, ``<provider>:<base URL>``)."""
+    limit: int
+    previous: int
+    cause: str
+    """The fault kind that cut it, or ``success``."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class RowDone(Event):
     """A row was graded, with its recall and the verdict stored with it."""
 
@@ -152,7 +166,8 @@ class SweepFinished(Event):
 
 
 EVENT_TYPES: tuple[type[Event], ...] = (SweepStarted, ModelWarning, RowStarted, FoldCommitted, Retry,
-                                        RowDone, RowFailed, RowRetry, Stopped, SweepFinished)
+                                        LimitChanged, RowDone, RowFailed, RowRetry, Stopped,
+                                        SweepFinished)
 """Every kind of event the runner emits, in the order a run meets them."""
 
 EVENT_KINDS: tuple[str, ...] = tuple(t.kind for t in EVENT_TYPES)

@@ -5,43 +5,71 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+REDUCING_FAULTS = frozenset({"rate_limited", "server_error", "timeout", "connect"})
+"""Attempt outcomes that say the endpoint is overloaded: each halves the in-flight limit."""
+
+LimitHook = Callable[[int, int, str], None]
+"""Told ``(previous, limit, cause)`` whenever the limit changes (``cause``: a fault kind, or
+``success`` when it grows)."""
 
 
 class AdaptiveLimiter:
-    """Admits at most ``limit`` calls at once (``async with``) and ``rpm`` requests a minute (``pace``).
+    """Admits at most ``limit`` attempts at once and ``rpm`` attempt starts a minute.
 
-    The in-flight limit halves when a call is answered 429 and grows back by one after
-    ``grow_after`` consecutive clean calls, never above the configured ceiling: additive
-    increase, multiplicative decrease, as TCP does, so a rate-limited gateway is not hammered.
-    The request rate, when set, spaces call starts so no sliding minute holds more than ``rpm``.
+    Additive increase, multiplicative decrease, as TCP does: an attempt answered 429, 5xx, a
+    timeout or a connect error halves the limit (at most once per round: attempts that began
+    before the last cut do not cut again, so one burst of 429s is one halving, not eight), and
+    every ``limit`` attempts answered in a row add one, never above the configured ceiling.
+    Attempts hold a slot only while they are on the wire: a call backing off after a fault
+    waits outside, so the limit really bounds what the endpoint sees.
 
     Args:
-        ceiling: the configured maximum calls in flight.
-        rpm: the configured maximum call starts per minute (None: unlimited).
-        grow_after: clean calls needed before the limit grows by one.
+        ceiling: the configured maximum attempts in flight.
+        rpm: the configured maximum attempt starts per minute (None: unlimited).
         clock: monotonic clock (injectable for tests).
+        on_change: told ``(previous, limit, cause)`` on every change of the limit.
     """
 
-    def __init__(self, ceiling: int, rpm: int | None = None, grow_after: int = 20,
-                 clock=time.monotonic) -> None:
+    def __init__(self, ceiling: int, rpm: int | None = None, clock=time.monotonic,
+                 on_change: LimitHook | None = None) -> None:
         self.ceiling = max(1, ceiling)
         self.limit = self.ceiling
         self.rpm = rpm
-        self.grow_after = grow_after
         self.in_flight = 0
         self.peak_in_flight = 0
         self.rate_limited = 0
+        self.cuts = 0
+        self.growths = 0
         self.starts: deque[float] = deque()
+        self.on_change = on_change
         self._clock = clock
-        self._clean = 0
-        self._cond = asyncio.Condition()
+        self._round = 0
+        self._credit = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
-    async def __aenter__(self) -> AdaptiveLimiter:
-        async with self._cond:
-            await self._cond.wait_for(lambda: self.in_flight < self.limit)
-            self.in_flight += 1
-            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-        return self
+    @asynccontextmanager
+    async def attempt(self) -> AsyncIterator[Callable[[str | None], None]]:
+        """Hold a slot for one attempt; yields the callback told how it ended (None: a reply)."""
+        while self.in_flight >= self.limit:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        started_round = self._round
+        try:
+            await self.pace()
+            yield lambda fault: self._settle(fault, started_round)
+        finally:
+            self.in_flight -= 1
+            self._wake()
 
     async def pace(self) -> None:
         """Wait until one more request fits the rate; awaited before every attempt, retries too.
@@ -59,27 +87,30 @@ class AdaptiveLimiter:
                 return
             await asyncio.sleep(60.0 - (now - self.starts[0]) + 1e-3)
 
-    async def __aexit__(self, *exc: object) -> None:
-        async with self._cond:
-            self.in_flight -= 1
-            self._cond.notify_all()
-
-    def on_fault(self, kind: str) -> None:
-        """Feed back a retried fault as it happens; a rate limit shrinks the in-flight limit."""
-        if kind == "rate_limited":
+    def _settle(self, fault: str | None, started_round: int) -> None:
+        if fault == "rate_limited":
             self.rate_limited += 1
-            self.limit = max(1, self.limit // 2)
-            self._clean = 0
+        if fault is None:
+            self._credit += 1
+            if self._credit >= self.limit and self.limit < self.ceiling:
+                self._credit = 0
+                self.growths += 1
+                self._change(self.limit + 1, "success")
+                self._wake()
+        elif fault in REDUCING_FAULTS and started_round == self._round:
+            self._round += 1
+            self._credit = 0
+            self.cuts += 1
+            self._change(max(1, self.limit // 2), fault)
 
-    def record_success(self) -> None:
-        """Feed back one clean call; enough of them in a row grow the limit by one."""
-        self._clean += 1
-        if self._clean >= self.grow_after and self.limit < self.ceiling:
-            self.limit += 1
-            self._clean = 0
-            # Waiters blocked on the old limit may now proceed.
-            asyncio.get_running_loop().create_task(self._wake())
+    def _change(self, limit: int, cause: str) -> None:
+        previous, self.limit = self.limit, limit
+        if limit != previous and self.on_change is not None:
+            self.on_change(previous, limit, cause)
 
-    async def _wake(self) -> None:
-        async with self._cond:
-            self._cond.notify_all()
+    def _wake(self) -> None:
+        # Every waiter re-checks the limit itself; a woken waiter that was cancelled meanwhile
+        # simply leaves, and the next release wakes the others again.
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)

@@ -73,7 +73,15 @@ class ModelConfig(BaseModel):
     temperature: float = 0.0
     seed: int | None = None
     timeout_s: float = Field(120.0, gt=0)
+    """Total deadline of one attempt, connect to the last byte of the reply (a reply dripped
+    slowly is cut off here too, not only a silent one)."""
     max_retries: int = Field(4, ge=0, le=20)
+    """Retries of one call after a 5xx, timeout, connect error or malformed reply (a 429 is
+    back-pressure and waits under ``rate_limit_wait_s`` instead)."""
+    rate_limit_wait_s: float = Field(600.0, ge=0)
+    """Longest one call waits out 429s in total (Retry-After, else back-off) before it fails."""
+    max_reply_bytes: int = Field(1_000_000, ge=1)
+    """Reply text kept per call (UTF-8 bytes); a longer reply is cut here and recorded as cut."""
     backoff_base_s: float = Field(1.0, ge=0)
     backoff_cap_s: float = Field(30.0, ge=0)
     context_tokens: int | None = Field(None, gt=0)

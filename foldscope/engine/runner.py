@@ -37,6 +37,7 @@ from foldscope.engine.events import (
     Event,
     EventSink,
     FoldCommitted,
+    LimitChanged,
     ModelWarning,
     Retry,
     RowDone,
@@ -218,11 +219,11 @@ class SweepRunner:
             key = f"sim:{mid}" if cfg.provider == "sim" else f"{cfg.provider}:{cfg.base_url}"
             if key not in limiters:
                 limit = s.rate_limit(cfg.provider)
-                limiters[key] = AdaptiveLimiter(limit.concurrency or s.concurrency, limit.rpm)
+                limiters[key] = AdaptiveLimiter(limit.concurrency or s.concurrency, limit.rpm,
+                                                on_change=self._limit_hook(key))
             limiter = model_limiter[mid] = limiters[key]
             clients[mid] = make_client(cfg, transport=self.transport,
-                                       on_retry=self._retry_hook(limiter),
-                                       before_attempt=limiter.pace)
+                                       on_retry=self._retry_hook(limiter), gate=limiter)
         self.limiters = limiters
         self._cache_on = {mid: cache_enabled(s.cache, cfg) for mid, cfg in models.items()}
         await self._record_pins(store, models, clients)
@@ -323,9 +324,14 @@ class SweepRunner:
 
     def _retry_hook(self, limiter: AdaptiveLimiter) -> Callable[[str, float], None]:
         def on_retry(kind: str, delay: float) -> None:
-            limiter.on_fault(kind)
             self._emit(Retry(fault=kind, delay_s=round(delay, 3), limit=limiter.limit))
         return on_retry
+
+    def _limit_hook(self, endpoint: str) -> Callable[[int, int, str], None]:
+        def on_change(previous: int, limit: int, cause: str) -> None:
+            self._emit(LimitChanged(endpoint=endpoint, limit=limit, previous=previous,
+                                    cause=cause))
+        return on_change
 
     async def _record_pins(self, store: Store, models: dict[str, ModelConfig],
                            clients: dict[str, Any]) -> None:
@@ -384,9 +390,7 @@ class SweepRunner:
             if hit is not None:
                 return ChatReply(**{**hit, "latency_s": 0.0, "cost_usd": 0.0, "attempts": 1,
                                     "retry_kinds": ()}), True
-        async with limiter:
-            reply = await client.chat(request)
-        limiter.record_success()
+        reply = await client.chat(request)  # the limiter admits each attempt (its gate)
         clean = storable(reply.content)
         if clean is not reply.content:
             reply = dataclasses.replace(reply, content=clean)
@@ -413,7 +417,8 @@ class SweepRunner:
             while not cursor.finished(chunks):
                 step = next_fold(cursor, inputs, arm)
                 request = ChatRequest(step.spec.messages, step.spec.max_tokens,
-                                      step.spec.response_format, cfg.temperature, seed)
+                                      step.spec.response_format, cfg.temperature, seed,
+                                      row_attempt=row.attempt)
                 reply, cached = await self._call(store, client, limiter, request, row.model,
                                                  row.repeat, what=f"fold {cursor.fold_index}")
                 cursor, fold = advance(cursor, step, inputs, arm, reply, cached=cached,
@@ -428,7 +433,8 @@ class SweepRunner:
                                          carrier_chars=fold.carrier_chars,
                                          finish=fold.finish_reason, parse=fold.parse_status))
             spec = recall_call(cursor.carrier, [f.label for f in inputs.scenario.graded])
-            request = ChatRequest(spec.messages, spec.max_tokens, None, cfg.temperature, seed)
+            request = ChatRequest(spec.messages, spec.max_tokens, None, cfg.temperature, seed,
+                                  row_attempt=row.attempt)
             reply, recall_cached = await self._call(store, client, limiter, request,
                                                     row.model, row.repeat, what="recall")
             self._account(reply)

@@ -17,6 +17,8 @@ class ChatRequest:
     """None: the model config's temperature."""
     seed: int | None = None
     """None: the model config's seed (if any)."""
+    row_attempt: int = 0
+    """Which attempt of its row the call belongs to (0: the first)."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class ChatReply:
     request_digest: str
     retry_kinds: tuple[str, ...] = ()
     """The fault kind behind each retry, in order (``rate_limited``, ``timeout``, …)."""
+    truncated: bool = False
+    """The reply was longer than the model's ``max_reply_bytes`` and was cut there."""
 
     @property
     def rate_limited(self) -> bool:

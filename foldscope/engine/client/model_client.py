@@ -20,7 +20,9 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import httpx
 
@@ -34,7 +36,13 @@ from foldscope.engine.client.errors import (
     RequestRejected,
 )
 from foldscope.engine.client.pools import POOLS
-from foldscope.engine.wire import RETRY_COUNT_HEADER, SIM_FINGERPRINT, SIMULATED_HEADER, body_digest
+from foldscope.engine.wire import (
+    RETRY_COUNT_HEADER,
+    ROW_ATTEMPT_HEADER,
+    SIM_FINGERPRINT,
+    SIMULATED_HEADER,
+    body_digest,
+)
 from foldscope.engine.wire.fastjson import dumps_json
 
 if TYPE_CHECKING:  # the config's module also knows the built-in sims; the client needs its type only
@@ -47,8 +55,44 @@ RETRY_AFTER_CAP_S = 300.0
 
 _PARAMS_REJECTED = "no endpoints found that can handle the requested parameters"
 
+RATE_LIMIT_MIN_WAIT_S = 0.01
+"""Shortest wait after a 429 (one asking for 0 s still pauses), so waits add up to a deadline."""
+
 RetryHook = Callable[[str, float], None]
 Sleep = Callable[[float], Awaitable[Any]]
+Settle = Callable[[str | None], None]
+"""Told how an attempt ended: None (a reply) or its fault kind."""
+_T = TypeVar("_T")
+
+
+class Gate(Protocol):
+    """Admission for every HTTP attempt (the runner's per-provider limiter is one).
+
+    ``attempt()`` is entered around each attempt, retries included, so back-off waits hold no
+    slot; it yields a callback told how the attempt ended (None: a reply; else its fault kind:
+    ``rate_limited``, ``server_error``, ``timeout``, ``connect``, ``malformed``, ``rejected``).
+    """
+
+    def attempt(self) -> AbstractAsyncContextManager[Settle]: ...
+
+
+def _ignore(fault: str | None) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """How one attempt ended: ``kind`` None with the parsed reply, or a fault to retry or raise."""
+
+    kind: str | None
+    detail: str
+    status: int | None = None
+    retry_after: float | None = None
+    rejection: str | None = None
+    """The endpoint's message when it refused the request (4xx): raised, never retried."""
+    resp: Any = None
+    parsed: Any = None
+    latency: float = 0.0
 
 
 class ModelClient:
@@ -62,17 +106,17 @@ class ModelClient:
         sleep: the coroutine used for backoff waits (tests inject a recorder).
         rng: random source for backoff jitter.
         on_retry: called with ``(kind, delay_s)`` before each backoff wait.
-        before_attempt: awaited before every HTTP attempt, retries included (the runner paces
-            a provider's request rate here, so retries count against it too).
+        gate: entered around every HTTP attempt, retries included (the runner's limiter paces
+            a provider's request rate and bounds its calls in flight here, and learns from
+            each attempt's outcome).
     """
 
     def __init__(self, cfg: ModelConfig, *, transport: httpx.AsyncBaseTransport | None = None,
                  sleep: Sleep = asyncio.sleep, rng: random.Random | None = None,
-                 on_retry: RetryHook | None = None,
-                 before_attempt: Callable[[], Awaitable[None]] | None = None) -> None:
+                 on_retry: RetryHook | None = None, gate: Gate | None = None) -> None:
         self.cfg = cfg
         self.on_retry = on_retry
-        self.before_attempt = before_attempt
+        self.gate = gate
         self._transport = transport
         self._sleep = sleep
         self._rng = rng or random.Random()
@@ -137,14 +181,21 @@ class ModelClient:
             ParameterRejected, ReasoningNotDisableable, RequestRejected: the request was refused.
             ModelError: the API-key environment variable is not set.
         """
-        return await self.send(self.build_body(req))
+        return await self.send(self.build_body(req), row_attempt=req.row_attempt)
 
-    async def send(self, body: dict) -> ChatReply:
-        """Send a prepared body (see :meth:`build_body`); the probe uses this to relax parameters."""
+    async def send(self, body: dict, *, row_attempt: int = 0) -> ChatReply:
+        """Send a prepared body (see :meth:`build_body`); the probe uses this to relax parameters.
+
+        Args:
+            body: the request body.
+            row_attempt: which attempt of its row the call belongs to (sent as a header from
+                the second on, so a simulated endpoint's fault draws differ between attempts).
+        """
         digest = body_digest(body)
         content = dumps_json(body).encode("utf-8")  # reuses the digest's escaped user message
-        resp, latency, kinds = await self._request("POST", "/chat/completions", content)
-        return self._parse_reply(resp, latency, kinds, digest)
+        choice, resp, latency, kinds = await self._request("POST", "/chat/completions", content,
+                                                           _completion, row_attempt)
+        return self._reply(choice, resp, latency, kinds, digest)
 
     async def list_endpoints(self) -> list[EndpointInfo]:
         """List the gateway's endpoints for this model (``GET /models/{author}/{slug}/endpoints``).
@@ -152,7 +203,8 @@ class ModelClient:
         Returns:
             The endpoints, in the gateway's order.
         """
-        resp, _, _ = await self._request("GET", f"/models/{self.cfg.wire_model}/endpoints", None)
+        _, resp, _, _ = await self._request("GET", f"/models/{self.cfg.wire_model}/endpoints",
+                                            None, _as_is)
         try:
             data = resp.json()["data"]
             items = data.get("endpoints") or []
@@ -193,59 +245,115 @@ class ModelClient:
             self._pool_key, self._pool = POOLS.acquire(self.cfg.base_url, self._transport)
         return self._pool
 
-    async def _request(self, method: str, path: str, content: bytes | None
-                       ) -> tuple[httpx.Response, float, tuple[str, ...]]:
+    async def _request(self, method: str, path: str, content: bytes | None,
+                       parse: Callable[[httpx.Response], _T], row_attempt: int = 0
+                       ) -> tuple[_T, httpx.Response, float, tuple[str, ...]]:
+        """Send one call, retrying infrastructure faults, and return ``parse``'s reading of it.
+
+        ``parse`` raises ``ValueError`` on a reply that is not the shape asked for (truncated or
+        invalid JSON, no choices, no message): that is retried like a 5xx. A 429 does not spend
+        the ``max_retries`` budget: it waits (Retry-After, else back-off) for as long as
+        ``rate_limit_wait_s`` allows in total. Every attempt is bounded by ``timeout_s`` from
+        connect to the last byte.
+        """
         cfg = self.cfg
         headers = self._headers()
-        pool = self._acquire()
+        if row_attempt:
+            headers[ROW_ATTEMPT_HEADER] = str(row_attempt)
         # Parsed once per path (a handful per client) rather than on every call: httpx parses a
         # str URL each time (~13 us); a URL object is copied as it is.
         url = self._urls.get(path)
         if url is None:
             url = self._urls[path] = httpx.URL(cfg.base_url + path)
-        max_attempts = cfg.max_retries + 1
         kinds: list[str] = []
-        for attempt in range(1, max_attempts + 1):
+        faults = 0  # attempts that failed on anything but a 429: they spend max_retries
+        limited = 0  # consecutive 429s, for the back-off when no Retry-After is given
+        waited = 0.0  # time spent waiting out 429s
+        attempt = 0
+        while True:
+            attempt += 1
+            # Yield to the loop once per attempt: an endpoint that answers at once (a simulator
+            # at full speed) would otherwise never let a cancellation or a signal land.
+            await asyncio.sleep(0)
             headers[RETRY_COUNT_HEADER] = str(attempt - 1)
-            if self.before_attempt is not None:
-                await self.before_attempt()
-            retry_after: float | None = None
-            status: int | None = None
-            started = time.monotonic()
-            try:
-                resp = await pool.request(method, url, content=content, headers=headers,
-                                          timeout=cfg.timeout_s)
-            except httpx.TimeoutException as exc:
-                kind, detail = "timeout", type(exc).__name__
-            except httpx.TransportError as exc:
-                kind, detail = "connect", type(exc).__name__
+            async with self._admit() as settle:
+                outcome = await self._attempt(method, url, content, headers, parse)
+                settle(outcome.kind)
+            if outcome.kind is None:
+                return outcome.parsed, outcome.resp, outcome.latency, tuple(kinds)
+            kind = outcome.kind
+            if outcome.rejection is not None:
+                raise self._rejection(outcome.status or 400, outcome.rejection, attempt)
+            if kind == "rate_limited":
+                limited += 1
+                delay = max(RATE_LIMIT_MIN_WAIT_S, self._delay(limited, outcome.retry_after))
+                give_up = waited + delay > cfg.rate_limit_wait_s
             else:
-                latency = time.monotonic() - started
-                status = resp.status_code
-                if status < 400 and not _is_error_body(resp):
-                    return resp, latency, tuple(kinds)
-                if status < 400:  # a 200 carrying {"error": …}: use the code it states
-                    status = _error_code(resp) or 502
-                message = self._scrub(_error_message(resp))
-                if status == 429:
-                    kind, retry_after = "rate_limited", _retry_after(resp)
-                elif status >= 500 or status == 408:
-                    kind = "server_error" if status != 408 else "timeout"
-                else:
-                    raise self._rejection(status, message, attempt)
-                detail = f"HTTP {status} {message}".strip()
-            if attempt == max_attempts:
-                raise InfraError(f"{cfg.id}: {kind} after {attempt} attempt"
-                                 f"{'s' if attempt > 1 else ''} (last: {self._scrub(detail)})",
-                                 model=cfg.id, kind=kind, status=status,
+                faults += 1
+                limited = 0
+                delay = self._delay(faults, None)
+                give_up = faults > cfg.max_retries
+            if give_up:
+                why = (f"after waiting {waited:.0f}s of rate_limit_wait_s "
+                       f"{cfg.rate_limit_wait_s:g}" if kind == "rate_limited" else
+                       f"after {attempt} attempt{'s' if attempt > 1 else ''}")
+                raise InfraError(f"{cfg.id}: {kind} {why} (last: {self._scrub(outcome.detail)})",
+                                 model=cfg.id, kind=kind, status=outcome.status,
                                  attempts=attempt) from None
+            if kind == "rate_limited":
+                waited += delay
             kinds.append(kind)
-            delay = self._delay(attempt, retry_after)
             log.info("retrying %s after %s (attempt %d, waiting %.2fs)", cfg.id, kind, attempt, delay)
             if self.on_retry is not None:
                 self.on_retry(kind, delay)
             await self._sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _admit(self) -> AbstractAsyncContextManager[Settle]:
+        if self.gate is not None:
+            return self.gate.attempt()
+        return nullcontext(_ignore)
+
+    async def _attempt(self, method: str, url: httpx.URL, content: bytes | None,
+                       headers: dict[str, str], parse: Callable[[httpx.Response], Any]
+                       ) -> _Outcome:
+        """One HTTP attempt, classified: parsed, a fault to retry, or a rejection to raise."""
+        cfg = self.cfg
+        started = time.monotonic()
+        try:
+            # The total deadline: httpx's own timeout restarts with every byte read, so a body
+            # dripped one byte at a time would otherwise outlast timeout_s many times over.
+            async with asyncio.timeout(cfg.timeout_s):
+                resp = await self._pool_request(method, url, content, headers)
+        except (TimeoutError, httpx.TimeoutException) as exc:
+            return _Outcome("timeout", f"no complete reply within timeout_s {cfg.timeout_s:g} "
+                            f"({type(exc).__name__})")
+        except httpx.TransportError as exc:
+            return _Outcome("connect", type(exc).__name__)
+        latency = time.monotonic() - started
+        status = resp.status_code
+        if status < 400 and not _is_error_body(resp):
+            try:
+                parsed = parse(resp)
+            except ValueError as exc:
+                return _Outcome("malformed", f"HTTP {status} reply is not a chat completion "
+                                f"({exc})", status=status)
+            return _Outcome(None, "", resp=resp, parsed=parsed, latency=latency, status=status)
+        if status < 400:  # a 200 carrying {"error": …}: use the code it states
+            status = _error_code(resp) or 502
+        message = self._scrub(_error_message(resp))
+        detail = f"HTTP {status} {message}".strip()
+        if status == 429:
+            return _Outcome("rate_limited", detail, status=status,
+                            retry_after=_retry_after(resp))
+        if status >= 500 or status == 408:
+            return _Outcome("server_error" if status != 408 else "timeout", detail, status=status)
+        return _Outcome("rejected", detail, status=status, rejection=message)
+
+    async def _pool_request(self, method: str, url: httpx.URL, content: bytes | None,
+                            headers: dict[str, str]) -> httpx.Response:
+        pool = self._acquire()
+        return await pool.request(method, url, content=content, headers=headers,
+                                  timeout=self.cfg.timeout_s)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -271,22 +379,17 @@ class ModelClient:
         return RequestRejected(f"{model}: HTTP {status} request rejected ({message})",
                                model=model, status=status, attempts=attempts)
 
-    def _parse_reply(self, resp: httpx.Response, latency: float, kinds: tuple[str, ...],
-                     digest: str) -> ChatReply:
+    def _reply(self, choice: tuple[dict, dict], resp: httpx.Response, latency: float,
+               kinds: tuple[str, ...], digest: str) -> ChatReply:
         cfg = self.cfg
-        attempts = len(kinds) + 1
-        try:
-            data = resp.json()
-            choice = data["choices"][0]
-            content = (choice.get("message") or {}).get("content") or ""
-            finish = choice.get("finish_reason") or "unknown"
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise InfraError(f"{cfg.id}: server_error (reply is not a chat completion)",
-                             model=cfg.id, kind="server_error", status=resp.status_code,
-                             attempts=attempts) from None
+        data, message = choice
+        content = message.get("content") or ""
+        finish = data["choices"][0].get("finish_reason") or "unknown"
         if not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False)
-        usage = data.get("usage") or {}
+        content, cut = cap_text(content, cfg.max_reply_bytes)
+        usage = data.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
         prompt = _int_or_none(usage.get("prompt_tokens"))
         completion = _int_or_none(usage.get("completion_tokens"))
         cost = usage.get("cost")
@@ -303,8 +406,45 @@ class ModelClient:
                      or data.get("system_fingerprint") == SIM_FINGERPRINT)
         return ChatReply(content=content, finish_reason=str(finish), prompt_tokens=prompt,
                          completion_tokens=completion, latency_s=latency, cost_usd=cost_usd,
-                         simulated=simulated, attempts=attempts, request_digest=digest,
-                         retry_kinds=kinds)
+                         simulated=simulated, attempts=len(kinds) + 1, request_digest=digest,
+                         retry_kinds=kinds, truncated=cut)
+
+
+def cap_text(text: str, max_bytes: int) -> tuple[str, bool]:
+    """Cut ``text`` to at most ``max_bytes`` of UTF-8 (never inside a character).
+
+    Returns:
+        The text kept and whether anything was cut.
+    """
+    if len(text) * 4 <= max_bytes:  # cannot exceed the cap: skip the encoding
+        return text, False
+    raw = text.encode("utf-8")
+    if len(raw) <= max_bytes:
+        return text, False
+    return raw[:max_bytes].decode("utf-8", errors="ignore"), True
+
+
+def _as_is(resp: httpx.Response) -> None:
+    return None
+
+
+def _completion(resp: httpx.Response) -> tuple[dict, dict]:
+    """The reply's JSON and its first choice's message; ``ValueError`` when it has neither.
+
+    Truncated or invalid JSON, no ``choices`` (or an empty list) and a choice without a
+    ``message`` object are all malformed replies, retried like a 5xx.
+    """
+    data = resp.json()  # json.JSONDecodeError is a ValueError
+    if not isinstance(data, dict):
+        raise ValueError("the reply is not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ValueError("the reply has no choices")
+    first = choices[0]
+    message = first.get("message") if isinstance(first, dict) else None
+    if not isinstance(message, dict):
+        raise ValueError("the first choice has no message")
+    return data, message
 
 
 def _int_or_none(value: Any) -> int | None:

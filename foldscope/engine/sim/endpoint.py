@@ -16,7 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldscope.engine.wire import RETRY_COUNT_HEADER, SIM_FINGERPRINT, SIMULATED_HEADER, body_digest
+from foldscope.engine.wire import (
+    RETRY_COUNT_HEADER,
+    ROW_ATTEMPT_HEADER,
+    SIM_FINGERPRINT,
+    SIMULATED_HEADER,
+    body_digest,
+)
 from foldscope.engine.sim import catalog, temperaments
 from foldscope.engine.sim.body_check import BodyProblem, check_chat_body, decode_body
 from foldscope.engine.sim.faults import FaultConfig, draw_faults
@@ -121,7 +127,8 @@ class SimEndpoint:
             method: ``GET`` or ``POST``.
             path: the URL path (``/v1/chat/completions``; ``/api/v1`` and ``/v1`` prefixes are
                 accepted).
-            headers: request headers (only the retry counter is read).
+            headers: request headers (only the retry and row-attempt counters are read: they
+                pick the attempt's fault draw).
             body: the raw request body.
 
         Returns:
@@ -193,7 +200,7 @@ class SimEndpoint:
         faults = self.faults_for(model)
         digest = body_digest(body)
         attempt = _int(headers.get(RETRY_COUNT_HEADER) or headers.get("x-stainless-retry-count"))
-        draw = draw_faults(faults, digest, attempt)
+        draw = draw_faults(faults, digest, attempt, _int(headers.get(ROW_ATTEMPT_HEADER)))
 
         # Routing and parameter refusals come first, as a gateway decides them before any
         # provider sees the request.
@@ -243,7 +250,22 @@ class SimEndpoint:
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         }
+        if draw.malformed is not None:
+            return _malformed(draw.malformed, reply, draw.latency_s)
         return _json(200, reply, delay_s=draw.latency_s)
+
+
+def _malformed(kind: str, reply: dict, delay_s: float) -> SimResponse:
+    """A 200 that is not a chat completion (``faults.MALFORMED_KINDS``)."""
+    if kind == "empty_choices":
+        return _json(200, {**reply, "choices": []}, delay_s=delay_s)
+    if kind == "no_message":
+        choice = {k: v for k, v in reply["choices"][0].items() if k != "message"}
+        return _json(200, {**reply, "choices": [choice]}, delay_s=delay_s)
+    whole = _json(200, reply, delay_s=delay_s)
+    if kind == "truncated_json":  # the connection dropped mid-body
+        return SimResponse(200, whole.headers, whole.body[: len(whole.body) // 2], delay_s)
+    return SimResponse(200, whole.headers, b"{'choices': [" + whole.body[:40] + b"}", delay_s)
 
 
 def _int(value: str | None) -> int:

@@ -12,8 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 class FaultConfig(BaseModel):
     """Faults a simulated endpoint injects, per model (TOML: ``[models.faults]``).
 
-    Rates are probabilities per attempt. Draws are deterministic per (request digest, attempt
-    number), so a retried request can succeed where its first attempt failed.
+    Rates are probabilities per attempt. Draws are deterministic per (request digest, row
+    attempt, call attempt), so a retried call, or a row run again, can succeed where an
+    earlier attempt failed.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -29,6 +30,9 @@ class FaultConfig(BaseModel):
     rate_timeout: float = Field(0.0, ge=0.0, le=1.0)
     timeout_stall_s: float = Field(60.0, ge=0.0)
     """How long the HTTP server stalls on a simulated timeout (the in-process transport raises)."""
+    rate_malformed: float = Field(0.0, ge=0.0, le=1.0)
+    """A 200 whose body is not a chat completion: truncated JSON, invalid JSON, empty
+    ``choices`` or a choice without its message (one of the four, drawn per attempt)."""
     rate_truncate: float = Field(0.0, ge=0.0, le=1.0)
     rate_nonconforming: float = Field(0.0, ge=0.0, le=1.0)
     reasoning_mandatory: bool = False
@@ -54,22 +58,32 @@ class FaultDraw:
     """``"timeout"``, ``"rate_limited"``, ``"server_error"`` or None."""
     truncate: bool = False
     nonconforming: bool = False
+    malformed: str | None = None
+    """One of ``MALFORMED_KINDS``, or None."""
 
 
-def draw_faults(faults: FaultConfig | None, digest: str, attempt: int) -> FaultDraw:
-    """Draw the faults for one attempt, deterministically per (digest, attempt).
+MALFORMED_KINDS = ("truncated_json", "invalid_json", "empty_choices", "no_message")
+"""The malformed 200 replies a simulated endpoint can send."""
+
+
+def draw_faults(faults: FaultConfig | None, digest: str, attempt: int,
+                row_attempt: int = 0) -> FaultDraw:
+    """Draw the faults for one attempt, deterministically per (digest, row attempt, attempt).
 
     Args:
         faults: the endpoint's fault config (None: no faults).
         digest: the request body digest.
         attempt: zero-based retry count the client reports (``x-retry-count``).
+        row_attempt: which attempt of its row the call belongs to (``x-foldscope-row-attempt``;
+            a row run again sends the same bodies, so without it it would meet the same faults).
 
     Returns:
         The draw.
     """
     if faults is None:
         return FaultDraw()
-    seed = int.from_bytes(hashlib.sha256(f"faults|{digest}|{attempt}".encode()).digest()[:8], "big")
+    key = f"faults|{digest}|{attempt}" + (f"|row{row_attempt}" if row_attempt else "")
+    seed = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
     rng = random.Random(seed)
     latency = faults.latency_s * (1.0 + faults.latency_jitter * (2.0 * rng.random() - 1.0))
     # One uniform for the mutually exclusive infrastructure faults keeps the stated rates exact.
@@ -83,4 +97,7 @@ def draw_faults(faults: FaultConfig | None, digest: str, attempt: int) -> FaultD
         u -= rate
     truncate = rng.random() < faults.rate_truncate
     nonconforming = rng.random() < faults.rate_nonconforming
-    return FaultDraw(max(0.0, latency), infra, truncate, nonconforming)
+    malformed = None
+    if faults.rate_malformed and rng.random() < faults.rate_malformed:
+        malformed = MALFORMED_KINDS[rng.randrange(len(MALFORMED_KINDS))]
+    return FaultDraw(max(0.0, latency), infra, truncate, nonconforming, malformed)

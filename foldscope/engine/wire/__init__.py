@@ -19,6 +19,9 @@ SIM_FINGERPRINT = "foldscope-sim"
 """``system_fingerprint`` of a simulated reply."""
 RETRY_COUNT_HEADER = "x-retry-count"
 """Zero-based attempt number sent with each request (simulated endpoints draw faults by it)."""
+ROW_ATTEMPT_HEADER = "x-foldscope-row-attempt"
+"""Which attempt of its row a call belongs to (sent from the second on), so a simulated
+endpoint's fault draws differ when a failed row is run again."""
 
 _BODY_DIGESTS: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
 """Recent canonical bodies and their digests (see ``body_digest``), at most WHOLE_ENTRIES."""
