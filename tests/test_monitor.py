@@ -9,6 +9,7 @@ from conftest import definition, run_sweep, wait_group
 from foldscope.cli.main import main
 from foldscope.engine.launch import prepare_sweep
 from foldscope.engine.listing import list_sweeps
+from foldscope.engine.procinfo import RunnerId, start_token
 from foldscope.engine.store import Store
 from foldscope.engine.userconfig import read_user_config
 from foldscope.ui.app import FoldscopeApp
@@ -137,7 +138,8 @@ async def test_a_sweep_another_process_runs_is_watched_quietly(tmp_path):
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         with Store(db) as store:
-            store.claim(prepared.sweep_id, other.pid, lambda pid: True)
+            store.claim(prepared.sweep_id, RunnerId(other.pid, start_token(other.pid)),
+                        lambda runner: True)
             store.set_sweep_status(prepared.sweep_id, "running")
         app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
         async with app.run_test(size=(110, 30)) as pilot:

@@ -1,12 +1,14 @@
 """The store: versioned schema, refusal of newer or foreign databases, atomic fold commits."""
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 
 from foldscope.core.errors import StoreError
 from foldscope.core.row import FoldRecord
 from foldscope.core.validity import INFRA_FAULT, Validity
+from foldscope.engine.procinfo import RunnerId, this_runner
 from foldscope.engine.store import SCHEMA_VERSION, Store
 
 
@@ -100,22 +102,59 @@ def test_reader_sees_writer_commits(tmp_path):
 def test_a_live_runner_holds_the_sweep_and_a_dead_one_does_not(tmp_path):
     store = Store(tmp_path / "a.sqlite")
     _plan(store)
-    store.claim("s1", 111, is_alive=lambda pid: True)
-    store.claim("s1", 111, is_alive=lambda pid: True)  # re-claiming one's own sweep is fine
+    first, second = RunnerId(111, "boot:5"), RunnerId(222, "boot:9")
+    store.claim("s1", first, is_alive=lambda r: True)
+    store.claim("s1", first, is_alive=lambda r: True)  # re-claiming one's own sweep is fine
     with pytest.raises(StoreError, match="already being run by process 111"):
-        store.claim("s1", 222, is_alive=lambda pid: True)
-    store.claim("s1", 222, is_alive=lambda pid: False)  # 111 died (kill -9): take over
-    store.release("s1", 222)
+        store.claim("s1", second, is_alive=lambda r: True)
+    store.claim("s1", second, is_alive=lambda r: False)  # 111 died (kill -9): take over
+    assert store.sweep("s1")["runner_started"] == "boot:9"
+    store.release("s1", second)
     assert store.sweep("s1")["runner_pid"] is None
 
 
-def test_a_running_sweep_whose_runner_died_reads_as_interrupted(tmp_path):
+def test_a_reused_pid_does_not_lock_the_sweep(tmp_path):
     import os
+    import subprocess
+    import sys
 
     store = Store(tmp_path / "a.sqlite")
     _plan(store)
+    me = this_runner()
+    if me.started is None:
+        pytest.skip("no /proc here: the pid alone decides")
+    # The claim names a live pid, but a process that started at another time: the runner
+    # that wrote it died and the kernel gave its pid to this process.
+    store.db.execute("UPDATE sweeps SET runner_pid=?, runner_started=?",
+                     [os.getpid(), me.started + "0"])
     store.set_sweep_status("s1", "running")
-    store.claim("s1", os.getpid(), is_alive=lambda pid: True)
+    assert store.live_status(store.sweep("s1")) == "interrupted"
+    store.claim("s1", RunnerId(424242, "boot:1"))  # not refused
+    # A claim written before start tokens existed: judged by its pid, and a live pid counts
+    # only while it is a foldscope process.
+    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)
+    runner = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()",
+                               "foldscope", "run"], stdin=subprocess.PIPE)
+    try:
+        for proc in (other, runner):  # until each has its own command line (exec done)
+            while not Path(f"/proc/{proc.pid}/cmdline").read_bytes():
+                pass
+        store.db.execute("UPDATE sweeps SET runner_pid=?, runner_started=NULL", [other.pid])
+        store.claim("s1", me)  # an unrelated process holds the old pid: taken over
+        store.db.execute("UPDATE sweeps SET runner_pid=?, runner_started=NULL", [runner.pid])
+        with pytest.raises(StoreError, match=f"already being run by process {runner.pid}"):
+            store.claim("s1", me)
+    finally:
+        for proc in (other, runner):
+            proc.communicate(b"")
+
+
+def test_a_running_sweep_whose_runner_died_reads_as_interrupted(tmp_path):
+    store = Store(tmp_path / "a.sqlite")
+    _plan(store)
+    store.set_sweep_status("s1", "running")
+    store.claim("s1", this_runner())
     assert store.live_status(store.sweep("s1")) == "running"  # this process is alive
     store.db.execute("UPDATE sweeps SET runner_pid=NULL")
     assert store.live_status(store.sweep("s1")) == "interrupted"

@@ -108,14 +108,20 @@ def run(args: argparse.Namespace) -> int:
 def run_headless(db: str, sweep_id: str, *, resumed: bool, json_events: bool = False,
                  latency_scale: float | None = None) -> int:
     """Run a stored sweep to the end with progress on stderr; return the exit code."""
+    from foldscope.engine.events import Event, SweepStarted
     from foldscope.engine.progress import HeadlessProgress
     from foldscope.engine.runner import SweepRunner
 
     runner = SweepRunner(db, sweep_id, latency_scale=latency_scale)
     progress = HeadlessProgress(runner.totals, sys.stderr, json_events=json_events)
-    runner.on_event = progress
-    print(f"foldscope: {'resuming' if resumed else 'running'} sweep {sweep_id} in {db}",
-          file=sys.stderr)
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, SweepStarted):  # claimed: a runner that lost the claim says only why
+            print(f"foldscope: {'resuming' if resumed else 'running'} sweep {sweep_id} in {db}",
+                  file=sys.stderr)
+        progress(event)
+
+    runner.on_event = on_event
     try:
         status = asyncio.run(runner.run())
     finally:

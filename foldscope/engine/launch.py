@@ -33,7 +33,9 @@ def prepare_sweep(db_path: str | Path, data: dict[str, Any], source: str, *,
     """
     config = build_config(data, source)
     digest = config.digest()
-    with Store(db_path) as store:
+    # Look and plan in one write transaction: of several processes planning one definition
+    # together, one plans it and the others find its sweep.
+    with Store(db_path) as store, store.immediate():
         if not fresh:
             existing = store.sweep_by_digest(digest)
             if existing is not None:

@@ -7,7 +7,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from foldscope.engine.store import Store, process_alive
+from foldscope.engine.procinfo import RunnerId, runner_alive
+from foldscope.engine.store import Store
 from foldscope.engine.sweep import stored_scenarios
 
 
@@ -36,7 +37,8 @@ class SweepSummary:
 def runner_pid(sweep: dict[str, Any]) -> int | None:
     """The live process running a stored sweep, or None (a dead runner's pid is not one)."""
     pid = sweep.get("runner_pid")
-    if sweep.get("status") != "running" or not pid or not process_alive(pid):
+    if (sweep.get("status") != "running" or not pid
+            or not runner_alive(RunnerId(pid, sweep.get("runner_started")))):
         return None
     return int(pid)
 

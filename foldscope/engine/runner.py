@@ -7,7 +7,6 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -52,7 +51,8 @@ from foldscope.engine.limiter import AdaptiveLimiter
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import ModelConfig, resolve_model
 from foldscope.engine.models import warnings as model_warnings
-from foldscope.engine.store import ROW_DONE, ROW_FAILED, Store, process_alive
+from foldscope.engine.procinfo import this_runner
+from foldscope.engine.store import ROW_DONE, ROW_FAILED, Store
 from foldscope.engine.sweep import EXECUTION_MODES, SweepConfig, stored_mode
 from foldscope.engine.wire import body_digest
 
@@ -186,7 +186,8 @@ class SweepRunner:
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
         with Store(self.db_path) as store:
-            store.claim(self.sweep_id, os.getpid(), process_alive)
+            runner = this_runner()
+            store.claim(self.sweep_id, runner)
             try:
                 return await self._run(store)
             except sqlite3.Error as exc:
@@ -197,7 +198,7 @@ class SweepRunner:
                 raise
             finally:
                 with contextlib.suppress(sqlite3.Error):
-                    store.release(self.sweep_id, os.getpid())
+                    store.release(self.sweep_id, runner)
 
     def cancel(self) -> None:
         """Cancel the run from any thread: calls in flight are dropped, committed folds stay."""

@@ -26,8 +26,9 @@ from foldscope.core.row import (
 from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.tally import RowClasses
 from foldscope.core.validity import Validity
+from foldscope.engine.procinfo import RunnerId, runner_alive
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """The schema this foldscope writes. Older databases are migrated; newer ones are refused."""
 
 # How a check stored before schema 4 reads in today's answer classes (``core.answers``).
@@ -189,12 +190,18 @@ _MIGRATIONS: dict[int, str] = {
         audit_json TEXT NOT NULL
     );
     """,
+    # 6: a claim names its runner by pid and start token (engine.procinfo), so a pid the kernel
+    # hands to another process after the runner died does not lock the sweep.
+    6: """
+    ALTER TABLE sweeps ADD COLUMN runner_started TEXT;
+    """,
 }
 
-READABLE_VERSIONS = (2, 3, 4)
+READABLE_VERSIONS = (2, 3, 4, 5)
 """Older schemas a read-only open still reads without migrating (they lack ``seq`` and the
 checks' carrier state, and their answer classes are read through the version 4 renaming;
-versions before 5 lack the ``audits`` table, which then reads as empty)."""
+versions before 5 lack the ``audits`` table, which then reads as empty; before 6 a claim has
+no start token, and is judged by its pid)."""
 
 _FOLD_COLUMNS: tuple[str, ...] = tuple("fact_status_json" if f == "fact_status" else f
                                        for f in FOLD_FIELDS)
@@ -270,17 +277,6 @@ ROW_DONE = "done"
 ROW_FAILED = "failed"
 ROW_RUNNING = "running"
 ROW_PLANNED = "planned"
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process with this id exists on this machine (a crashed runner's does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
 
 
 def writable(path: str | Path) -> bool:
@@ -426,7 +422,12 @@ class Store:
             raise StoreError(f"{self.path}: database needs migrating from version {version}; "
                              "open it once with `foldscope run --resume` or the TUI")
         for target in range(version + 1, SCHEMA_VERSION + 1):
-            with self.db.atomic():
+            # One write transaction per step, taken at once: several processes opening a new
+            # or old database together each wait their turn, and a step another one already
+            # ran is skipped rather than run twice.
+            with self.immediate():
+                if self._version() >= target:
+                    continue
                 for statement in _MIGRATIONS[target].split(";"):
                     if statement.strip():
                         self.db.execute(statement)
@@ -450,6 +451,25 @@ class Store:
         """A transaction: everything inside commits together or not at all."""
         with self.db.atomic():
             yield
+
+    @contextmanager
+    def immediate(self) -> Iterator[None]:
+        """A write transaction that takes the write lock at once (``BEGIN IMMEDIATE``).
+
+        For read-then-write decisions (plan a sweep unless one exists, claim a sweep unless it
+        is held): a deferred transaction would read, then fail with "database is locked" when
+        another writer got in between; this one waits its turn (the busy timeout) before
+        reading, so the decision holds when it is written.
+        """
+        conn = self.db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.rollback()
+            raise
+        conn.execute("COMMIT")
 
     # -- sweeps -----------------------------------------------------------------------------
 
@@ -489,7 +509,7 @@ class Store:
         """
         if sweep["status"] == "running":
             pid = sweep.get("runner_pid")
-            if not pid or not process_alive(pid):
+            if not pid or not runner_alive(RunnerId(pid, sweep.get("runner_started"))):
                 return "interrupted"
         return sweep["status"]
 
@@ -516,26 +536,32 @@ class Store:
         self.db.execute("UPDATE sweeps SET status=?, stop_reason=?, updated_at=? WHERE id=?",
                         [status, reason, time.time(), sweep_id])
 
-    def claim(self, sweep_id: str, pid: int, is_alive: Callable[[int], bool]) -> None:
-        """Record this process as the sweep's runner, unless a live process already is.
+    def claim(self, sweep_id: str, runner: RunnerId,
+              is_alive: Callable[[RunnerId], bool] = runner_alive) -> None:
+        """Record ``runner`` as the sweep's runner, unless a live one already is.
+
+        One ``BEGIN IMMEDIATE`` transaction: of several processes claiming together exactly one
+        wins, and the others read its claim.
 
         Raises:
             SweepClaimed: another live process is running the sweep (two runners would race
                 for the same rows).
         """
-        with self.db.atomic():
-            row = self.db.execute("SELECT runner_pid FROM sweeps WHERE id=?", [sweep_id]).fetchone()
-            holder = row[0] if row else None
-            if holder and holder != pid and is_alive(holder):
+        with self.immediate():
+            row = self.db.execute("SELECT runner_pid, runner_started FROM sweeps WHERE id=?",
+                                  [sweep_id]).fetchone()
+            holder = RunnerId(row[0], row[1]) if row and row[0] else None
+            if holder is not None and holder != runner and is_alive(holder):
                 raise SweepClaimed(f"{self.path}: sweep {sweep_id} is already being run by "
-                                   f"process {holder}; watch it with `foldscope` or wait for it "
-                                   "to stop", holder)
-            self.db.execute("UPDATE sweeps SET runner_pid=? WHERE id=?", [pid, sweep_id])
+                                   f"process {holder.pid}; watch it with `foldscope` or wait for "
+                                   "it to stop", holder.pid)
+            self.db.execute("UPDATE sweeps SET runner_pid=?, runner_started=? WHERE id=?",
+                            [runner.pid, runner.started, sweep_id])
 
-    def release(self, sweep_id: str, pid: int) -> None:
-        """Clear this process's claim on a sweep."""
-        self.db.execute("UPDATE sweeps SET runner_pid=NULL WHERE id=? AND runner_pid=?",
-                        [sweep_id, pid])
+    def release(self, sweep_id: str, runner: RunnerId) -> None:
+        """Clear this runner's claim on a sweep."""
+        self.db.execute("UPDATE sweeps SET runner_pid=NULL, runner_started=NULL WHERE id=? "
+                        "AND runner_pid=?", [sweep_id, runner.pid])
 
     def record_fault(self, sweep_id: str, exc: BaseException) -> None:
         """Best effort, after a database failure: mark the sweep stopped with the reason.
