@@ -42,6 +42,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json-events", action="store_true",
                    help="with --headless, stream one JSON event per line on stdout")
     p.add_argument("--resume", metavar="SWEEP_ID", help="continue a stored sweep")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="run rows that failed on infrastructure again, those at their attempt "
+                   "limit included")
     p.add_argument("--new", action="store_true",
                    help="plan a new sweep even if this definition was run before")
     p.add_argument("--latency-scale", type=float, default=None,
@@ -99,20 +102,30 @@ def run(args: argparse.Namespace) -> int:
     if not args.headless:
         from foldscope.ui.app import FoldscopeApp
 
-        FoldscopeApp(args.db, sweep_id=sweep_id, run=True, latency_scale=args.latency_scale).run()
+        FoldscopeApp(args.db, sweep_id=sweep_id, run=True, latency_scale=args.latency_scale,
+                     retry_failed=args.retry_failed).run()
         return 0
     return run_headless(args.db, sweep_id, resumed=resumed, json_events=args.json_events,
-                        latency_scale=args.latency_scale)
+                        latency_scale=args.latency_scale, retry_failed=args.retry_failed)
+
+
+EXIT_CODES = {"interrupted by SIGINT": 130, "interrupted by SIGTERM": 143}
+"""Exit codes of a run a signal stopped (128 + the signal's number, as shells report it)."""
 
 
 def run_headless(db: str, sweep_id: str, *, resumed: bool, json_events: bool = False,
-                 latency_scale: float | None = None) -> int:
-    """Run a stored sweep to the end with progress on stderr; return the exit code."""
+                 latency_scale: float | None = None, retry_failed: bool = False) -> int:
+    """Run a stored sweep to the end with progress on stderr; return the exit code.
+
+    SIGINT (ctrl+c) and SIGTERM stop it: calls in flight are dropped, committed folds stay,
+    the sweep is recorded ``stopped`` (``done`` if every row had finished) and the summary
+    line is printed; the exit code is then 130 or 143.
+    """
     from foldscope.engine.events import Event, SweepStarted
     from foldscope.engine.progress import HeadlessProgress
     from foldscope.engine.runner import SweepRunner
 
-    runner = SweepRunner(db, sweep_id, latency_scale=latency_scale)
+    runner = SweepRunner(db, sweep_id, latency_scale=latency_scale, retry_failed=retry_failed)
     progress = HeadlessProgress(runner.totals, sys.stderr, json_events=json_events)
 
     def on_event(event: Event) -> None:
@@ -123,10 +136,11 @@ def run_headless(db: str, sweep_id: str, *, resumed: bool, json_events: bool = F
 
     runner.on_event = on_event
     try:
-        status = asyncio.run(runner.run())
+        status = asyncio.run(runner.run_with_signals())
     finally:
         progress.close()
     t = runner.totals
-    print(f"foldscope: sweep {sweep_id} {status}: {t.rows_done} rows done, {t.rows_failed} failed, "
-          f"{t.folds} folds this run", file=sys.stderr)
-    return 0
+    why = f" ({runner.cancelled})" if runner.cancelled and status != "done" else ""
+    print(f"foldscope: sweep {sweep_id} {status}{why}: {t.rows_done} rows done, "
+          f"{t.rows_failed} failed, {t.folds} folds this run", file=sys.stderr)
+    return EXIT_CODES.get(runner.cancelled or "", 0) if status != "done" else 0

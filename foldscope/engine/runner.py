@@ -7,7 +7,9 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import signal
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,7 +54,7 @@ from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import ModelConfig, resolve_model
 from foldscope.engine.models import warnings as model_warnings
 from foldscope.engine.procinfo import this_runner
-from foldscope.engine.store import ROW_DONE, ROW_FAILED, Store
+from foldscope.engine.store import ROW_DONE, ROW_FAILED, ROW_PLANNED, ROW_RUNNING, Store
 from foldscope.engine.sweep import EXECUTION_MODES, SweepConfig, stored_mode
 from foldscope.engine.wire import body_digest
 
@@ -130,9 +132,11 @@ def _reply_record(reply: ChatReply) -> dict[str, Any]:
 class _RowFailed(Exception):
     """A row ended without an answer; carries its validity reason and error text."""
 
-    def __init__(self, error: str, infra: bool) -> None:
+    def __init__(self, error: str, infra: bool, retries: int = 0) -> None:
         super().__init__(error)
         self.infra = infra
+        self.retries = retries
+        """Retries the failed call made before it gave up (they count like any others)."""
 
 
 class SweepRunner:
@@ -144,17 +148,26 @@ class SweepRunner:
         transport: an httpx transport to use for every model (tests); sims default to in-process.
         on_event: called with each event (``engine.events.EVENT_TYPES`` lists every kind).
         latency_scale: multiplies simulated latency (0 = full speed).
+        retry_failed: run rows that failed on infrastructure again, those at their attempt
+            limit included (each gets ``max_row_retries`` more retries in this run).
     """
 
     def __init__(self, db_path: str | Path, sweep_id: str, *, transport: Any = None,
-                 on_event: EventSink | None = None, latency_scale: float | None = None) -> None:
+                 on_event: EventSink | None = None, latency_scale: float | None = None,
+                 retry_failed: bool = False) -> None:
         self.db_path = Path(db_path)
         self.sweep_id = sweep_id
         self.transport = transport
         self.on_event = on_event or (lambda event: None)
         self.latency_scale = latency_scale
+        self.retry_failed = retry_failed
         self.totals = Totals()
         self._stop_reason: str | None = None
+        self.cancelled: str | None = None
+        """Why the run was asked to stop (``cancelled``, ``interrupted by SIGINT``), once asked."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._lock = threading.Lock()
         self.mode: str | None = None
         """The sweep's execution mode, read from its stored definition when the run starts."""
 
@@ -182,9 +195,16 @@ class SweepRunner:
     # -- main loop ---------------------------------------------------------------------------
 
     async def run(self) -> str:
-        """Run every unfinished row; return the sweep's final status ("done" or "stopped")."""
-        self._loop = asyncio.get_running_loop()
-        self._task = asyncio.current_task()
+        """Run every unfinished row; return the sweep's final status ("done" or "stopped").
+
+        After :meth:`cancel` the run returns ``stopped`` (``done`` if every row had finished
+        anyway) rather than raising; a cancellation from anyone else propagates as usual.
+        """
+        with self._lock:
+            self._loop = asyncio.get_running_loop()
+            self._task = asyncio.current_task()
+            if self.cancelled is not None:  # cancelled before it started: stop at once
+                self._task.cancel()  # type: ignore[union-attr]
         with Store(self.db_path) as store:
             runner = this_runner()
             store.claim(self.sweep_id, runner)
@@ -200,20 +220,70 @@ class SweepRunner:
                 with contextlib.suppress(sqlite3.Error):
                     store.release(self.sweep_id, runner)
 
-    def cancel(self) -> None:
-        """Cancel the run from any thread: calls in flight are dropped, committed folds stay."""
-        loop, task = getattr(self, "_loop", None), getattr(self, "_task", None)
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Stop the run, from any thread: calls in flight are dropped, committed folds stay.
+
+        It lands at the next call at the latest (the client yields before every attempt, so
+        even an endpoint that answers at once lets it in). Only the first request counts: a
+        second one (a second ctrl+c) changes nothing, so the run still records how it ended.
+        """
+        with self._lock:
+            if self.cancelled is not None:
+                return
+            self.cancelled = reason
+            loop, task = self._loop, self._task
         if loop is not None and task is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(task.cancel)
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing to stop
+                loop.call_soon_threadsafe(task.cancel)
+
+    async def run_with_signals(self) -> str:
+        """:meth:`run`, with SIGINT and SIGTERM cancelling it (the headless command's way).
+
+        The handlers live on the event loop, so a signal never raises inside a call or a
+        database write; a second signal finds the run already stopping and changes nothing.
+        """
+        loop = asyncio.get_running_loop()
+        installed = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, self.cancel, f"interrupted by {sig.name}")
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+                continue
+            installed.append(sig)
+        try:
+            return await self.run()
+        finally:
+            for sig in installed:
+                loop.remove_signal_handler(sig)
 
     async def _run(self, store: Store) -> str:
+        clients: dict[str, Any] = {}
+        try:
+            await self._execute(store, clients)
+        except asyncio.CancelledError:
+            if self.cancelled is None:  # not ours (an enclosing task's): let it go on up
+                raise
+            # Ours: calls in flight are lost; every committed fold stays and a rerun resumes
+            # from it. The task carries on to record how the sweep ended.
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+        finally:
+            for client in clients.values():
+                try:
+                    await client.aclose()
+                except asyncio.CancelledError:  # ours, landing after the last row: go on
+                    if self.cancelled is None:
+                        raise
+                    asyncio.current_task().uncancel()  # type: ignore[union-attr]
+        return self._finish(store)
+
+    async def _execute(self, store: Store, clients: dict[str, Any]) -> None:
+        """Set up the clients (into ``clients``, which the caller closes) and run every row."""
         config, scenarios, models = self._load(store)
         s = config.sweep
         # One limiter per provider (each simulated model is its own provider), fed by the
         # client's retry hook so a 429 shrinks the limit while the call is still backing off.
         limiters: dict[str, AdaptiveLimiter] = {}
         model_limiter: dict[str, AdaptiveLimiter] = {}
-        clients = {}
         for mid, cfg in models.items():
             # A provider is one endpoint: the same gateway shares a limit across its models,
             # while two vLLM servers (or two simulated models) are limited separately.
@@ -234,9 +304,16 @@ class SweepRunner:
         rows = store.rows(self.sweep_id)
         self.totals.rows_total = len(rows)
         pending: list[RowRecord] = []
+        # The last attempt each row may reach in this run: max_row_retries, or as many more
+        # retries as that for an infrastructure failure --retry-failed queues again.
+        self._last_attempt: dict[int, int] = {}
         for row in rows:
             if row.status == ROW_DONE:
                 self.totals.rows_done += 1
+            elif row.status == ROW_FAILED and row.retryable and self.retry_failed:
+                self._last_attempt[row.id] = max(s.max_row_retries,
+                                                 row.attempt + 1 + s.max_row_retries)
+                pending.append(row)
             elif row.status == ROW_FAILED and not (row.retryable
                                                    and row.attempt < s.max_row_retries):
                 self.totals.rows_failed += 1
@@ -266,31 +343,30 @@ class SweepRunner:
                         store, row, s, inputs[row.scenario], clients[row.model],
                         models[row.model], model_limiter[row.model])
 
+        workers = [asyncio.create_task(worker())
+                   for _ in range(min(s.concurrency, max(1, len(units))))]
         try:
-            workers = [asyncio.create_task(worker())
-                       for _ in range(min(s.concurrency, max(1, len(units))))]
-            try:
-                await asyncio.gather(*workers)
-            except Exception:
-                # One worker failed outside its row (the database): stop the others before the
-                # error goes up, so none keeps calling, or dies later unobserved.
-                for task in workers:
-                    task.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
-                raise
-        except asyncio.CancelledError:
-            # Calls in flight are lost; every committed fold stays and a rerun resumes from it.
-            store.set_sweep_status(self.sweep_id, "stopped", "cancelled; run again to resume")
-            self._emit(SweepFinished(sweep=self.sweep_id, status="stopped", reason="cancelled",
-                                     rows_done=self.totals.rows_done,
-                                     rows_failed=self.totals.rows_failed))
+            await asyncio.gather(*workers)
+        except Exception:
+            # One worker failed outside its row (the database): stop the others before the
+            # error goes up, so none keeps calling, or dies later unobserved.
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
             raise
-        finally:
-            for client in clients.values():
-                await client.aclose()
-        status = "stopped" if self._stop_reason else "done"
-        store.set_sweep_status(self.sweep_id, status, self._stop_reason)
-        self._emit(SweepFinished(sweep=self.sweep_id, status=status, reason=self._stop_reason,
+
+    def _finish(self, store: Store) -> str:
+        """Record and announce how the run ended; return the status."""
+        # What happened, not what was asked: a cancel that came after the last row finished
+        # leaves a sweep that is done.
+        progress = store.progress(self.sweep_id)
+        status, reason = "done", None
+        if progress[ROW_PLANNED] + progress[ROW_RUNNING]:
+            status = "stopped"
+            reason = (f"{self.cancelled}; run again to resume" if self.cancelled is not None
+                      else self._stop_reason or "rows left unfinished; run again to resume")
+        store.set_sweep_status(self.sweep_id, status, reason)
+        self._emit(SweepFinished(sweep=self.sweep_id, status=status, reason=reason,
                                  rows_done=self.totals.rows_done,
                                  rows_failed=self.totals.rows_failed))
         return status
@@ -311,6 +387,7 @@ class SweepRunner:
     async def _run_row_with_retries(self, store: Store, row: RowRecord, s: Any,
                                     inputs: ScenarioInputs, client: Any, cfg: ModelConfig,
                                     limiter: AdaptiveLimiter) -> None:
+        last_attempt = self._last_attempt.get(row.id, s.max_row_retries)
         while True:
             if row.status == ROW_FAILED:
                 store.reset_row_for_retry(row.id)
@@ -319,7 +396,10 @@ class SweepRunner:
                 row = dataclasses.replace(row, status="planned", attempt=row.attempt + 1,
                                           next_chunk=0, folds_done=0)
             outcome = await self._run_row(store, row, inputs, client, cfg, limiter, s)
-            if outcome != "retry" or row.attempt >= s.max_row_retries or self._budget_exceeded(s):
+            if outcome == "retry" and (row.attempt >= last_attempt or self._budget_exceeded(s)):
+                self.totals.rows_failed += 1  # out of attempts: the row stays failed
+                return
+            if outcome != "retry":
                 return
             row = dataclasses.replace(row, status=ROW_FAILED)
 
@@ -378,9 +458,11 @@ class SweepRunner:
         try:
             return await self._call_once(store, client, limiter, request, model, repeat)
         except InfraError as exc:
-            raise _RowFailed(f"{what}: {exc}", infra=True) from None
+            raise _RowFailed(f"{what}: {exc}", infra=True,
+                             retries=max(0, exc.attempts - 1)) from None
         except ClientError as exc:
-            raise _RowFailed(f"{what}: {exc}", infra=False) from None
+            raise _RowFailed(f"{what}: {exc}", infra=False,
+                             retries=max(0, exc.attempts - 1)) from None
 
     async def _call_once(self, store: Store, client: Any, limiter: AdaptiveLimiter,
                          request: ChatRequest, model: str, repeat: int) -> tuple[ChatReply, bool]:
@@ -424,8 +506,13 @@ class SweepRunner:
                                                  row.repeat, what=f"fold {cursor.fold_index}")
                 cursor, fold = advance(cursor, step, inputs, arm, reply, cached=cached,
                                        created_at=time.time())
-                if fold is None:
-                    continue  # nothing to carry: the chunk is caught up with the next one
+                if fold is None:  # nothing to carry: the chunk is caught up with the next one
+                    store.add_call_usage(row.id, retries=reply.attempts - 1,
+                                         prompt_tokens=reply.prompt_tokens,
+                                         completion_tokens=reply.completion_tokens,
+                                         cost_usd=reply.cost_usd)
+                    self._account(reply)
+                    continue
                 store.commit_fold(row.id, fold)
                 self._account(reply)
                 self.totals.folds += 1
@@ -440,7 +527,7 @@ class SweepRunner:
                                                     row.model, row.repeat, what="recall")
             self._account(reply)
         except _RowFailed as failure:
-            return self._fail(store, row, str(failure), failure.infra, started)
+            return self._fail(store, row, str(failure), failure.infra, failure.retries, started)
 
         committed = store.row(row.id)
         assert committed is not None  # rows are never deleted
@@ -456,9 +543,12 @@ class SweepRunner:
                            valid=result.verdict.valid, reason=result.verdict.reason))
         return "done"
 
-    def _fail(self, store: Store, row: RowRecord, error: str, infra: bool, started: float) -> str:
+    def _fail(self, store: Store, row: RowRecord, error: str, infra: bool, retries: int,
+              started: float) -> str:
         verdict = failure_verdict(infra=infra, error=error)
-        store.fail_row(row.id, error=error, verdict=verdict, wall_s=time.monotonic() - started)
+        store.fail_row(row.id, error=error, verdict=verdict, wall_s=time.monotonic() - started,
+                       call_retries=retries)
+        self.totals.call_retries += retries
         self.totals.errors += 1
         self._emit(RowFailed(row=row.id, model=row.model, arm=row.arm, error=error,
                              retryable=verdict.retryable))

@@ -723,13 +723,26 @@ class Store:
                  completion_tokens or 0, est_prompt_tokens, cost_usd or 0.0, retries, wall_s,
                  int(cached), time.time(), row_id])
 
-    def fail_row(self, row_id: int, *, error: str, verdict: Validity, wall_s: float) -> None:
-        """Mark a row failed with its verdict (folds committed so far are kept)."""
+    def fail_row(self, row_id: int, *, error: str, verdict: Validity, wall_s: float,
+                 call_retries: int = 0) -> None:
+        """Mark a row failed with its verdict (folds committed so far are kept).
+
+        ``call_retries`` are the retries the failing call made before it gave up.
+        """
         self.db.execute(
             "UPDATE rows SET status='failed', infra_error=?, valid=?, validity_reason=?, "
-            f"retryable=?, wall_s=wall_s+?, finished_at=?, seq={_ROW_SEQ} WHERE id=?",
+            "retryable=?, wall_s=wall_s+?, call_retries=call_retries+?, finished_at=?, "
+            f"seq={_ROW_SEQ} WHERE id=?",
             [error, int(verdict.valid), verdict.reason, int(verdict.retryable), wall_s,
-             time.time(), row_id])
+             call_retries, time.time(), row_id])
+
+    def add_call_usage(self, row_id: int, *, retries: int, prompt_tokens: int | None,
+                       completion_tokens: int | None, cost_usd: float | None) -> None:
+        """Add a call that committed no fold (its chunk waits for catch-up) to its row's usage."""
+        self.db.execute(
+            "UPDATE rows SET call_retries=call_retries+?, prompt_tokens=prompt_tokens+?, "
+            "completion_tokens=completion_tokens+?, cost_usd=cost_usd+? WHERE id=?",
+            [retries, prompt_tokens or 0, completion_tokens or 0, cost_usd or 0.0, row_id])
 
     def reset_row_for_retry(self, row_id: int) -> None:
         """Start a retryable row over as a new attempt: its folds and checks are discarded."""

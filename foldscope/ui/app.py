@@ -42,6 +42,7 @@ class FoldscopeApp(App[None]):
         sweep_id: the sweep to show; None opens the sweep picker first.
         run: start the sweep's runner in a background worker.
         latency_scale: passed to the runner (simulated latency multiplier).
+        retry_failed: the runner runs rows that failed on infrastructure again.
     """
 
     TITLE = "foldscope"
@@ -58,8 +59,9 @@ class FoldscopeApp(App[None]):
     """App-wide bindings."""
 
     def __init__(self, db_path: str, *, sweep_id: str | None = None, run: bool = False,
-                 latency_scale: float | None = None) -> None:
+                 latency_scale: float | None = None, retry_failed: bool = False) -> None:
         super().__init__()
+        self.retry_failed = retry_failed
         self.db_path = db_path
         self.sweep_id = sweep_id
         self.run_sweep = run
@@ -105,7 +107,8 @@ class FoldscopeApp(App[None]):
         self.sweep_screen = screen
 
     def _start_runner(self, sweep_id: str) -> None:
-        self.runner = SweepRunner(self.db_path, sweep_id, latency_scale=self.latency_scale)
+        self.runner = SweepRunner(self.db_path, sweep_id, latency_scale=self.latency_scale,
+                                  retry_failed=self.retry_failed)
         self.execute_sweep()
 
     def _picked(self, picked: SweepSummary | None) -> None:
@@ -239,7 +242,7 @@ class FoldscopeApp(App[None]):
     def stop_sweep(self) -> None:
         """Cancel a running sweep: calls in flight are lost, committed folds stay."""
         if self.runner is not None:
-            self.runner.cancel()
+            self.runner.cancel("quit from the TUI")
 
     def on_unmount(self) -> None:
         self.stop_sweep()
