@@ -47,6 +47,7 @@ class Reply:
     cost_usd: float | None = None
     attempts: int = 1
     simulated: bool = True
+    truncated: bool = False
 
 
 SMOKE = ScenarioInputs.of(load_scenario("smoke"))

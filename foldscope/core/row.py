@@ -51,6 +51,8 @@ class Reply(Protocol):
     def attempts(self) -> int: ...
     @property
     def simulated(self) -> bool: ...
+    @property
+    def truncated(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,8 @@ class FoldRecord:
     cached: bool
     content_class: str | None
     """The dominant character class of the (last) chunk folded, for the estimator report."""
+    reply_truncated: bool = False
+    """The reply was longer than the model's ``max_reply_bytes`` and was cut there."""
 
     @property
     def parse_failure(self) -> bool:
@@ -190,7 +194,7 @@ def advance(cursor: FoldCursor, step: FoldStep, inputs: ScenarioInputs, arm: Arm
         latency_s=round(reply.latency_s, 4), cost_usd=reply.cost_usd, attempts=reply.attempts,
         simulated=bool(reply.simulated), fact_status=fact_status(result.text, sc.facts),
         created_at=created_at, cached=cached,
-        content_class=inputs.chunk_classes[step.last_chunk])
+        content_class=inputs.chunk_classes[step.last_chunk], reply_truncated=reply.truncated)
     return FoldCursor(result.text, tokens, cursor.fold_index + 1, step.last_chunk + 1), record
 
 
@@ -366,6 +370,8 @@ class RowRecord:
     cost_usd: float = 0.0
     wall_s: float = 0.0
     cached_calls: int = 0
+    answer_truncated: bool = False
+    """The recall answer was longer than the model's ``max_reply_bytes`` and was cut there."""
     seq: int = 0
     """The store's change sequence when this row last changed (readers poll past it)."""
     answer: str | None = field(default=None, compare=False)

@@ -74,8 +74,8 @@ def query_rows(store: Store, sweep_id: str) -> list[dict[str, Any]]:
     return _query(store, "SELECT id, scenario, model, arm, repeat, status, valid, "
                          "validity_reason, recall, correct, graded, folds_done, catch_up, "
                          "parse_failures, length_stops, simulated, prompt_tokens, "
-                         "completion_tokens, cost_usd, answer, infra_error FROM rows "
-                         "WHERE sweep_id = ? ORDER BY position", [sweep_id])
+                         f"completion_tokens, cost_usd, {store.answer_sql()} AS answer, "
+                         "infra_error FROM rows WHERE sweep_id = ? ORDER BY position", [sweep_id])
 
 
 def query_checks(store: Store, sweep_id: str) -> list[dict[str, Any]]:
@@ -88,7 +88,8 @@ def query_checks(store: Store, sweep_id: str) -> list[dict[str, Any]]:
 
 def query_carriers(store: Store, sweep_id: str) -> list[dict[str, Any]]:
     """Every fold's reply and carrier of a sweep (hashed into the lock, never released)."""
-    return _query(store, "SELECT f.row_id, f.fold_index, f.reply, f.carrier FROM folds f "
+    return _query(store, f"SELECT f.row_id, f.fold_index, {store.reply_sql('f.')} AS reply, "
+                         "f.carrier FROM folds f "
                          "JOIN rows r ON r.id = f.row_id WHERE r.sweep_id = ? "
                          "ORDER BY f.row_id, f.fold_index", [sweep_id])
 

@@ -126,7 +126,7 @@ def _reply_record(reply: ChatReply) -> dict[str, Any]:
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
             "latency_s": reply.latency_s, "cost_usd": reply.cost_usd,
             "simulated": reply.simulated, "attempts": reply.attempts,
-            "request_digest": reply.request_digest}
+            "request_digest": reply.request_digest, "truncated": reply.truncated}
 
 
 class _RowFailed(Exception):
@@ -537,6 +537,7 @@ class SweepRunner:
                          completion_tokens=reply.completion_tokens,
                          est_prompt_tokens=spec.estimated_prompt_tokens, cost_usd=reply.cost_usd,
                          retries=reply.attempts - 1, cached=recall_cached,
+                         answer_truncated=reply.truncated,
                          wall_s=time.monotonic() - started)
         self.totals.rows_done += 1
         self._emit(RowDone(row=row.id, model=row.model, arm=row.arm, recall=result.recall,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -28,7 +29,7 @@ from foldscope.core.tally import RowClasses
 from foldscope.core.validity import Validity
 from foldscope.engine.procinfo import RunnerId, runner_alive
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """The schema this foldscope writes. Older databases are migrated; newer ones are refused."""
 
 # How a check stored before schema 4 reads in today's answer classes (``core.answers``).
@@ -195,17 +196,53 @@ _MIGRATIONS: dict[int, str] = {
     6: """
     ALTER TABLE sweeps ADD COLUMN runner_started TEXT;
     """,
+    # 7: every reply body is stored once, in a content-addressed table (sha256 of its UTF-8),
+    # that a fold's reply, a row's answer and a cache entry refer to by digest; the bodies
+    # already stored move there (the old columns keep '' so their NOT NULL and "answered"
+    # meanings hold). Replies cut at max_reply_bytes are marked.
+    7: """
+    CREATE TABLE IF NOT EXISTS blobs (digest TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID;
+    ALTER TABLE folds ADD COLUMN reply_digest TEXT;
+    ALTER TABLE folds ADD COLUMN reply_truncated INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE rows ADD COLUMN answer_digest TEXT;
+    ALTER TABLE rows ADD COLUMN answer_truncated INTEGER NOT NULL DEFAULT 0;
+    INSERT OR IGNORE INTO blobs SELECT foldscope_sha256(reply), reply FROM folds;
+    UPDATE folds SET reply_digest = foldscope_sha256(reply), reply = '';
+    INSERT OR IGNORE INTO blobs SELECT foldscope_sha256(answer), answer FROM rows
+        WHERE answer IS NOT NULL;
+    UPDATE rows SET answer_digest = foldscope_sha256(answer), answer = '' WHERE answer IS NOT NULL;
+    INSERT OR IGNORE INTO blobs SELECT foldscope_sha256(json_extract(reply_json, '$.content')),
+        json_extract(reply_json, '$.content') FROM cache
+        WHERE json_type(reply_json, '$.content') = 'text';
+    UPDATE cache SET reply_json = json_set(json_remove(reply_json, '$.content'),
+        '$.content_digest', foldscope_sha256(json_extract(reply_json, '$.content')))
+        WHERE json_type(reply_json, '$.content') = 'text';
+    """,
 }
 
-READABLE_VERSIONS = (2, 3, 4, 5)
+READABLE_VERSIONS = (2, 3, 4, 5, 6)
 """Older schemas a read-only open still reads without migrating (they lack ``seq`` and the
 checks' carrier state, and their answer classes are read through the version 4 renaming;
 versions before 5 lack the ``audits`` table, which then reads as empty; before 6 a claim has
-no start token, and is judged by its pid)."""
+no start token, and is judged by its pid; before 7 reply bodies sit in their own columns and
+nothing is marked cut)."""
 
 _FOLD_COLUMNS: tuple[str, ...] = tuple("fact_status_json" if f == "fact_status" else f
                                        for f in FOLD_FIELDS)
 """The fold table's record columns: the fold record's fields (its fact states as JSON)."""
+
+
+def text_digest(text: str) -> str:
+    """The content address of a stored body: the sha256 hex digest of its UTF-8."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _sha256_sql(text: str | None) -> str | None:
+    # The migration's SQL function: NULL stays NULL.
+    return None if text is None else text_digest(text)
+
+
+_REPLY_AT = _FOLD_COLUMNS.index("reply")
 
 _ROW_SEQ = "(SELECT COALESCE(MAX(seq), 0) + 1 FROM rows)"
 _FOLD_SEQ = "(SELECT COALESCE(MAX(seq), 0) + 1 FROM folds)"
@@ -362,7 +399,9 @@ class Store:
                 raise StoreError(f"{self.path.parent}: cannot create the database folder "
                                  f"({exc.strerror or exc})") from None
         try:
-            self.db = sqlite_utils.Database(_connect(self.path, readonly=readonly))
+            conn = _connect(self.path, readonly=readonly)
+            conn.create_function("foldscope_sha256", 1, _sha256_sql, deterministic=True)
+            self.db = sqlite_utils.Database(conn)
         except sqlite3.Error as exc:
             raise database_error(self.path, exc) from None
         try:
@@ -414,6 +453,7 @@ class Store:
         if version == 0 and tables and "sweeps" not in tables:
             raise StoreError(f"{self.path}: not a foldscope database (tables: {', '.join(sorted(tables))})")
         self._has_seq = version >= 3 or version == 0
+        self._has_blobs = version >= 7 or version == 0
         self._check_columns = (_CHECK_COLUMNS if version >= 4 or version == 0
                                else _LEGACY_CHECK_COLUMNS)
         if version == SCHEMA_VERSION or (readonly and version in READABLE_VERSIONS):
@@ -435,6 +475,7 @@ class Store:
                     "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
                     "ON CONFLICT(key) DO UPDATE SET value=excluded.value", [str(target)])
         self._has_seq = True
+        self._has_blobs = True
         self._check_columns = _CHECK_COLUMNS
 
     @property
@@ -582,8 +623,42 @@ class Store:
     # -- rows -------------------------------------------------------------------------------
 
     def _row_columns(self, prefix: str = "") -> str:
-        return ", ".join(f"{prefix}{name}" if name != "seq" or self._has_seq else "0 AS seq"
-                         for name in ROW_FIELDS)
+        def column(name: str) -> str:
+            if name == "seq" and not self._has_seq:
+                return "0 AS seq"
+            if name == "answer_truncated" and not self._has_blobs:
+                return "0 AS answer_truncated"
+            return f"{prefix}{name}"
+        return ", ".join(column(name) for name in ROW_FIELDS)
+
+    def answer_sql(self, prefix: str = "") -> str:
+        """SQL for a row's answer text, wherever this database keeps it (``prefix``: a table
+        alias with its dot, e.g. ``"r."``)."""
+        if not self._has_blobs:
+            return f"{prefix}answer"
+        return (f"COALESCE((SELECT body FROM blobs WHERE digest = {prefix}answer_digest), "
+                f"{prefix}answer)")
+
+    def reply_sql(self, prefix: str = "") -> str:
+        """SQL for a fold's reply text, wherever this database keeps it (see ``answer_sql``)."""
+        if not self._has_blobs:
+            return f"{prefix}reply"
+        return (f"COALESCE((SELECT body FROM blobs WHERE digest = {prefix}reply_digest), "
+                f"{prefix}reply)")
+
+    def _fold_select(self) -> str:
+        def column(name: str) -> str:
+            if name == "reply":
+                return self.reply_sql()
+            if name == "reply_truncated" and not self._has_blobs:
+                return "0 AS reply_truncated"
+            return name
+        return ", ".join(column(name) for name in _FOLD_COLUMNS)
+
+    def _put_blob(self, conn: sqlite3.Connection, text: str) -> str:
+        digest = text_digest(text)
+        conn.execute("INSERT OR IGNORE INTO blobs (digest, body) VALUES (?, ?)", [digest, text])
+        return digest
 
     def rows(self, sweep_id: str, *, since: int | None = None) -> list[RowRecord]:
         """A sweep's rows in execution order (no answer text).
@@ -632,7 +707,8 @@ class Store:
     def cell_rows(self, sweep_id: str, scenario: str | None, model: str, arm: str, *,
                   since: int | None = None) -> list[RowRecord]:
         """One cell's rows in execution order, with their answers; ``since`` as in ``rows``."""
-        sql = (f"SELECT {self._row_columns()}, answer FROM rows WHERE sweep_id = ? AND model = ? "
+        sql = (f"SELECT {self._row_columns()}, {self.answer_sql()} FROM rows WHERE sweep_id = ? "
+               "AND model = ? "
                "AND arm = ?")
         params: list[Any] = [sweep_id, model, arm]
         if scenario is not None:
@@ -646,7 +722,8 @@ class Store:
 
     def row(self, row_id: int) -> RowRecord | None:
         """One row with everything recorded on it, its answer included."""
-        found = self.db.execute(f"SELECT {self._row_columns()}, answer FROM rows WHERE id = ?",
+        found = self.db.execute(f"SELECT {self._row_columns()}, {self.answer_sql()} FROM rows "
+                                "WHERE id = ?",
                                 [row_id]).fetchone()
         return _row(found[:-1], found[-1]) if found else None
 
@@ -663,12 +740,15 @@ class Store:
         """
         cols = ", ".join(_FOLD_COLUMNS)
         marks = ", ".join("?" for _ in _FOLD_COLUMNS)
+        values = fold_values(fold)
+        values[_REPLY_AT] = ""  # the body is stored once, in blobs, by its digest
         # The hot path of every sweep: the raw connection as a transaction (one implicit BEGIN,
         # one COMMIT, rollback on error) skips the wrapper's per-statement bookkeeping.
         conn = self.db.conn
         with conn:
-            conn.execute(f"INSERT INTO folds (row_id, seq, {cols}) VALUES (?, {_FOLD_SEQ}, {marks})",
-                         [row_id, *fold_values(fold)])
+            digest = self._put_blob(conn, fold.reply)
+            conn.execute(f"INSERT INTO folds (row_id, seq, reply_digest, {cols}) "
+                         f"VALUES (?, {_FOLD_SEQ}, ?, {marks})", [row_id, digest, *values])
             conn.execute(
                 "UPDATE rows SET next_chunk=?, folds_done=folds_done+1, catch_up=MAX(catch_up, ?), "
                 "parse_failures=parse_failures+?, length_stops=length_stops+?, "
@@ -684,25 +764,28 @@ class Store:
     def folds(self, row_id: int, *, start: int = 0) -> list[FoldRecord]:
         """A row's committed folds in order, from fold index ``start`` on."""
         return [_fold(values) for values in self.db.execute(
-            f"SELECT {', '.join(_FOLD_COLUMNS)} FROM folds WHERE row_id=? AND fold_index >= ? "
+            f"SELECT {self._fold_select()} FROM folds WHERE row_id=? AND fold_index >= ? "
             "ORDER BY fold_index", [row_id, start])]
 
     def last_fold(self, row_id: int) -> FoldRecord | None:
         """The most recent committed fold of a row, or None."""
         found = self.db.execute(
-            f"SELECT {', '.join(_FOLD_COLUMNS)} FROM folds WHERE row_id=? "
+            f"SELECT {self._fold_select()} FROM folds WHERE row_id=? "
             "ORDER BY fold_index DESC LIMIT 1", [row_id]).fetchone()
         return _fold(found) if found else None
 
     def finish_row(self, row_id: int, result: RowResult, *, prompt_tokens: int | None,
                    completion_tokens: int | None, est_prompt_tokens: int, cost_usd: float | None,
-                   retries: int, cached: bool, wall_s: float) -> None:
+                   retries: int, cached: bool, wall_s: float,
+                   answer_truncated: bool = False) -> None:
         """Commit the recall answer, the per-fact checks and the row's verdict together.
 
-        The usage arguments are the recall call's own; they add to the folds' usage.
+        The usage arguments are the recall call's own; they add to the folds' usage; the
+        answer's text is stored once, in blobs, by its digest.
         """
         verdict = result.verdict
         with self.db.atomic():
+            digest = self._put_blob(self.db.conn, result.answer)
             self.db.execute("DELETE FROM checks WHERE row_id=?", [row_id])
             self.db.conn.executemany(
                 "INSERT INTO checks (row_id, label, expected, found, correct, abstained, "
@@ -713,12 +796,14 @@ class Store:
                   c.carrier_state, c.class_detail)
                  for c in result.checks])
             self.db.execute(
-                "UPDATE rows SET status='done', answer=?, recall=?, correct=?, graded=?, valid=?, "
+                "UPDATE rows SET status='done', answer='', answer_digest=?, answer_truncated=?, "
+                "recall=?, correct=?, graded=?, valid=?, "
                 "validity_reason=?, retryable=?, prompt_tokens=prompt_tokens+?, "
                 "completion_tokens=completion_tokens+?, est_prompt_tokens=est_prompt_tokens+?, "
                 "cost_usd=cost_usd+?, call_retries=call_retries+?, wall_s=wall_s+?, "
                 f"cached_calls=cached_calls+?, finished_at=?, seq={_ROW_SEQ} WHERE id=?",
-                [result.answer, result.recall, result.correct, result.graded, int(verdict.valid),
+                [digest, int(answer_truncated), result.recall, result.correct, result.graded,
+                 int(verdict.valid),
                  verdict.reason, int(verdict.retryable), prompt_tokens or 0,
                  completion_tokens or 0, est_prompt_tokens, cost_usd or 0.0, retries, wall_s,
                  int(cached), time.time(), row_id])
@@ -752,7 +837,8 @@ class Store:
             self.db.execute(
                 "UPDATE rows SET status='planned', attempt=attempt+1, infra_retries=infra_retries+1, "
                 "next_chunk=0, folds_done=0, catch_up=0, parse_failures=0, length_stops=0, "
-                "infra_error=NULL, answer=NULL, recall=NULL, correct=NULL, graded=NULL, valid=NULL, "
+                "infra_error=NULL, answer=NULL, answer_digest=NULL, answer_truncated=0, "
+                "recall=NULL, correct=NULL, graded=NULL, valid=NULL, "
                 f"validity_reason=NULL, retryable=0, started_at=NULL, finished_at=NULL, "
                 f"seq={_ROW_SEQ} WHERE id=?", [row_id])
 
@@ -761,13 +847,29 @@ class Store:
     def cached_reply(self, key: str) -> dict[str, Any] | None:
         """A cached reply by key (pin, request digest and repeat index), or None."""
         row = self.db.execute("SELECT reply_json FROM cache WHERE key=?", [key]).fetchone()
-        return json.loads(row[0]) if row else None
+        if row is None:
+            return None
+        reply = json.loads(row[0])
+        digest = reply.pop("content_digest", None)
+        if digest is not None:
+            body = self.db.execute("SELECT body FROM blobs WHERE digest=?", [digest]).fetchone()
+            if body is None:  # its body is gone: a miss, and the call is made again
+                return None
+            reply["content"] = body[0]
+        return reply
 
     def cache_reply(self, key: str, model: str, reply: dict[str, Any]) -> None:
-        """Store a successful reply for replay; an existing entry is kept (first answer wins)."""
-        self.db.execute("INSERT OR IGNORE INTO cache (key, model, reply_json, created_at) "
-                        "VALUES (?,?,?,?)",
-                        [key, model, json.dumps(reply, ensure_ascii=False), time.time()])
+        """Store a successful reply for replay; an existing entry is kept (first answer wins).
+
+        The reply's text goes to blobs (the fold or answer that used it refers to the same
+        body), the entry keeps its digest.
+        """
+        record = {k: v for k, v in reply.items() if k != "content"}
+        with self.db.atomic():
+            record["content_digest"] = self._put_blob(self.db.conn, reply["content"])
+            self.db.execute("INSERT OR IGNORE INTO cache (key, model, reply_json, created_at) "
+                            "VALUES (?,?,?,?)",
+                            [key, model, json.dumps(record, ensure_ascii=False), time.time()])
 
     def token_pairs(self, sweep_id: str) -> list[dict[str, Any]]:
         """Estimated vs reported prompt tokens of every fold that has a reported count."""
