@@ -119,6 +119,11 @@ async def test_enter_on_a_cell_opens_its_rows_and_steps_folds(tmp_path):
         await pilot.pause()
         assert screen.fold_index == 1
         assert screen.query_one(CarrierView).plain_lines == folds[1].carrier.split("\n")
+        # A later read of a finished cell reads nothing: only what changed is fetched.
+        before = screen._data
+        await screen.load().wait()
+        await pilot.pause()
+        assert screen._data is before  # no row came back, so nothing was merged or redrawn
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, CellScreen)

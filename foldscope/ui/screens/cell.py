@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.forensics import fact_spans
@@ -41,14 +41,30 @@ def _row_cells(r: RowRecord) -> list[Any]:
 
 
 @dataclass
-class CellData(Message):
-    """Everything the cell screen shows, read from the store in a thread."""
+class CellData:
+    """Everything the cell screen shows, merged from its reads."""
 
     rows: list[RowRecord]
     folds: dict[int, list[FoldRecord]]
     facts: list[tuple[str, str, bool]]
     fact_objects: list[Fact]
     checks: dict[int, list[StoredCheck]]
+
+
+@dataclass
+class CellChanges(Message):
+    """What changed in the cell since the last read (read from the store in a thread)."""
+
+    rows: list[RowRecord]
+    """The rows whose change sequence moved."""
+    folds: dict[int, tuple[int, list[FoldRecord]]]
+    """Per changed row: the fold index read from, and the folds from there on."""
+    checks: dict[int, list[StoredCheck]]
+    """Per changed row: its checks as now stored."""
+    facts: list[Fact] | None
+    """The scenario's planted facts (graded first), on the first read with rows only."""
+    seq: int
+    """The highest change sequence read."""
 
 
 class CellScreen(Screen[None]):
@@ -87,6 +103,8 @@ class CellScreen(Screen[None]):
         self.db_path, self.sweep_id = db_path, sweep_id
         self.scenario, self.model, self.arm = scenario, model, arm
         self._data: CellData | None = None
+        self._seq: int | None = None
+        self._loading: Worker[None] | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -117,21 +135,59 @@ class CellScreen(Screen[None]):
         # Rows still folding are followed live; a finished cell is read once.
         self.set_interval(1.0, self._refresh_if_running)
 
-    @work(thread=True, group="cell-load", exclusive=True, exit_on_error=False,
-          description="read the cell's rows and folds")
-    def load(self) -> None:
-        """Read the cell's rows, their folds and the scenario's facts in a thread."""
-        with Store(self.db_path, readonly=True) as store:
-            rows = store.cell_rows(self.sweep_id, self.scenario, self.model, self.arm)
-            folds = {r.id: store.folds(r.id) for r in rows}
-            checks = {r.id: store.checks(r.id) for r in rows}
-        scenario = load_scenario(rows[0].scenario) if rows else None
-        planted = sorted(scenario.facts, key=lambda f: (not f.graded, f.chunk)) if scenario else []
-        facts = [(f.label, f.value, f.graded) for f in planted]
-        if not get_current_worker().is_cancelled:
-            self.post_message(CellData(rows, folds, facts, planted, checks))
+    def load(self) -> Worker[None] | None:
+        """Read what changed in the cell since the last read, unless a read is running."""
+        if self._loading is not None and not self._loading.is_finished:
+            return None  # polls never overlap: this tick is skipped
+        data = self._data
+        known = {rid: len(folds) for rid, folds in data.folds.items()} if data else {}
+        need_facts = data is None or not data.fact_objects
+        self._loading = self._read_changes(self._seq, known, need_facts)
+        return self._loading
 
-    @on(CellData)
+    @work(thread=True, group="cell-load", exit_on_error=False,
+          description="read what changed in the cell's rows and folds")
+    def _read_changes(self, since: int | None, known: dict[int, int], need_facts: bool) -> None:
+        """Read the rows changed since ``since``, their new folds and their checks."""
+        with Store(self.db_path, readonly=True) as store:
+            rows = store.cell_rows(self.sweep_id, self.scenario, self.model, self.arm,
+                                   since=since)
+            folds: dict[int, tuple[int, list[FoldRecord]]] = {}
+            checks: dict[int, list[StoredCheck]] = {}
+            for r in rows:
+                start = known.get(r.id, 0)
+                if r.folds_done < start:
+                    start = 0  # the row was reset for a retry: its folds start over
+                folds[r.id] = (start, store.folds(r.id, start=start))
+                checks[r.id] = store.checks(r.id) if r.status == "done" else []
+        facts = None
+        if need_facts and rows:  # the scenario is loaded once, never on a later poll
+            scenario = load_scenario(rows[0].scenario)
+            facts = sorted(scenario.facts, key=lambda f: (not f.graded, f.chunk))
+        seq = max([since or 0, *(r.seq for r in rows)])
+        if not get_current_worker().is_cancelled:
+            self.post_message(CellChanges(rows, folds, checks, facts, seq))
+
+    @on(CellChanges)
+    def merge_changes(self, message: CellChanges) -> None:
+        """Merge a read into what the screen holds, and show it."""
+        old = self._data
+        self._seq = message.seq
+        if old is not None and not message.rows:
+            return
+        rows = {r.id: r for r in old.rows} if old else {}
+        folds = dict(old.folds) if old else {}
+        checks = dict(old.checks) if old else {}
+        for r in message.rows:
+            rows[r.id] = r
+            start, new = message.folds[r.id]
+            folds[r.id] = folds.get(r.id, [])[:start] + new
+            checks[r.id] = message.checks[r.id]
+        planted = message.facts if message.facts is not None else (
+            old.fact_objects if old else [])
+        self.show_rows(CellData(sorted(rows.values(), key=lambda r: r.position), folds,
+                                [(f.label, f.value, f.graded) for f in planted], planted, checks))
+
     def show_rows(self, message: CellData) -> None:
         """Map a fresh read onto the screen, keeping the row (and fold) being inspected.
 
