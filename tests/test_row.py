@@ -80,7 +80,7 @@ def test_a_faithful_row_folds_every_chunk_and_grades_ok():
     # Each fold's fact states: facts of chunks folded so far are present.
     for r in records:
         for fact in SMOKE.scenario.facts:
-            expected = "present" if fact.chunk <= r.last_chunk else "missing"
+            expected = "present" if fact.chunk <= r.last_chunk else "not_yet"
             assert r.fact_status[fact.label] == expected
     answer = "\n".join(f"{f.label}: {f.value}" for f in SMOKE.scenario.graded)
     result = grade_row(answer, cursor.carrier, SMOKE.scenario, FoldTally.of(records))
@@ -121,8 +121,11 @@ def test_resuming_from_the_last_record_continues_where_the_row_stood():
     step = next_fold(cursor, SMOKE, ARM)
     cursor, record = advance(cursor, step, SMOKE, ARM, Reply(_fact_lines(SMOKE, 0)),
                              cached=False, created_at=0.0)
-    assert FoldCursor.resume(record) == cursor
+    assert FoldCursor.resume(record, cursor.histories) == cursor
     assert FoldCursor.resume(None) == FoldCursor()
+    # The facts' courses travel with the cursor: the fold that read chunk 0 planted its facts.
+    planted = {h.label: h.planted_fold for h in cursor.histories}
+    assert all(planted[f.label] == (0 if f.chunk == 0 else None) for f in SMOKE.scenario.facts)
 
 
 def test_arm_behaviour_is_tallied_but_never_changes_the_verdict():

@@ -28,6 +28,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "foldscope.cli.verify_cmd",
     "foldscope.cli.plan_cmd",
     "foldscope.cli.audit_cmd",
+    "foldscope.cli.inspect_cmd",
+    "foldscope.cli.reindex_cmd",
 )
 
 EXIT_USAGE = 2

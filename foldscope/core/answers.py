@@ -131,9 +131,34 @@ def carrier_answer_table(verdicts: Iterable[AnswerVerdict]) -> CarrierAnswerTabl
     Returns:
         The four counts (cells add up with ``+``).
     """
+    return _table((v.carrier_state, v.answer_class) for v in verdicts)
+
+
+class _StoredCheck(Protocol):
+    @property
+    def carrier_state(self) -> str: ...  # noqa: D102 - protocol member
+
+    @property
+    def classification(self) -> str: ...  # noqa: D102 - protocol member
+
+
+def checks_table(checks: Iterable[_StoredCheck]) -> CarrierAnswerTable:
+    """The same cross-tab from stored checks (``core.row.Check``: carrier state and class).
+
+    Args:
+        checks: graded checks of one row, or of every row of a cell (the counts add up).
+
+    Returns:
+        The four counts.
+    """
+    return _table((c.carrier_state, c.classification) for c in checks)
+
+
+def _table(pairs: Iterable[tuple[str, str]]) -> CarrierAnswerTable:
+    """Held = the final carrier had the value verbatim; got = the answer class is correct."""
     cells = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
-    for v in verdicts:
-        cells[(v.carrier_state == "present", v.answer_class == "correct")] += 1
+    for state, answer_class in pairs:
+        cells[(state == "present", answer_class == "correct")] += 1
     return CarrierAnswerTable(cells[(True, True)], cells[(True, False)],
                               cells[(False, True)], cells[(False, False)])
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from foldscope.core.arms import Arm
-from foldscope.core.sections import heading_line, match_heading
+from foldscope.core.sections import SECTIONS, Section, heading_line, match_heading
 from foldscope.core.tokens import estimate_tokens
 
 ParseStatus = Literal["ok", "plain", "repaired", "salvaged", "raw_text", "empty"]
@@ -199,14 +199,19 @@ def clip_to_cap(text: str, cap_tokens: int) -> tuple[str, int]:
     return clipped.rstrip("\n"), len(text) - len(clipped.rstrip("\n"))
 
 
-def headings_carried(text: str) -> int:
-    """Count how many of the five fixed sections have a heading in the carrier (0-5)."""
+def carried_sections(text: str) -> tuple[Section, ...]:
+    """Which of the five fixed sections have a heading in the carrier, in their fixed order."""
     seen = set()
     for line in text.splitlines():
         section = match_heading(line)
         if section is not None:
             seen.add(section.key)
-    return len(seen)
+    return tuple(s for s in SECTIONS if s.key in seen)
+
+
+def headings_carried(text: str) -> int:
+    """Count how many of the five fixed sections have a heading in the carrier (0-5)."""
+    return len(carried_sections(text))
 
 
 def carry_forward(arm: Arm, content: str) -> FoldCarrier:

@@ -264,3 +264,105 @@ def fact_timeline(folds: Iterable[tuple[int, int, str]], facts: Sequence[Planted
         histories = advance_histories(histories, entry)
         entries.append(entry)
     return Timeline(tuple(entries), histories)
+
+
+def display_order(facts: Iterable[PlantedFact]) -> list[PlantedFact]:
+    """Planted facts in the order foldscope lists them: graded first, then by chunk, then as
+    given (the inspector's strip and ``foldscope inspect`` agree on it)."""
+    return sorted(facts, key=lambda f: (not f.graded, f.chunk))
+
+
+def human_fold(index: int | None) -> int | None:
+    """A 0-based fold index as people read it (fold 1 is the first), None kept."""
+    return None if index is None else index + 1
+
+
+def timeline_document(timeline: Timeline, upto: int | None = None) -> dict[str, object]:
+    """A timeline as plain data (``foldscope inspect --json``): folds numbered from 1 as on
+    screen.
+
+    Args:
+        timeline: the row's timeline.
+        upto: the last fold (0-based) to include; each fact's course is as it stood after that
+            fold. None: every fold.
+
+    Returns:
+        ``{"folds": [{fold, first_chunk, last_chunk, facts: [{label, value, state, altered,
+        rule}]}], "facts": [{label, value, graded, chunk, planted_fold, first_carried_fold,
+        lost_fold, returned, final_state, altered, rule}]}`` (chunks numbered from 1 too).
+    """
+    folds = timeline.folds if upto is None else timeline.folds[: upto + 1]
+    if upto is None or upto + 1 >= len(timeline.folds):
+        histories = timeline.facts
+    else:
+        graded = {h.label: h.graded for h in timeline.facts}
+        chunks = {h.label: h.chunk for h in timeline.facts}
+        facts = [_Fact(f.label, f.value, chunks[f.label], graded[f.label])
+                 for f in timeline.folds[0].facts] if timeline.folds else []
+        histories = start_histories(facts)
+        for entry in folds:
+            histories = advance_histories(histories, entry)
+    return {
+        "folds": [{
+            "fold": entry.fold + 1, "first_chunk": entry.first_chunk + 1,
+            "last_chunk": entry.last_chunk + 1,
+            "facts": [{"label": f.label, "value": f.value, "state": f.state,
+                       "altered": f.altered if f.state == "mutated" else None,
+                       "rule": f.rule if f.state == "mutated" else None} for f in entry.facts],
+        } for entry in folds],
+        "facts": [{
+            "label": h.label, "value": h.value, "graded": h.graded, "chunk": h.chunk + 1,
+            "planted_fold": human_fold(h.planted_fold),
+            "first_carried_fold": human_fold(h.first_carried_fold),
+            "lost_fold": human_fold(h.lost_fold), "returned": h.returned,
+            "final_state": h.final_state,
+            "altered": h.final_altered if h.final_state == "mutated" else None,
+            "rule": h.final_rule if h.final_state == "mutated" else None,
+        } for h in histories],
+    }
+
+
+@dataclass(frozen=True)
+class _Fact:
+    label: str
+    value: str
+    chunk: int
+    graded: bool
+    kind: str = ""
+
+
+@dataclass(frozen=True)
+class FoldChanges:
+    """What one fold did to the planted facts, against the fold before it."""
+
+    lost: tuple[FactAtFold, ...]
+    """Present before, not present now (missing, or mutated: see ``mutated``)."""
+    mutated: tuple[FactAtFold, ...]
+    """Mutated now, and not in the same altered form before."""
+    added: tuple[FactAtFold, ...]
+    """Present now, and not before (newly planted, or back)."""
+
+
+def fold_changes(before: FoldFacts | None, now: FoldFacts) -> FoldChanges:
+    """Compare two consecutive folds' states (``before`` None: the first fold, nothing before).
+
+    Args:
+        before: the previous fold's states, or None.
+        now: this fold's states.
+
+    Returns:
+        The facts lost, mutated and added by this fold, in ``now``'s order.
+    """
+    prev = {f.label: f for f in before.facts} if before is not None else {}
+    lost, mutated, added = [], [], []
+    for fact in now.facts:
+        old = prev.get(fact.label)
+        was_present = old is not None and old.state == "present"
+        if fact.state == "present" and not was_present:
+            added.append(fact)
+        elif was_present and fact.state in ("missing", "mutated"):
+            lost.append(fact)
+        if fact.state == "mutated" and (old is None or old.state != "mutated"
+                                        or old.altered != fact.altered):
+            mutated.append(fact)
+    return FoldChanges(tuple(lost), tuple(mutated), tuple(added))

@@ -18,7 +18,16 @@ from foldscope.core.arms import Arm
 from foldscope.core.carrier import PARSE_FAILURES, carry_forward
 from foldscope.core.fold import CallSpec, fold_call
 from foldscope.core.answers import classify_fact
-from foldscope.core.forensics import PlantedFact, carrier_states, fact_status
+from foldscope.core.forensics import (
+    FactAtFold,
+    FactHistory,
+    FoldFacts,
+    PlantedFact,
+    Timeline,
+    advance_histories,
+    carrier_states,
+    start_histories,
+)
 from foldscope.core.grading import AnswerMarkers, grade_answer
 from foldscope.core.scenario import Scenario
 from foldscope.core.tokens import dominant_class, estimate_tokens
@@ -83,13 +92,18 @@ class FoldRecord:
     attempts: int
     simulated: bool
     fact_status: Mapping[str, str]
-    """Each planted fact's state in the carrier, by label (see ``core.forensics``)."""
+    """Each planted fact's state in the carrier, by label: ``not_yet``, ``present``, ``mutated``
+    or ``missing`` (``core.forensics.carrier_states``; folds stored before schema 8 have no
+    ``not_yet``: :func:`fold_facts_of` derives it from the chunks)."""
     created_at: float
     cached: bool
     content_class: str | None
     """The dominant character class of the (last) chunk folded, for the estimator report."""
     reply_truncated: bool = False
     """The reply was longer than the model's ``max_reply_bytes`` and was cut there."""
+    fact_mutations: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """For each ``mutated`` fact, by label: the altered text the carrier holds and the named
+    edit (``core.nearmiss``)."""
 
     @property
     def parse_failure(self) -> bool:
@@ -132,13 +146,22 @@ class FoldCursor:
     """The last chunk the next fold takes."""
     pending_from: int | None = None
     """The first chunk still waiting to be folded when a reply had nothing to carry."""
+    histories: tuple[FactHistory, ...] = ()
+    """Each planted fact's course so far (empty before the first fold: every fact not_yet)."""
 
     @classmethod
-    def resume(cls, last: FoldRecord | None) -> FoldCursor:
-        """The cursor after a row's last committed fold (the start, when there is none)."""
+    def resume(cls, last: FoldRecord | None,
+               histories: Sequence[FactHistory] = ()) -> FoldCursor:
+        """The cursor after a row's last committed fold (the start, when there is none).
+
+        Args:
+            last: the row's last committed fold, or None.
+            histories: the facts' courses after that fold, as stored.
+        """
         if last is None:
             return cls()
-        return cls(last.carrier, last.carrier_tokens_est, last.fold_index + 1, last.last_chunk + 1)
+        return cls(last.carrier, last.carrier_tokens_est, last.fold_index + 1, last.last_chunk + 1,
+                    histories=tuple(histories))
 
     def finished(self, chunks: int) -> bool:
         """Every chunk has been folded: the recall turn is next."""
@@ -182,6 +205,12 @@ def advance(cursor: FoldCursor, step: FoldStep, inputs: ScenarioInputs, arm: Arm
         return replace(cursor, pending_from=step.first_chunk, next_chunk=step.last_chunk + 1), None
     result = carry_forward(arm, reply.content)
     tokens = estimate_tokens(result.text)
+    states = carrier_states(result.text, sc.facts, step.last_chunk)
+    histories = cursor.histories
+    if len(histories) != len(sc.facts):  # the first fold (or a row stored before timelines)
+        histories = start_histories(sc.facts)
+    histories = advance_histories(histories, FoldFacts(cursor.fold_index, step.first_chunk,
+                                                       step.last_chunk, states))
     record = FoldRecord(
         fold_index=cursor.fold_index, first_chunk=step.first_chunk, last_chunk=step.last_chunk,
         catch_up=step.last_chunk > step.first_chunk, reply=reply.content, carrier=result.text,
@@ -192,10 +221,78 @@ def advance(cursor: FoldCursor, step: FoldStep, inputs: ScenarioInputs, arm: Arm
         prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
         est_prompt_tokens=step.spec.estimated_prompt_tokens,
         latency_s=round(reply.latency_s, 4), cost_usd=reply.cost_usd, attempts=reply.attempts,
-        simulated=bool(reply.simulated), fact_status=fact_status(result.text, sc.facts),
+        simulated=bool(reply.simulated), fact_status={s.label: s.state for s in states},
         created_at=created_at, cached=cached,
-        content_class=inputs.chunk_classes[step.last_chunk], reply_truncated=reply.truncated)
-    return FoldCursor(result.text, tokens, cursor.fold_index + 1, step.last_chunk + 1), record
+        content_class=inputs.chunk_classes[step.last_chunk], reply_truncated=reply.truncated,
+        fact_mutations=mutations_of(states))
+    return FoldCursor(result.text, tokens, cursor.fold_index + 1, step.last_chunk + 1,
+                      histories=histories), record
+
+
+def mutations_of(states: Iterable[FactAtFold]) -> dict[str, tuple[str, str]]:
+    """The mutated facts of one fold as stored: label -> (altered text, named edit)."""
+    return {s.label: (s.altered or "", s.rule or "") for s in states if s.state == "mutated"}
+
+
+def fold_facts_of(record: FoldRecord, facts: Sequence[PlantedFact]) -> FoldFacts:
+    """One stored fold's timeline entry, read from its stored states (no carrier re-read)."""
+    return stored_fold_facts(record.fold_index, record.first_chunk, record.last_chunk,
+                             record.fact_status, record.fact_mutations, facts)
+
+
+def stored_fold_facts(fold_index: int, first_chunk: int, last_chunk: int,
+                      status: Mapping[str, str], mutations: Mapping[str, tuple[str, str]],
+                      facts: Sequence[PlantedFact]) -> FoldFacts:
+    """A fold's timeline entry from its stored columns.
+
+    A fact whose chunk the fold had not reached is ``not_yet`` whatever was stored (folds
+    written before schema 8 recorded it as ``missing``); a fact the fold did not record (a
+    scenario that gained facts) reads ``missing``.
+    """
+    out: list[FactAtFold] = []
+    for fact in facts:
+        if fact.chunk > last_chunk:
+            out.append(FactAtFold(fact.label, fact.value, "not_yet"))
+            continue
+        state = status.get(fact.label, "missing")
+        if state not in ("present", "mutated", "missing"):
+            state = "missing"
+        altered, rule = mutations.get(fact.label, ("", ""))
+        if state == "mutated":
+            out.append(FactAtFold(fact.label, fact.value, "mutated", altered or None, rule or None))
+        else:
+            out.append(FactAtFold(fact.label, fact.value, state))
+    return FoldFacts(fold_index, first_chunk, last_chunk, tuple(out))
+
+
+def recompute_fold(record: FoldRecord, facts: Sequence[PlantedFact]) -> FoldRecord:
+    """A stored fold with its fact states recomputed from its carrier by today's rules."""
+    states = carrier_states(record.carrier, facts, record.last_chunk)
+    return replace(record, fact_status={s.label: s.state for s in states},
+                   fact_mutations=mutations_of(states))
+
+
+def stored_timeline(records: Sequence[FoldRecord], facts: Sequence[PlantedFact],
+                    histories: Sequence[FactHistory] = ()) -> Timeline:
+    """A row's fact timeline from its stored folds.
+
+    Args:
+        records: the row's folds in order.
+        facts: the scenario's planted facts (graded and decoys), in the order to show.
+        histories: the facts' stored courses; used when they cover every fact (same labels),
+            else derived from the folds' stored states (``advance_histories``).
+
+    Returns:
+        The timeline, its facts in the order of ``facts``.
+    """
+    entries = tuple(fold_facts_of(r, facts) for r in records)
+    by_label = {h.label: h for h in histories}
+    if histories and all(f.label in by_label for f in facts):
+        return Timeline(entries, tuple(by_label[f.label] for f in facts))
+    courses = start_histories(facts)
+    for entry in entries:
+        courses = advance_histories(courses, entry)
+    return Timeline(entries, courses)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import signal
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 from foldscope.core.arms import get_arm
 from foldscope.core.errors import ConfigError
 from foldscope.core.fold import recall_call
+from foldscope.core.forensics import FactHistory
 from foldscope.core.row import (
     FoldCursor,
     FoldTally,
@@ -28,6 +29,7 @@ from foldscope.core.row import (
     failure_verdict,
     grade_row,
     next_fold,
+    stored_timeline,
 )
 from foldscope.core.scenario import Scenario
 from foldscope.core.text import storable
@@ -493,7 +495,13 @@ class SweepRunner:
         self._emit(RowStarted(row=row.id, model=row.model, arm=row.arm, repeat=row.repeat,
                               resume_from=row.next_chunk))
         started = time.monotonic()
-        cursor = FoldCursor.resume(store.last_fold(row.id))
+        last = store.last_fold(row.id)
+        histories: Sequence[FactHistory] = ()
+        if last is not None:
+            histories = store.fact_histories(row.id)
+            if len(histories) != len(inputs.scenario.facts):  # folded before schema 8
+                histories = stored_timeline(store.folds(row.id), inputs.scenario.facts).facts
+        cursor = FoldCursor.resume(last, histories)
         chunks = len(inputs.scenario.chunks)
         seed = s.request_seed(cfg.seed, row.repeat)  # None: no seed is sent (the default)
         try:
@@ -513,7 +521,7 @@ class SweepRunner:
                                          cost_usd=reply.cost_usd)
                     self._account(reply)
                     continue
-                store.commit_fold(row.id, fold)
+                store.commit_fold(row.id, fold, cursor.histories)
                 self._account(reply)
                 self.totals.folds += 1
                 self._emit(FoldCommitted(row=row.id, fold=fold.fold_index,

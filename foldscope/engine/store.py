@@ -7,7 +7,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -16,9 +16,11 @@ import sqlite_utils
 
 from foldscope.core.audit import StoredAudit
 from foldscope.core.errors import StoreError, SweepClaimed
+from foldscope.core.forensics import FactHistory
 from foldscope.core.row import (
     FOLD_FIELDS,
     ROW_FIELDS,
+    Check,
     FoldRecord,
     RowRecord,
     RowResult,
@@ -29,7 +31,7 @@ from foldscope.core.tally import RowClasses
 from foldscope.core.validity import Validity
 from foldscope.engine.procinfo import RunnerId, runner_alive
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """The schema this foldscope writes. Older databases are migrated; newer ones are refused."""
 
 # How a check stored before schema 4 reads in today's answer classes (``core.answers``).
@@ -218,17 +220,41 @@ _MIGRATIONS: dict[int, str] = {
         '$.content_digest', foldscope_sha256(json_extract(reply_json, '$.content')))
         WHERE json_type(reply_json, '$.content') = 'text';
     """,
+    # 8: the fact timeline. Folds record each mutated fact's altered text and named edit (their
+    # states now include not_yet), and each row × planted fact its course (fold planted, first
+    # carried, lost, returned, final state), kept current as folds commit. Folds written before
+    # are read with not_yet derived from their chunks; `foldscope reindex` recomputes them.
+    8: """
+    ALTER TABLE folds ADD COLUMN fact_mutations_json TEXT NOT NULL DEFAULT '{}';
+    CREATE TABLE IF NOT EXISTS fact_histories (
+        row_id INTEGER NOT NULL REFERENCES rows(id),
+        position INTEGER NOT NULL,
+        label TEXT NOT NULL,
+        value TEXT NOT NULL,
+        graded INTEGER NOT NULL,
+        chunk INTEGER NOT NULL,
+        planted_fold INTEGER,
+        first_carried_fold INTEGER,
+        lost_fold INTEGER,
+        returned INTEGER NOT NULL,
+        final_state TEXT NOT NULL,
+        final_altered TEXT,
+        final_rule TEXT,
+        PRIMARY KEY (row_id, label)
+    );
+    """,
 }
 
-READABLE_VERSIONS = (2, 3, 4, 5, 6)
+READABLE_VERSIONS = (2, 3, 4, 5, 6, 7)
 """Older schemas a read-only open still reads without migrating (they lack ``seq`` and the
 checks' carrier state, and their answer classes are read through the version 4 renaming;
 versions before 5 lack the ``audits`` table, which then reads as empty; before 6 a claim has
 no start token, and is judged by its pid; before 7 reply bodies sit in their own columns and
-nothing is marked cut)."""
+nothing is marked cut; before 8 the folds' mutations and the facts' stored courses are
+missing, and are derived)."""
 
-_FOLD_COLUMNS: tuple[str, ...] = tuple("fact_status_json" if f == "fact_status" else f
-                                       for f in FOLD_FIELDS)
+_JSON_FOLD_FIELDS = {"fact_status": "fact_status_json", "fact_mutations": "fact_mutations_json"}
+_FOLD_COLUMNS: tuple[str, ...] = tuple(_JSON_FOLD_FIELDS.get(f, f) for f in FOLD_FIELDS)
 """The fold table's record columns: the fold record's fields (its fact states as JSON)."""
 
 
@@ -243,6 +269,10 @@ def _sha256_sql(text: str | None) -> str | None:
 
 
 _REPLY_AT = _FOLD_COLUMNS.index("reply")
+
+_HISTORY_COLUMNS = ("label", "value", "graded", "chunk", "planted_fold", "first_carried_fold",
+                    "lost_fold", "returned", "final_state", "final_altered", "final_rule")
+"""The ``fact_histories`` columns of one fact's course (``core.forensics.FactHistory``)."""
 
 _ROW_SEQ = "(SELECT COALESCE(MAX(seq), 0) + 1 FROM rows)"
 _FOLD_SEQ = "(SELECT COALESCE(MAX(seq), 0) + 1 FROM folds)"
@@ -290,7 +320,7 @@ def fold_values(fold: FoldRecord) -> list[Any]:
     out: list[Any] = []
     for name in FOLD_FIELDS:
         value = getattr(fold, name)
-        if name == "fact_status":
+        if name in _JSON_FOLD_FIELDS:
             value = json.dumps(dict(value), ensure_ascii=False)
         elif isinstance(value, bool):
             value = int(value)
@@ -301,8 +331,12 @@ def fold_values(fold: FoldRecord) -> list[Any]:
 def _fold(values: Iterable[Any]) -> FoldRecord:
     data = {}
     for name, value in zip(FOLD_FIELDS, values):
-        data[name] = (json.loads(value) if name == "fact_status"
-                      else _from_sql(value, _FOLD_TYPES[name]))
+        if name == "fact_mutations":
+            data[name] = {k: (v[0], v[1]) for k, v in json.loads(value).items()}
+        elif name == "fact_status":
+            data[name] = json.loads(value)
+        else:
+            data[name] = _from_sql(value, _FOLD_TYPES[name])
     return FoldRecord(**data)
 
 
@@ -456,6 +490,7 @@ class Store:
         self._has_blobs = version >= 7 or version == 0
         self._check_columns = (_CHECK_COLUMNS if version >= 4 or version == 0
                                else _LEGACY_CHECK_COLUMNS)
+        self._has_timeline = version >= 8 or version == 0
         if version == SCHEMA_VERSION or (readonly and version in READABLE_VERSIONS):
             return
         if readonly:
@@ -477,6 +512,7 @@ class Store:
         self._has_seq = True
         self._has_blobs = True
         self._check_columns = _CHECK_COLUMNS
+        self._has_timeline = True
 
     @property
     def schema_version(self) -> int:
@@ -652,6 +688,8 @@ class Store:
                 return self.reply_sql()
             if name == "reply_truncated" and not self._has_blobs:
                 return "0 AS reply_truncated"
+            if name == "fact_mutations_json" and not self._has_timeline:
+                return "'{}' AS fact_mutations_json"
             return name
         return ", ".join(column(name) for name in _FOLD_COLUMNS)
 
@@ -732,11 +770,17 @@ class Store:
         self.db.execute(f"UPDATE rows SET status='running', started_at=COALESCE(started_at, ?), "
                         f"seq={_ROW_SEQ} WHERE id=?", [time.time(), row_id])
 
-    def commit_fold(self, row_id: int, fold: FoldRecord) -> None:
-        """Commit one fold and advance its row, atomically.
+    def commit_fold(self, row_id: int, fold: FoldRecord,
+                    histories: Sequence[FactHistory] = ()) -> None:
+        """Commit one fold, its facts' courses so far and its row's advance, atomically.
 
         The fold's unique (row, index) key makes a duplicate commit fail loudly rather than
         double-count.
+
+        Args:
+            row_id: the row.
+            fold: the fold's record.
+            histories: every planted fact's course after this fold (``core.row.advance``).
         """
         cols = ", ".join(_FOLD_COLUMNS)
         marks = ", ".join("?" for _ in _FOLD_COLUMNS)
@@ -760,12 +804,83 @@ class Store:
                  int(fold.length_stop), fold.attempts - 1, fold.prompt_tokens or 0,
                  fold.completion_tokens or 0, fold.est_prompt_tokens, fold.cost_usd or 0.0,
                  int(fold.simulated), int(fold.cached), row_id])
+            if histories:
+                self._write_histories(conn, row_id, histories)
+
+    def _write_histories(self, conn: sqlite3.Connection, row_id: int,
+                         histories: Sequence[FactHistory]) -> None:
+        cols = ", ".join(_HISTORY_COLUMNS)
+        marks = ", ".join("?" for _ in _HISTORY_COLUMNS)
+        conn.executemany(
+            f"INSERT OR REPLACE INTO fact_histories (row_id, position, {cols}) "
+            f"VALUES (?, ?, {marks})",
+            [(row_id, i, *(int(v) if isinstance(v, bool) else v
+                           for v in (getattr(h, c) for c in _HISTORY_COLUMNS)))
+             for i, h in enumerate(histories)])
+
+    def fact_histories(self, row_id: int) -> list[FactHistory]:
+        """A row's stored fact courses in planting order (none before schema 6 or any fold)."""
+        if not self._has_timeline:
+            return []
+        return [FactHistory(label, value, bool(graded), chunk, planted, first, lost,
+                            bool(returned), final, altered, rule)
+                for (label, value, graded, chunk, planted, first, lost, returned, final, altered,
+                     rule) in self.db.execute(
+                    f"SELECT {', '.join(_HISTORY_COLUMNS)} FROM fact_histories WHERE row_id=? "
+                    "ORDER BY position", [row_id])]
+
+    def rewrite_timeline(self, row_id: int, folds: Sequence[FoldRecord],
+                         histories: Sequence[FactHistory],
+                         checks: Sequence[Check] = (), recall: float | None = None) -> None:
+        """Replace a row's recomputed fact states, courses and answer classes in one transaction
+        (``foldscope reindex``). Flags a person set on checks are kept.
+
+        Args:
+            row_id: the row.
+            folds: its folds with their fact states recomputed (matched by fold index).
+            histories: the facts' recomputed courses.
+            checks: the recomputed checks of a finished row (matched by label), or none.
+            recall: the row's recall by those checks (with ``checks``).
+        """
+        conn = self.db.conn
+        with conn:
+            conn.executemany(
+                "UPDATE folds SET fact_status_json=?, fact_mutations_json=?, "
+                f"seq={_FOLD_SEQ} WHERE row_id=? AND fold_index=?",
+                [(json.dumps(dict(f.fact_status), ensure_ascii=False),
+                  json.dumps(dict(f.fact_mutations), ensure_ascii=False), row_id, f.fold_index)
+                 for f in folds])
+            conn.execute("DELETE FROM fact_histories WHERE row_id=?", [row_id])
+            self._write_histories(conn, row_id, histories)
+            if checks:
+                conn.executemany(
+                    "UPDATE checks SET found=?, correct=?, abstained=?, unit_dropped=?, "
+                    "classification=?, in_carrier=?, carrier_state=?, class_detail=? "
+                    "WHERE row_id=? AND label=?",
+                    [(c.found, int(c.correct), int(c.abstained), int(c.unit_dropped),
+                      c.classification, int(bool(c.in_carrier)), c.carrier_state,
+                      c.class_detail, row_id, c.label) for c in checks])
+                conn.execute("UPDATE rows SET correct=?, recall=? WHERE id=?",
+                             [sum(c.correct for c in checks), recall, row_id])
+            conn.execute(f"UPDATE rows SET seq={_ROW_SEQ} WHERE id=?", [row_id])
 
     def folds(self, row_id: int, *, start: int = 0) -> list[FoldRecord]:
         """A row's committed folds in order, from fold index ``start`` on."""
         return [_fold(values) for values in self.db.execute(
             f"SELECT {self._fold_select()} FROM folds WHERE row_id=? AND fold_index >= ? "
             "ORDER BY fold_index", [row_id, start])]
+
+    def fold_states(self, sweep_id: str) -> Iterator[tuple[int, int, int, int, dict[str, str],
+                                                             dict[str, tuple[str, str]]]]:
+        """Every fold of a sweep without its texts: (row id, fold index, first chunk, last chunk,
+        fact states, mutations), by row and fold (the survival view's whole input)."""
+        mutations = "f.fact_mutations_json" if self._has_timeline else "'{}'"
+        for row_id, index, first, last, status, changed in self.db.execute(
+                f"SELECT f.row_id, f.fold_index, f.first_chunk, f.last_chunk, f.fact_status_json, "
+                f"{mutations} FROM folds f JOIN rows r ON r.id = f.row_id WHERE r.sweep_id = ? "
+                "ORDER BY f.row_id, f.fold_index", [sweep_id]):
+            yield (row_id, index, first, last, json.loads(status),
+                   {k: (v[0], v[1]) for k, v in json.loads(changed).items()})
 
     def last_fold(self, row_id: int) -> FoldRecord | None:
         """The most recent committed fold of a row, or None."""
@@ -834,6 +949,7 @@ class Store:
         with self.db.atomic():
             self.db.execute("DELETE FROM folds WHERE row_id=?", [row_id])
             self.db.execute("DELETE FROM checks WHERE row_id=?", [row_id])
+            self.db.execute("DELETE FROM fact_histories WHERE row_id=?", [row_id])
             self.db.execute(
                 "UPDATE rows SET status='planned', attempt=attempt+1, infra_retries=infra_retries+1, "
                 "next_chunk=0, folds_done=0, catch_up=0, parse_failures=0, length_stops=0, "

@@ -1,0 +1,71 @@
+"""``foldscope inspect ROW_ID``: one row's fact timeline, headless (what the inspector shows)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from foldscope.cli.paths import DEFAULT_DB
+from foldscope.core.errors import StoreError
+from foldscope.core.forensics import timeline_document
+from foldscope.core.text import json_text, literal
+from foldscope.engine.store import Store
+from foldscope.engine.timelines import read_row_timeline
+
+STATE_MARKS = {"not_yet": "·", "present": "●", "mutated": "◐", "missing": "○"}
+"""One character per fact state, as the inspector's strip draws them."""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``inspect`` command."""
+    p = subparsers.add_parser(
+        "inspect", help="one row's fact timeline: each fact's state per fold, where it was lost",
+        description="Folds are numbered from 1, as on screen. States: not_yet (its chunk not "
+        "folded yet), present, mutated (with the altered text), missing.")
+    p.add_argument("row_id", metavar="ROW_ID", help="the row's id (the inspector shows it)")
+    p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
+    p.add_argument("--fold", type=int, metavar="K",
+                   help="show the timeline as it stood after fold K (from 1)")
+    p.add_argument("--json", action="store_true", help="print the timeline as JSON")
+    p.set_defaults(handler=inspect)
+
+
+def inspect(args: argparse.Namespace) -> int:
+    """Handle ``foldscope inspect``."""
+    try:
+        row_id = int(args.row_id)
+    except ValueError:
+        raise StoreError(f"ROW_ID must be a whole number (got {args.row_id!r})") from None
+    with Store(args.db, readonly=True) as store:
+        found = read_row_timeline(store, row_id)
+    folds = len(found.timeline.folds)
+    upto = None
+    if args.fold is not None:
+        if not 1 <= args.fold <= folds:
+            raise StoreError(f"--fold {args.fold}: row {row_id} has "
+                             + (f"folds 1 to {folds}" if folds else "no folds yet"))
+        upto = args.fold - 1
+    doc = timeline_document(found.timeline, upto)
+    row = found.row
+    if args.json:
+        print(json_text({"row": row.id, "model": row.model, "arm": row.arm,
+                         "scenario": row.scenario, "repeat": row.repeat, "status": row.status,
+                         **doc}, indent=2))
+        return 0
+    shown = doc["folds"]
+    print(literal(f"row {row.id} · {row.model} × arm {row.arm} · {row.scenario} · repeat "
+                  f"{row.repeat} · {row.status} · {folds} folds", keep_newlines=False))
+    print("states: · not yet  ● present  ◐ mutated  ○ missing   ★ graded")
+    header = "".join(str(f["fold"] % 10) for f in shown)
+    print(f"  {header:<{max(len(shown), 5)}}  lost at  label = value")
+    for i, fact in enumerate(doc["facts"]):
+        strip = "".join(STATE_MARKS[f["facts"][i]["state"]] for f in shown)
+        lost = "—" if fact["lost_fold"] is None else str(fact["lost_fold"])
+        if fact["returned"]:
+            lost += " ↺"
+        line = (f"{'★' if fact['graded'] else ' '} {strip:<{max(len(shown), 5)}}  {lost:<7}  "
+                f"{fact['label']} = {fact['value']}")
+        if fact["final_state"] == "mutated":
+            line += f"  → {fact['altered']} ({fact['rule']})"
+        print(literal(line, keep_newlines=False))
+    return 0
