@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from foldscope.core.errors import ConfigError
@@ -133,3 +133,28 @@ def test_identifiers_are_disjoint_ordered_and_quote_the_text(text: str) -> None:
 def test_a_value_in_prose_is_found_whole(value: str, left: str, right: str) -> None:
     found = find_identifiers(left + value + right)
     assert any(i.value == value and i.kind == kind_of(value) for i in found)
+
+
+def _naive_non_overlapping(text: str) -> list[tuple[str, str, int]]:
+    """The overlap rule spelled out the slow way: longest first, then rule order, then position."""
+    candidates = []
+    for order, rule in enumerate(default_rules()):
+        for match in rule.pattern.finditer(text):
+            span = match.span("value") if "value" in rule.pattern.groupindex else match.span()
+            if span[1] > span[0]:
+                candidates.append((span[0] - span[1], order, span[0], rule.name))
+    taken: list[tuple[int, int]] = []
+    out = []
+    for neg_len, _order, start, kind in sorted(candidates):
+        end = start - neg_len
+        if any(start < b and a < end for a, b in taken):
+            continue
+        taken.append((start, end))
+        out.append((kind, text[start:end], start))
+    return sorted(out, key=lambda item: item[2])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab:/.-_@0123456789 port\nkidOPSv")), max_size=80))
+def test_overlap_resolution_matches_the_naive_rule(text: str) -> None:
+    assert [(i.kind, i.value, i.start) for i in find_identifiers(text)] == _naive_non_overlapping(text)

@@ -16,13 +16,14 @@ Pure: readers in ``foldscope.engine.audit_readers`` turn files into :class:`Sess
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from foldscope.core.errors import ConfigError
-from foldscope.core.grading import contains_token_normalized, normalize
+from foldscope.core.grading import contains_token_normalized, normalize, token_spans
 from foldscope.core.identifiers import (
     Identifier,
     KindRule,
@@ -217,23 +218,54 @@ def _with_parts(found: Sequence[Identifier], rules: Sequence[KindRule]) -> list[
 
 
 def _state(summary_norm: str, kind: str, value: str,
-           others: frozenset[str]) -> tuple[State, str | None]:
+           values: frozenset[str]) -> tuple[State, str | None]:
     """A value's state in a summary; a "near miss" that is itself another value of the replaced
     history is that other value carried, not this one garbled."""
     if contains_token_normalized(summary_norm, normalize(value)):
         return "present", None
     miss = near_miss(summary_norm, normalize(value), kind)
-    if miss is None or miss.altered in others:
+    if miss is None or (miss.altered != value and miss.altered in values):
         return "missing", None
     return "mutated", miss.altered
 
 
-def _first_use(value: str, entries: Sequence[Entry]) -> Entry | None:
-    norm_value = normalize(value)
-    for entry in entries:
-        if entry.channel in AGENT_CHANNELS and contains_token_normalized(normalize(entry.text), norm_value):
-            return entry
-    return None
+@dataclass(frozen=True)
+class _AgentText:
+    """The agent-channel entries of a session as one normalised text, so that finding a value's
+    first use after a compaction is one search, not one per entry (sessions run to many
+    thousands of entries and a compaction can lose thousands of identifiers)."""
+
+    text: str
+    offsets: tuple[int, ...]
+    entries: tuple[Entry, ...]
+
+    @classmethod
+    def of(cls, session: Session) -> _AgentText:
+        entries = tuple(e for e in session.items if isinstance(e, Entry) and e.channel in AGENT_CHANNELS)
+        offsets: list[int] = []
+        parts: list[str] = []
+        at = 0
+        for entry in entries:
+            offsets.append(at)
+            part = normalize(entry.text)
+            parts.append(part)
+            at += len(part) + 1
+        return cls("\n".join(parts), tuple(offsets), entries)
+
+    def after(self, first: int) -> tuple[str, int]:
+        """The text from the ``first``-th agent entry on, and where it starts in the whole."""
+        start = self.offsets[first] if first < len(self.offsets) else len(self.text)
+        return self.text[start:], start
+
+    def first_use(self, value: str, after: str, start: int) -> Entry | None:
+        """The first entry in ``after`` (which begins at ``start``) holding ``value`` as a token."""
+        norm_value = normalize(value)
+        if norm_value not in after:
+            return None
+        spans = token_spans(after, norm_value)
+        if not spans:
+            return None
+        return self.entries[bisect.bisect_right(self.offsets, start + spans[0][0]) - 1]
 
 
 def _new_after(compaction: Compaction, before_text: str, window: Sequence[Entry],
@@ -252,7 +284,8 @@ def _new_after(compaction: Compaction, before_text: str, window: Sequence[Entry]
             if key in seen or ident.value in excluded:
                 continue
             seen.add(key)
-            if contains_token_normalized(before_norm, normalize(ident.value)):
+            norm_value = normalize(ident.value)
+            if norm_value in before_norm and contains_token_normalized(before_norm, norm_value):
                 continue
             hits = tuple(signature_hits(ident.value, ident.kind))
             out.append(NewAfter(ident.kind, ident.value, at, hits))
@@ -287,6 +320,14 @@ def audit_session(session: Session, options: AuditOptions | None = None) -> list
     options = options or AuditOptions()
     audits: list[CompactionAudit] = []
     segments = _segments(session)
+    agent = _AgentText.of(session)
+    agent_before: list[int] = []  # per compaction: how many agent entries precede it
+    count = 0
+    for item in session.items:
+        if isinstance(item, Compaction):
+            agent_before.append(count)
+        elif item.channel in AGENT_CHANNELS:
+            count += 1
     history_so_far: list[str] = []
     for index, (compaction, replaced, previous_summary, after) in enumerate(segments):
         replaced_text = "\n".join([previous_summary] + [e.text for e in replaced])
@@ -296,13 +337,14 @@ def audit_session(session: Session, options: AuditOptions | None = None) -> list
         values = frozenset(value for _kind, value, _label in found)
         states: list[IdentifierState] = []
         for kind, value, label in found:
-            state, altered = _state(summary_norm, kind, value, values - {value})
+            state, altered = _state(summary_norm, kind, value, values)
             states.append(IdentifierState(kind, value, state, altered, label))
         lost: list[LostAndNeeded] = []
+        after_text, after_start = agent.after(agent_before[index])
         for ident in states:
             if ident.state == "present":
                 continue
-            use = _first_use(ident.value, after)
+            use = agent.first_use(ident.value, after_text, after_start)
             if use is not None:
                 lost.append(LostAndNeeded(ident.kind, ident.value, use.at, use.channel,
                                           ident.state, ident.label))

@@ -13,6 +13,7 @@ overlap, the longest wins, and on a tie the rule listed first.
 
 from __future__ import annotations
 
+import bisect
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -124,13 +125,19 @@ def find_identifiers(text: str, rules: Sequence[KindRule] | None = None,
             if end > start:
                 candidates.append((start - end, order, start, rule.name))
     candidates.sort()
-    taken: list[tuple[int, int]] = []
+    # Taken spans never overlap, so kept sorted by start they are sorted by end too: a new span
+    # overlaps one only if it overlaps its neighbour on either side (a session of thousands of
+    # identifiers must not cost a scan of every span taken so far per candidate).
+    starts: list[int] = []
+    ends: list[int] = []
     found: list[Identifier] = []
     for neg_len, _order, start, kind in candidates:
         end = start - neg_len
-        if any(start < t_end and t_start < end for t_start, t_end in taken):
+        pos = bisect.bisect_right(starts, start)
+        if (pos > 0 and ends[pos - 1] > start) or (pos < len(starts) and starts[pos] < end):
             continue
-        taken.append((start, end))
+        starts.insert(pos, start)
+        ends.insert(pos, end)
         found.append(Identifier(kind, text[start:end], start, end))
     wanted = None if kinds is None else set(kinds)
     return sorted((i for i in found if wanted is None or i.kind in wanted), key=lambda i: i.start)
