@@ -255,7 +255,17 @@ def test_icc_line_is_the_row_weighted_mean_of_cell_iccs():
     [rec] = study_tables(rows, ["A"], ["j", "q"]).table("icc").records()
     # Cell j: rows agree inside and differ between -> ICC 1; m = 2, DE = 1 + 1·1 = 2.
     assert rec == {"valid_rows": 4, "checks": 8, "m": 2.0, "icc": 1.0, "cells_used": 1,
-                   "design_effect": 2.0, "effective_n": 4.0}
+                   "icc_used": 1.0, "design_effect": 2.0, "effective_n": 4.0}
+
+
+def test_a_negative_icc_is_shown_raw_and_never_discounts_below_independent_checks():
+    def ck(*values):
+        return [check("correct") if v else check("honest_abstention", "missing") for v in values]
+    # Rows alike between, different inside: MSB = 0, MSW = 0.5, n0 = 2 -> ICC = -1.
+    rows = [row("A", "j", 0, 0.5, checks=ck(1, 0)), row("A", "j", 1, 0.5, checks=ck(1, 0))]
+    [rec] = study_tables(rows, ["A"], ["j"]).table("icc").records()
+    assert rec["icc"] == pytest.approx(-1.0) and rec["icc_used"] == 0.0
+    assert rec["design_effect"] == 1.0 and rec["effective_n"] == 4.0
 
 
 def test_rows_recalled_with_a_wilson_interval_over_rows():

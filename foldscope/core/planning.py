@@ -27,7 +27,7 @@ from foldscope.core.arms import Arm
 from foldscope.core.errors import StatsError
 from foldscope.core.fold import RECALL_BUDGET, fold_call, recall_call
 from foldscope.core.scenario import Scenario
-from foldscope.core.stats import design_effect
+from foldscope.core.stats import clamped_icc, design_effect
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def rows_needed(p1: float, p2: float, m: int, icc: float, alpha: float = 0.05,
     if math.isnan(icc) or math.isinf(icc):
         raise StatsError("the ICC is undefined; give one with --icc")
     n = checks_for_two_proportions(p1, p2, alpha, power)
-    used = min(1.0, max(0.0, icc))
+    used = clamped_icc(icc)
     de = design_effect(m, used)
     return RowsNeeded(p1=p1, p2=p2, alpha=alpha, power=power, icc=used, m=int(m),
                       design_effect=de, checks_independent=n,

@@ -155,6 +155,15 @@ def design_effect(m: float, icc: float) -> float:
     return 1.0 + (m - 1.0) * icc
 
 
+def clamped_icc(icc: float) -> float:
+    """The ICC a design effect discounts by: the raw estimate clamped to [0, 1] (NaN stays NaN).
+
+    A negative ICC would claim more information than independent checks hold, so discounts
+    (intervals, planning, effective n) never use one below 0.
+    """
+    return icc if math.isnan(icc) else min(1.0, max(0.0, icc))
+
+
 def effective_n(n_checks: float, de: float) -> float:
     """Effective number of independent checks: n ÷ DE.
 
@@ -306,7 +315,7 @@ def cell_summary(row_recalls: Sequence[float], check_groups: Sequence[Sequence[i
     m = checks / groups if groups else NAN
     icc = icc_binary(check_groups)
     de = design_effect(m, icc)
-    icc_for_ci = 1.0 if math.isnan(icc) else min(1.0, max(0.0, icc))
+    icc_for_ci = 1.0 if math.isnan(icc) else clamped_icc(icc)
     n_eff = effective_n(checks, design_effect(m, icc_for_ci)) if groups else NAN
     if rows and not math.isnan(n_eff) and n_eff > 0 and 0.0 <= mean <= 1.0:
         ci = wilson_interval(mean * n_eff, n_eff, confidence)

@@ -32,7 +32,14 @@ from foldscope.core.inference import (
 )
 from foldscope.core.planning import pooled_cell_icc
 from foldscope.core.row import FOLD_FIELDS, Check, RowRecord
-from foldscope.core.stats import design_effect, effective_n, icc_binary, row_mean, wilson_interval
+from foldscope.core.stats import (
+    clamped_icc,
+    design_effect,
+    effective_n,
+    icc_binary,
+    row_mean,
+    wilson_interval,
+)
 from foldscope.core.validity import aggregate_filter
 
 Value = str | int | float | None
@@ -470,14 +477,16 @@ def icc_table(cells: _Cells) -> Table:
         per_cell.append((len(groups), icc_binary(groups)))
     icc, used = pooled_cell_icc(per_cell)
     m = checks / rows_n if rows_n else math.nan
-    de = design_effect(m, icc)
+    discount = clamped_icc(icc)
+    de = design_effect(m, discount)
     return Table("icc", "Clustering of checks in rows: ICC and design effect",
-                 ("valid_rows", "checks", "m", "icc", "cells_used", "design_effect",
+                 ("valid_rows", "checks", "m", "icc", "cells_used", "icc_used", "design_effect",
                   "effective_n"),
-                 ((rows_n, checks, _num(m), _num(icc), used, _num(de),
+                 ((rows_n, checks, _num(m), _num(icc), used, _num(discount), _num(de),
                    _num(effective_n(checks, de))),),
                  ("icc: row-weighted mean of per-cell one-way ICC(1) over valid rows, cells with "
-                  "an undefined ICC skipped; DE = 1 + (m − 1)·ICC; effective n = checks ÷ DE",))
+                  "an undefined ICC skipped (as foldscope plan reads a sweep); icc_used: clamped "
+                  "to [0, 1]; DE = 1 + (m − 1)·icc_used; effective n = checks ÷ DE",))
 
 
 def rows_recalled_table(cells: _Cells) -> Table:

@@ -13,7 +13,7 @@ from typing import Any
 from foldscope.core.arms import get_arm
 from foldscope.core.errors import StatsError, StoreError
 from foldscope.core.planning import pooled_cell_icc, row_tokens, rows_needed
-from foldscope.core.stats import icc_binary
+from foldscope.core.stats import clamped_icc, icc_binary
 from foldscope.engine.evidence import query_checks, query_rows
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import resolve_model
@@ -146,7 +146,7 @@ def plan_sweep(config: SweepConfig, *, p1: float, p2: float, icc: float, icc_sou
                      f"{rows_per_cell} valid rows per cell")
     return {
         "method": METHOD, "p1": p1, "p2": p2, "alpha": alpha, "power": power,
-        "icc": icc, "icc_used": min(1.0, max(0.0, icc)), "icc_source": icc_source, "scenarios": per_scenario,
+        "icc": icc, "icc_used": clamped_icc(icc), "icc_source": icc_source, "scenarios": per_scenario,
         "rows_per_cell": rows_per_cell, "arms": list(s.arms),
         "models": [m["id"] for m in config.models], "cells": cells,
         "rows_total": sum(p["rows_per_cell"] for p in per_scenario) * len(config.models)
