@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from foldscope.core.row import StoredCheck
+from foldscope.core.text import literal
 
 CLASS_VARIABLES = {"correct": "fact-present", "carried_corruption": "fact-mutated",
                    "fabricated": "fact-missing", "read_failure": "fact-missing",
@@ -56,9 +57,12 @@ class AnswerTable(DataTable):
         for c in checks:
             var = CLASS_VARIABLES.get(c.classification, "")
             found = "" if c.found is None else c.found
+            # Labels and values are scenario and model text: shown literally, on one line.
             self.add_row(self._flag_text(c.flagged),
                          Text(c.classification, style=variables.get(var, "")),
-                         Text(c.label), Text(c.expected), Text(found[:60]),
+                         Text(literal(c.label, keep_newlines=False)),
+                         Text(literal(c.expected, keep_newlines=False)),
+                         Text(literal(found[:60], keep_newlines=False)),
                          "yes" if c.in_carrier else "no", key=str(c.id))
 
     def _flag_text(self, flagged: int | bool) -> Text:
