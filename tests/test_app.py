@@ -187,9 +187,10 @@ async def test_v_switches_the_grid_to_answer_classes(tmp_path):
     app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
     async with app.run_test(size=(110, 30)) as pilot:
         await settle(app, pilot)
-        await pilot.press("v")
+        await pilot.press("V")  # v cycles the metrics forwards; the answers view is the last
         await pilot.pause()
         grid = app.screen.query_one(SweepGrid)
+        assert grid.view == "answers"
         inventor = grid.get_cell("j", "sim/inventor").plain
         describer = grid.get_cell("j", "sim/describer").plain
         # The inventor fabricates where the describer abstains: the view keeps them apart.
@@ -202,6 +203,7 @@ async def test_v_switches_the_grid_to_answer_classes(tmp_path):
 
 async def test_cell_screen_follows_a_running_row(tmp_path):
     from foldscope.ui.screens.cell import CellScreen
+    from foldscope.ui.widgets.rows_table import SORTABLE
 
     db = tmp_path / "live.sqlite"
     data = definition(scenario="kestrel", models=({"id": "sim/faithful",
@@ -220,9 +222,9 @@ async def test_cell_screen_follows_a_running_row(tmp_path):
         def followed() -> bool:  # the screen's own refresh has caught up with the finished row
             rows = screen.query_one("#rows")
             return (screen.fold_index == 5 and rows.row_count == 1
-                    and str(rows.get_cell_at((0, 1))) == "done")
+                    and str(rows.get_cell_at((0, SORTABLE.index("status")))) == "done")
 
         await wait_until(pilot, followed, "the cell screen to follow the row to its last fold")
         await wait_group(app, "cell-load")
         assert screen.fold_index == 5  # it followed the row to its sixth and last fold
-        assert str(screen.query_one("#rows").get_cell_at((0, 1))) == "done"
+        assert str(screen.query_one("#rows").get_cell_at((0, SORTABLE.index("status")))) == "done"

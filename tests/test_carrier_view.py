@@ -4,10 +4,22 @@ from textual.app import App, ComposeResult
 
 from foldscope.core.forensics import fact_spans
 from foldscope.core.text import literal
+from foldscope.ui.theme import FACT_VARIABLES, FOLDSCOPE_DARK, discover_themes
 from foldscope.ui.widgets.carrier_view import CarrierView
 
 
 class _Host(App[None]):
+    """A bare app with foldscope's theme variables and themes, as the real app has them."""
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(FACT_VARIABLES)
+
+    def on_mount(self) -> None:
+        self.register_theme(FOLDSCOPE_DARK)
+        for theme in discover_themes()[0]:
+            self.register_theme(theme)
+        self.theme = FOLDSCOPE_DARK.name
+
     def compose(self) -> ComposeResult:
         yield CarrierView()
 
@@ -38,3 +50,38 @@ async def test_hostile_carrier_is_shown_literally_with_facts_highlighted():
         mutated = [seg for seg in view.render_line(2) if seg.text == "kid-7F3A9C2l"]
         assert mutated and mutated[0].style.underline
         assert view.virtual_size.height == 3
+
+
+async def test_long_lines_wrap_to_the_pane_and_the_toggle_unwraps_them():
+    carrier = '{"summary": "' + "port 62114 " * 30 + '"}\nshort'
+    app = _Host()
+    async with app.run_test(size=(60, 20)) as pilot:
+        view = app.query_one(CarrierView)
+        view.show(carrier, fact_spans(carrier, [F("port", "62114")]))
+        await pilot.pause()
+        width = view.scrollable_content_region.width
+        assert view.wrap and view.virtual_size.height > 2 and view.virtual_size.width == width
+        rows = ["".join(seg.text for seg in view.render_line(y)) for y in range(3)]
+        assert all("\n" not in r and len(r) == width for r in rows)
+        assert any(seg.text == "62114" and seg.style.underline for seg in view.render_line(0))
+        assert view.plain_lines == carrier.split("\n")  # logical lines are unchanged
+        view.action_toggle_wrap()
+        await pilot.pause()
+        assert view.virtual_size.height == 2 and view.virtual_size.width > width
+
+
+async def test_fact_colours_follow_the_theme_when_drawn():
+    carrier = "port 62114"
+    app = _Host()
+    async with app.run_test(size=(60, 8)) as pilot:
+        view = app.query_one(CarrierView)
+        view.show(carrier, fact_spans(carrier, [F("port", "62114")]))
+        await pilot.pause()
+
+        def colour():
+            return next(seg.style.color for seg in view.render_line(0) if seg.text == "62114")
+
+        before = colour()
+        app.theme = "foldscope-colourblind"
+        await pilot.pause()
+        assert colour() != before

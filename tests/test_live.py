@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import definition
+from conftest import definition, run_sweep
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -81,3 +81,31 @@ def test_running_tallies_equal_a_fresh_count_after_any_updates(updates):
                                        other.running_rows, other.checks, other.class_counts)
         assert cell.recall_sum == pytest.approx(other.recall_sum, abs=1e-9)
     assert live.progress() == fresh.progress()
+
+
+def test_live_cells_carry_the_grids_metric_sums(db):
+    """Final carriers, parse failures and abstentions reach the tallies the metrics read."""
+    from foldscope.core.metrics import cell_metric
+
+    sweep_id = run_sweep(db, definition(models=("sim/faithful", "sim/gister"), arms=("j", "m"),
+                                        repeats=2))
+    view = LiveSweep(db, sweep_id).poll()
+    with Store(db, readonly=True) as store:
+        rows = store.rows(sweep_id)
+        checks = store.sweep_checks(sweep_id)
+        finals = {r.id: store.folds(r.id)[-1] for r in rows}
+    for cell in view.cells:
+        mine = [r for r in rows if (r.model, r.arm) == (cell.model, cell.arm) and r.verdict.valid]
+        assert cell.headings_rows == len(mine)
+        assert cell.headings_sum == sum(finals[r.id].headings_carried for r in mine)
+        fills = [finals[r.id].fill_fraction for r in mine if finals[r.id].fill_fraction is not None]
+        assert cell.fill_rows == len(fills) and abs(cell.fill_sum - sum(fills)) < 1e-9
+        assert cell.folds == sum(r.folds_done for r in rows if (r.model, r.arm) == (cell.model, cell.arm))
+        ids = {r.id for r in mine}
+        assert cell.abstained == sum(c.abstained for c in checks if c.row_id in ids)
+        recalls = [r.recall for r in mine]
+        assert abs(cell.recall_sq_sum - sum(x * x for x in recalls)) < 1e-9
+        assert cell_metric("headings", cell).value == cell.headings_sum / len(mine)
+    j = [c for c in view.cells if c.arm == "j"]
+    assert all(c.fill_rows for c in j)  # arm j declares a ceiling; m does not
+    assert not any(c.fill_rows for c in view.cells if c.arm == "m")

@@ -1,30 +1,22 @@
 """Per-cell metrics from running sums: the right base for each rate, the row-level interval."""
 
 import math
-from dataclasses import dataclass
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.metrics import METRIC_BY_NAME, METRICS, cell_metric, live_row_status
 from foldscope.core.stats import row_mean, row_mean_from_sums
+from foldscope.core.tally import CellTally
 
 
-@dataclass
-class Sums:
-    recall_rows: int = 0
-    recall_sum: float = 0.0
-    recall_sq_sum: float = 0.0
-    headings_rows: int = 0
-    headings_sum: int = 0
-    fill_rows: int = 0
-    fill_sum: float = 0.0
-    folds: int = 0
-    parse_failures: int = 0
-    checks: int = 0
-    abstained: int = 0
-    fabricated: int = 0
-    hedged: int = 0
+def Sums(fabricated=0, hedged=0, **fields):
+    """A cell tally with the given sums (answer classes by name)."""
+    counts = [0] * len(ANSWER_CLASSES)
+    counts[ANSWER_CLASSES.index("fabricated")] = fabricated
+    counts[ANSWER_CLASSES.index("hedged")] = hedged
+    return CellTally("s", "m", "j", class_counts=tuple(counts), **fields)
 
 
 def test_recall_carries_the_row_level_interval_of_the_evidence_package():

@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import definition, run_sweep, wait_group
+from conftest import definition, fresh_poll, run_sweep, wait_group
 
 from foldscope.cli.main import main
 from foldscope.engine.launch import prepare_sweep
@@ -150,3 +150,78 @@ async def test_a_sweep_another_process_runs_is_watched_quietly(tmp_path):
     finally:
         other.kill()
         other.wait()
+
+
+async def test_o_goes_back_to_the_folds_in_one_press_and_rows_sort(two_sweeps):
+    from textual.widgets import TabbedContent
+
+    from foldscope.ui.screens.cell import CellScreen
+    from foldscope.ui.widgets.rows_table import RowsTable
+
+    db, _, second = two_sweeps
+    app = FoldscopeApp(str(db), sweep_id=second)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await fresh_poll(app, pilot)
+        await pilot.press("enter")  # the cursor starts on the first data cell
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CellScreen) and (screen.model, screen.arm) == ("sim/describer", "q")
+        await wait_group(app, "cell-load")
+        await pilot.pause()
+        tabs = screen.query_one(TabbedContent)
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.pause()
+        assert tabs.active == "answer-tab"
+        await pilot.press("o")
+        await pilot.pause()
+        await pilot.pause()
+        assert tabs.active == "folds-tab"
+        table = screen.query_one(RowsTable)
+        assert table.row_count == 2 and table.sort_column == "position"
+        positions = [r.position for r in (table._records[str(i)][0] for i in table.row_ids())]
+        assert positions == sorted(positions)
+        await pilot.press("S")  # reverse
+        await pilot.pause()
+        reversed_positions = [table._records[str(i)][0].position for i in table.row_ids()]
+        assert reversed_positions == sorted(positions, reverse=True)
+        await pilot.press("s")  # the next column, status: every row still listed once
+        await pilot.pause()
+        assert table.sort_column == "status" and sorted(table.row_ids()) == sorted(
+            int(k) for k in table._records)
+
+
+async def test_metrics_transpose_and_a_theme_switch_recolours_drawn_cells(two_sweeps):
+    from foldscope.ui.widgets.sweep_grid import VIEWS, SweepGrid
+
+    db, _, second = two_sweeps
+    app = FoldscopeApp(str(db), sweep_id=second)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await fresh_poll(app, pilot)
+        grid = app.screen.query_one(SweepGrid)
+        assert grid.cursor_coordinate == (0, 1)  # the first data cell, not the arm label
+        assert "2/2" in grid.get_cell("q", "sim/describer").plain
+        assert "1 repeat" not in str(app.screen.query_one("#title").content)
+
+        def colour() -> str:
+            cell = grid.get_cell("q", "sim/describer")
+            segments = list(app.console.render(cell, app.console.options))
+            return str(next(s.style.color for s in segments if s.text.strip() and s.style))
+
+        before = colour()
+        app.theme = "foldscope-colourblind"
+        await pilot.pause()
+        assert colour() != before  # the same cell object, coloured when drawn
+
+        seen = []
+        for _ in VIEWS:
+            seen.append(grid.view)
+            await pilot.press("v")
+            await pilot.pause()
+        assert seen == list(VIEWS) and grid.view == "recall"
+        app.screen.show_view("fabrication")
+        assert grid.get_cell("q", "sim/describer").plain.strip().startswith(("0%", "—"))
+        await pilot.press("t")
+        await pilot.pause()
+        assert grid.transposed and "2/2" in grid.get_cell("sim/describer", "q").plain
+        assert grid.cell_ref("sim/describer", "q").arm == "q"

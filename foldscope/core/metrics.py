@@ -1,9 +1,9 @@
 """The per-cell metrics a live grid can show: their definitions, and each computed from a cell's
 running sums.
 
-A cell is one (scenario, model, arm). Every metric is a ratio of sums a live reader keeps up to
-date row by row (a changed row's old contribution out, its new one in), so a poll costs what
-changed, never the sweep's size. Means and rates are over *valid* rows (the one rule,
+A cell is one (scenario, model, arm). Every metric is a ratio of the sums ``core.tally`` keeps
+up to date row by row (a changed row's old contribution out, its new one in), so a poll costs
+what changed, never the sweep's size. Means and rates are over *valid* rows (the one rule,
 ``core.validity``), except the parse-failure rate: a parse failure is the arm's behaviour and
 never makes a row invalid, so it is counted over every fold committed.
 """
@@ -13,9 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
-
 from foldscope.core.stats import row_mean_from_sums
+from foldscope.core.tally import CellTally
 
 TONES: tuple[str, ...] = ("good", "fair", "poor", "none")
 """How a value reads at a glance; the UI maps each tone to one theme variable."""
@@ -24,32 +23,6 @@ INTERVAL_METHOD = ("95 % Student-t interval over valid rows (each row one observ
                    "clustering of a row's checks needs no ICC), clipped to [0, 1]; shown from two "
                    "valid rows — core.stats.row_mean, as in the evidence package's aggregates.csv")
 """How the recall interval is computed, in words (the help screen names it)."""
-
-
-class CellSums(Protocol):
-    """The running sums of one cell that the metrics are ratios of."""
-
-    recall_rows: int
-    """Valid rows with a recall."""
-    recall_sum: float
-    recall_sq_sum: float
-    """Sum of squared recalls (for the row-level interval)."""
-    headings_rows: int
-    """Valid rows with a committed final carrier."""
-    headings_sum: int
-    fill_rows: int
-    """Valid rows whose arm declares a ceiling."""
-    fill_sum: float
-    folds: int
-    """Folds committed, every row."""
-    parse_failures: int
-    """Folds that failed to parse, every row."""
-    checks: int
-    """Graded checks of valid rows."""
-    abstained: int
-    fabricated: int
-    hedged: int
-
 
 
 @dataclass(frozen=True)
@@ -78,7 +51,7 @@ class Metric:
     """One sentence: what it measures and over what."""
     over: str
     """The unit ``MetricValue.n`` counts: ``rows``, ``checks`` or ``folds``."""
-    compute: Callable[[CellSums], tuple[float | None, int, tuple[float, float] | None]]
+    compute: Callable[[CellTally], tuple[float | None, int, tuple[float, float] | None]]
     good: float
     """Threshold for ``good``: value ≥ good when higher is better, ≤ good otherwise."""
     fair: float
@@ -86,6 +59,8 @@ class Metric:
     higher_is_better: bool = True
     percent: bool = False
     """Show as a percentage (rates) rather than a plain number."""
+    out_of: int | None = None
+    """Show as ``x.x/N`` (a count out of N, such as headings out of 5)."""
 
     def tone(self, value: float | None) -> str:
         """How a value reads: good, fair, poor, or none when there is no value."""
@@ -99,6 +74,8 @@ class Metric:
         """The value as a grid cell shows it (five characters wide)."""
         if value is None or math.isnan(value):
             return "  —  "
+        if self.out_of is not None:
+            return f"{value:3.1f}/{self.out_of}"
         return f"{100 * value:4.0f}%" if self.percent else f"{value:5.2f}"
 
 
@@ -106,7 +83,7 @@ def _ratio(part: float, whole: float) -> float | None:
     return part / whole if whole else None
 
 
-def _recall(t: CellSums) -> tuple[float | None, int, tuple[float, float] | None]:
+def _recall(t: CellTally) -> tuple[float | None, int, tuple[float, float] | None]:
     if not t.recall_rows:
         return None, 0, None
     summary = row_mean_from_sums(t.recall_rows, t.recall_sum, t.recall_sq_sum)
@@ -119,7 +96,8 @@ METRICS: tuple[Metric, ...] = (
            "graded facts, per row), with its row-level interval.", "rows", _recall, 0.8, 0.4),
     Metric("headings", "headings carried", "Mean, over valid rows, of how many of the five fixed "
            "sections arrived in the final carrier (0–5).", "rows",
-           lambda t: (_ratio(t.headings_sum, t.headings_rows), t.headings_rows, None), 5.0, 3.0),
+           lambda t: (_ratio(t.headings_sum, t.headings_rows), t.headings_rows, None), 5.0, 3.0,
+           out_of=5),
     Metric("fill", "fill fraction", "Mean, over valid rows, of the final carrier's characters ÷ "
            "the arm's declared ceiling (arms without a ceiling show —).", "rows",
            lambda t: (_ratio(t.fill_sum, t.fill_rows), t.fill_rows, None), 0.5, 0.2,
@@ -135,11 +113,11 @@ METRICS: tuple[Metric, ...] = (
            higher_is_better=False, percent=True),
     Metric("fabrication", "fabrication rate", "Answers classed fabricated (the carrier had lost "
            "the value, the answer gave one anyway) ÷ graded checks, over valid rows.", "checks",
-           lambda t: (_ratio(t.fabricated, t.checks), t.checks, None), 0.0, 0.1,
+           lambda t: (_ratio(t.answers("fabricated"), t.checks), t.checks, None), 0.0, 0.1,
            higher_is_better=False, percent=True),
     Metric("hedged", "hedged rate", "Answers classed hedged (several candidates, a negated or "
            "struck value; never credited) ÷ graded checks, over valid rows.", "checks",
-           lambda t: (_ratio(t.hedged, t.checks), t.checks, None), 0.0, 0.1,
+           lambda t: (_ratio(t.answers("hedged"), t.checks), t.checks, None), 0.0, 0.1,
            higher_is_better=False, percent=True),
 )
 """Every metric, in the order a key cycles through them."""
@@ -147,12 +125,12 @@ METRICS: tuple[Metric, ...] = (
 METRIC_BY_NAME: Mapping[str, Metric] = {m.name: m for m in METRICS}
 
 
-def cell_metric(name: str, sums: CellSums) -> MetricValue:
-    """One metric of one cell from its running sums.
+def cell_metric(name: str, sums: CellTally) -> MetricValue:
+    """One metric of one cell from its running tally.
 
     Args:
         name: a metric name (see :data:`METRICS`).
-        sums: the cell's sums over its rows.
+        sums: the cell's tally over its rows.
 
     Raises:
         KeyError: an unknown metric name.

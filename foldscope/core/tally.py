@@ -23,10 +23,23 @@ class RowClasses:
     flagged: int = 0
     counts: tuple[int, ...] = (0,) * len(ANSWER_CLASSES)
     """Checks per class, in the order of ``core.answers.ANSWER_CLASSES``."""
+    abstained: int = 0
+    """Checks whose answer abstained (the grader's abstention markers), whatever their class."""
 
 
 NO_CHECKS = RowClasses()
 """The classes of a row without checks (unfinished, failed, or reset for a retry)."""
+
+
+@dataclass(frozen=True)
+class FinalCarrier:
+    """A row's last committed fold, as far as the grid's carrier metrics go: the carrier the
+    recall turn reads (or will read)."""
+
+    headings_carried: int
+    """How many of the five fixed sections arrived in the carrier (0–5)."""
+    fill_fraction: float | None
+    """Carried characters ÷ declared ceiling (None for arms that declare none)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,20 @@ class CellTally:
     row_retries: int = 0
     cost_usd: float = 0.0
     simulated_rows: int = 0
+    recall_sq_sum: float = 0.0
+    """Σ recall² over valid rows (with ``recall_sum``, the row-level interval)."""
+    headings_rows: int = 0
+    """Valid rows with a committed fold."""
+    headings_sum: int = 0
+    fill_rows: int = 0
+    """Valid rows with a committed fold whose arm declares a ceiling."""
+    fill_sum: float = 0.0
+    folds: int = 0
+    """Folds committed, every row (the parse-failure rate's base)."""
+    parse_failures: int = 0
+    """Folds that failed to parse, every row."""
+    abstained: int = 0
+    """Valid rows' checks whose answer abstained."""
     class_counts: tuple[int, ...] = (0,) * len(ANSWER_CLASSES)
     """Valid rows' checks per answer class, in the order of ``ANSWER_CLASSES``."""
 
@@ -89,18 +116,30 @@ class Progress:
 
 
 _SUMS = tuple(f.name for f in fields(CellTally))[3:-1]
-_FLOATS = frozenset({"recall_sum", "cost_usd"})
+_FLOATS = frozenset({"recall_sum", "cost_usd", "recall_sq_sum", "fill_sum"})
 _PROGRESS = tuple(f.name for f in fields(Progress))
 
 
-def _cell_part(row: RowRecord, classes: RowClasses) -> tuple[float, ...]:
+def _cell_part(row: RowRecord, classes: RowClasses,
+               final: FinalCarrier | None = None) -> tuple[float, ...]:
     valid = row.verdict.valid
     counted = classes if valid else RowClasses()
-    recalled = valid and row.recall is not None
-    return (1, int(valid), int(row.status == "done"), int(row.status == "failed"),
-            int(row.status == "running"), int(recalled), row.recall if recalled else 0.0,
-            counted.checks, counted.flagged, row.call_retries, row.infra_retries, row.cost_usd,
-            int(row.simulated), *counted.counts)
+    recall = row.recall if valid and row.recall is not None else None
+    carried = final if valid else None
+    filled = carried.fill_fraction if carried is not None else None
+    part = {
+        "rows": 1, "valid_rows": int(valid), "done_rows": int(row.status == "done"),
+        "failed_rows": int(row.status == "failed"), "running_rows": int(row.status == "running"),
+        "recall_rows": int(recall is not None), "recall_sum": recall or 0.0,
+        "checks": counted.checks, "flagged": counted.flagged, "call_retries": row.call_retries,
+        "row_retries": row.infra_retries, "cost_usd": row.cost_usd,
+        "simulated_rows": int(row.simulated), "recall_sq_sum": (recall or 0.0) ** 2,
+        "headings_rows": int(carried is not None),
+        "headings_sum": carried.headings_carried if carried is not None else 0,
+        "fill_rows": int(filled is not None), "fill_sum": filled or 0.0,
+        "folds": row.folds_done, "parse_failures": row.parse_failures,
+        "abstained": counted.abstained}
+    return (*(part[name] for name in _SUMS), *counted.counts)
 
 
 def _progress_part(row: RowRecord) -> tuple[int, ...]:
@@ -111,19 +150,21 @@ class Tallies:
     """Every cell of one sweep, updated one changed row at a time."""
 
     def __init__(self) -> None:
-        self._rows: dict[int, tuple[RowRecord, RowClasses]] = {}
+        self._rows: dict[int, tuple[RowRecord, RowClasses, FinalCarrier | None]] = {}
         self._cells: dict[tuple[str, str, str], list[float]] = {}
         self._progress = [0] * len(_PROGRESS)
 
     def __len__(self) -> int:
         return len(self._rows)
 
-    def update(self, row: RowRecord, classes: RowClasses) -> None:
+    def update(self, row: RowRecord, classes: RowClasses,
+               final: FinalCarrier | None = None) -> None:
         """Put a row's latest state in (its previous one, if any, comes out first).
 
         Args:
             row: the row as now stored.
             classes: its checks' classes as now stored.
+            final: its last committed fold's carrier figures (None before its first fold).
         """
         key = (row.scenario, row.model, row.arm)
         cell = self._cells.setdefault(key, [0] * (len(_SUMS) + len(ANSWER_CLASSES)))
@@ -133,11 +174,11 @@ class Tallies:
                 cell[i] -= v
             for i, v in enumerate(_progress_part(old[0])):
                 self._progress[i] -= v
-        for i, v in enumerate(_cell_part(row, classes)):
+        for i, v in enumerate(_cell_part(row, classes, final)):
             cell[i] += v
         for i, v in enumerate(_progress_part(row)):
             self._progress[i] += v
-        self._rows[row.id] = (row, classes)
+        self._rows[row.id] = (row, classes, final)
 
     def cells(self) -> list[CellTally]:
         """Every cell's tally, in the order cells were first seen (plan order on a first read)."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foldscope.core.tally import NO_CHECKS, CellTally, Progress, Tallies
+from foldscope.engine.listing import runner_pid
 from foldscope.engine.store import Store
 from foldscope.engine.sweep import stored_mode, stored_scenarios
 
@@ -34,6 +35,8 @@ class SweepHeader:
     mode: str
     warnings: tuple[str, ...]
     """Pin and endpoint warnings, each ``model: warning``."""
+    runner_pid: int | None = None
+    """The live process running the sweep, if any (``engine.listing.runner_pid``)."""
 
 
 @dataclass(frozen=True)
@@ -71,10 +74,10 @@ class LiveSweep:
             if sweep is None:
                 return None
             status = store.live_status(sweep)
-            rows, classes = store.changes(self.sweep_id, self.seq)
+            rows, classes, finals = store.changes(self.sweep_id, self.seq)
         for row in rows:
             # A changed row's checks were read with it: none there means it has none now.
-            self._tallies.update(row, classes.get(row.id, NO_CHECKS))
+            self._tallies.update(row, classes.get(row.id, NO_CHECKS), finals.get(row.id))
             if self.seq is None or row.seq > self.seq:
                 self.seq = row.seq
         if self.seq is None:
@@ -88,6 +91,7 @@ class LiveSweep:
             models=tuple(m["id"] for m in config["models"]), repeats=s["repeats"],
             design=s["design"], mode=stored_mode(config),
             warnings=tuple(f"{model}: {w}" for model, entry in sweep["pins"].items()
-                           for w in entry.get("warnings", [])))
+                           for w in entry.get("warnings", [])),
+            runner_pid=runner_pid(sweep))
         return LiveView(header, tuple(self._tallies.cells()), self._tallies.progress(), len(rows))
 

@@ -27,7 +27,7 @@ from foldscope.core.row import (
     StoredCheck,
 )
 from foldscope.core.answers import ANSWER_CLASSES
-from foldscope.core.tally import RowClasses
+from foldscope.core.tally import FinalCarrier, RowClasses
 from foldscope.core.validity import Validity
 from foldscope.engine.procinfo import RunnerId, runner_alive
 
@@ -712,12 +712,15 @@ class Store:
             params.append(since)
         return [_row(values) for values in self.db.execute(sql + " ORDER BY position", params)]
 
-    def changes(self, sweep_id: str, since: int | None) -> tuple[list[RowRecord], dict[int, RowClasses]]:
+    def changes(self, sweep_id: str, since: int | None
+                ) -> tuple[list[RowRecord], dict[int, RowClasses], dict[int, FinalCarrier]]:
         """Rows changed after change sequence ``since`` (all, for None), with their checks'
-        classes, read in one snapshot: what a live view needs, and only that.
+        classes and their last fold's carrier figures, read in one snapshot: what a live view
+        needs, and only that.
 
         Returns:
-            The changed rows in plan order, and the class counts of those that have checks.
+            The changed rows in plan order, the class counts of those that have checks, and the
+            final carrier of those that have a committed fold.
         """
         if not self._has_seq:
             since = None
@@ -726,21 +729,27 @@ class Store:
         conn = self.db.conn
         in_transaction = conn.in_transaction
         if not in_transaction:
-            conn.execute("BEGIN")  # one snapshot for both reads
+            conn.execute("BEGIN")  # one snapshot for every read
         try:
             rows = [_row(v) for v in conn.execute(
                 f"SELECT {self._row_columns()} FROM rows WHERE {where} ORDER BY position",
                 params)]
             per_class = ", ".join("SUM(classification = ?)" for _ in ANSWER_CLASSES)
-            classes = {row_id: RowClasses(checks, flagged, tuple(counts))
-                       for row_id, checks, flagged, *counts in conn.execute(
-                           f"SELECT row_id, COUNT(*), SUM(flagged), {per_class} FROM checks "
-                           f"WHERE row_id IN (SELECT id FROM rows WHERE {where}) GROUP BY row_id",
-                           [*ANSWER_CLASSES, *params])}
+            classes = {row_id: RowClasses(checks, flagged, tuple(counts), abstained)
+                       for row_id, checks, flagged, abstained, *counts in conn.execute(
+                           f"SELECT row_id, COUNT(*), SUM(flagged), SUM(abstained), {per_class} "
+                           f"FROM checks WHERE row_id IN (SELECT id FROM rows WHERE {where}) "
+                           "GROUP BY row_id", [*ANSWER_CLASSES, *params])}
+            # The last committed fold of each changed row (its unique (row, index) key finds it).
+            finals = {row_id: FinalCarrier(headings, fill) for row_id, headings, fill in
+                      conn.execute(
+                          "SELECT f.row_id, f.headings_carried, f.fill_fraction FROM folds f "
+                          "JOIN rows r ON f.row_id = r.id AND f.fold_index = r.folds_done - 1 "
+                          f"WHERE r.{where.replace(' AND seq', ' AND r.seq')}", params)}
         finally:
             if not in_transaction:
                 conn.execute("COMMIT")
-        return rows, classes
+        return rows, classes, finals
 
     def cell_rows(self, sweep_id: str, scenario: str | None, model: str, arm: str, *,
                   since: int | None = None) -> list[RowRecord]:

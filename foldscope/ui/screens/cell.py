@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -20,24 +20,18 @@ from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.forensics import fact_spans
 from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
 from foldscope.core.scenario import Fact
+from foldscope.core.text import literal
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.store import Store
 from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.carrier_view import CarrierView
 from foldscope.ui.widgets.fact_history import FactHistory
+from foldscope.ui.widgets.rows_table import SORTABLE, RowsTable
 
 
-
-ROW_COLUMNS = ("repeat", "status", "recall", "validity", "folds", "catch-up", "parse", "answer")
-"""Columns of the rows table (also their keys)."""
-
-
-def _row_cells(r: RowRecord) -> list[Any]:
-    recall = "—" if r.recall is None else f"{r.recall:.2f}"
-    first_line = (r.answer or "").strip().splitlines()[:1]
-    return [str(r.repeat), r.status, recall, r.verdict.reason if r.finished else r.status,
-            str(r.folds_done), "yes" if r.catch_up else "", str(r.parse_failures),
-            Text(first_line[0][:40] if first_line else "")]
+def _one_line(text: str) -> str:
+    """Ids and names are data: shown literally, on one line."""
+    return literal(text, keep_newlines=False)
 
 
 @dataclass
@@ -84,11 +78,20 @@ class CellScreen(Screen[None]):
     """
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        Binding("escape", "app.pop_screen", "Back", tooltip="Back to the grid"),
         Binding("left_square_bracket", "step(-1)", "Prev fold"),
         Binding("right_square_bracket", "step(1)", "Next fold"),
-        Binding("o", "show_tab('folds-tab')", "Folds"),
-        Binding("a", "show_tab('answer-tab')", "Answer"),
+        Binding("o", "show_tab('folds-tab')", "Folds", tooltip="The row's folds: each planted "
+                "fact's state after every fold, beside the carrier"),
+        Binding("a", "show_tab('answer-tab')", "Answer", tooltip="The row's recall answer, "
+                "fact by fact with its class"),
+        Binding("s", "sort_rows", "Sort rows", tooltip="Order the rows by the next column "
+                "(repeat, position, status, recall, validity, headings, fill, folds, catch-up, "
+                "parse, cost, answer)"),
+        Binding("S", "reverse_rows", "Reverse", show=False,
+                tooltip="Reverse the rows' order"),
+        Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap the carrier and answer panes at "
+                "their width, or show long lines whole"),
     ]
     """Key bindings of the cell screen."""
 
@@ -98,10 +101,12 @@ class CellScreen(Screen[None]):
     """The fold whose carrier and fact states are shown."""
 
     def __init__(self, db_path: str, sweep_id: str, scenario: str | None, model: str,
-                 arm: str) -> None:
+                 arm: str, *, sweep_running: Callable[[], bool] | None = None) -> None:
         super().__init__()
         self.db_path, self.sweep_id = db_path, sweep_id
         self.scenario, self.model, self.arm = scenario, model, arm
+        self.sweep_running = sweep_running or (lambda: True)
+        """Whether the sweep's runner is alive (rows it left running read interrupted)."""
         self._data: CellData | None = None
         self._seq: int | None = None
         self._loading: Worker[None] | None = None
@@ -110,7 +115,7 @@ class CellScreen(Screen[None]):
         yield Header()
         with Vertical(id="cell-body"):
             yield Static(id="cell-title")
-            yield DataTable(id="rows", cursor_type="row", zebra_stripes=True)
+            yield RowsTable(id="rows")
             with TabbedContent(id="tabs"):
                 with TabPane("Folds", id="folds-tab"):
                     yield Static(id="fold-title")
@@ -126,11 +131,8 @@ class CellScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#cell-title", Static).update(Text.assemble(
-            (f"{self.model} × arm {self.arm}", "bold"),
-            f" · {self.scenario or ''} · sweep {self.sweep_id}"))
-        rows = self.query_one("#rows", DataTable)
-        for label in ROW_COLUMNS:
-            rows.add_column(label, key=label)
+            (f"{_one_line(self.model)} × arm {_one_line(self.arm)}", "bold"),
+            f" · {_one_line(self.scenario or '')} · sweep {_one_line(self.sweep_id)}"))
         self.load()
         # Rows still folding are followed live; a finished cell is read once.
         self.set_interval(1.0, self._refresh_if_running)
@@ -198,21 +200,10 @@ class CellScreen(Screen[None]):
         self._data = message
         simulated = any(r.simulated for r in message.rows)
         self.query_one("#cell-title", Static).update(Text.assemble(
-            (f"{self.model} × arm {self.arm}", "bold"),
-            f" · {self.scenario or ''} · sweep {self.sweep_id}",
+            (f"{_one_line(self.model)} × arm {_one_line(self.arm)}", "bold"),
+            f" · {_one_line(self.scenario or '')} · sweep {_one_line(self.sweep_id)}",
             (" · simulated replies", "italic") if simulated else ""))
-        table = self.query_one("#rows", DataTable)
-        keys = [str(r.id) for r in message.rows]
-        same = old is not None and [str(r.id) for r in old.rows] == keys
-        if not same:
-            table.clear()
-        for r in message.rows:
-            cells = _row_cells(r)
-            if same:
-                for column, value in zip(ROW_COLUMNS, cells):
-                    table.update_cell(str(r.id), column, value)
-            else:
-                table.add_row(*cells, key=str(r.id))
+        self.query_one(RowsTable).show(message.rows, message.folds, self.sweep_running())
         if not message.rows:
             return
         if self.row_id is None or self.row_id not in {r.id for r in message.rows}:
@@ -286,12 +277,38 @@ class CellScreen(Screen[None]):
     def watch_fold_index(self, index: int) -> None:
         self._show_fold()
 
+    def action_sort_rows(self) -> None:
+        """Order the rows by the next column."""
+        table = self.query_one(RowsTable)
+        table.sort_by(SORTABLE[(SORTABLE.index(table.sort_column) + 1) % len(SORTABLE)],
+                      table.sort_reverse)
+        self.notify(f"rows by {table.sort_column}" + (" (reversed)" if table.sort_reverse
+                                                       else ""), timeout=2)
+
+    def action_reverse_rows(self) -> None:
+        """Reverse the rows' order."""
+        table = self.query_one(RowsTable)
+        table.sort_by(table.sort_column, not table.sort_reverse)
+
+    def action_toggle_wrap(self) -> None:
+        """Wrap both text panes at their width, or show long lines whole."""
+        views = list(self.query(CarrierView))
+        wrap = not views[0].wrap if views else True
+        for view in views:
+            view.wrap = wrap
+
     def action_show_tab(self, tab: str) -> None:
         """Switch between the Folds and Answer tabs (the answer table takes the keys)."""
-        self.query_one(TabbedContent).active = tab
-        # Focus once the pane is shown (a hidden widget cannot take focus).
-        target = self.query_one(AnswerTable) if tab == "answer-tab" else self.query_one("#rows")
-        self.call_after_refresh(target.focus)
+        tabs = self.query_one(TabbedContent)
+        if tab == "answer-tab":
+            tabs.active = tab
+            # Focus once the pane is shown (a hidden widget cannot take focus).
+            self.call_after_refresh(self.query_one(AnswerTable).focus)
+        else:
+            # Move the focus out of the answer pane first: focus left inside a pane that is
+            # being hidden makes the tabs switch back to it (so `o` needed two presses).
+            self.query_one("#rows").focus()
+            tabs.active = tab
 
     def action_step(self, delta: int) -> None:
         """Step to the previous or next fold of the row."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from functools import partial
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -12,18 +15,36 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from foldscope.core.metrics import METRIC_BY_NAME, METRICS
+from foldscope.core.text import literal
 from foldscope.engine.live import LiveSweep
+from foldscope.ui.commands import PaletteCommand
 from foldscope.ui.messages import SweepFinished, SweepSnapshot
 from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.screens.study import StudyScreen
-from foldscope.ui.widgets.sweep_grid import SweepGrid
+from foldscope.ui.widgets.sweep_grid import VIEWS, SweepGrid
 
-LEGENDS = {
-    "recall": "each cell: mean recall over valid rows · valid rows / planned rows · ⟳ running",
-    "answers": "each cell: honest abstentions (A), fabrications (F), carried corruptions (C), "
-               "hedged (H) over valid rows · ⚑ flagged by hand",
-}
-"""The legend under the grid, per view."""
+ANSWERS_LEGEND = ("answers: honest abstentions (A), fabrications (F), carried corruptions (C), "
+                  "hedged (H) over valid rows · ⚑ flagged by hand")
+"""The legend of the answers view (each metric's is its definition)."""
+
+
+def legend(view: str) -> str:
+    """The line under the grid for a view: what a cell shows."""
+    if view == "answers":
+        return ANSWERS_LEGEND
+    m = METRIC_BY_NAME[view]
+    return f"{m.label}: {m.definition} · valid rows / planned rows · ⟳ running"
+
+
+def plural(n: int, word: str) -> str:
+    """``1 repeat``, ``2 repeats``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def one_line(text: str) -> str:
+    """Stored names and ids are data: shown literally, on one line."""
+    return literal(text, keep_newlines=False)
 
 POLL_HZ = 4.0
 """How often the screen re-reads the store; updates are coalesced to this rate."""
@@ -44,11 +65,18 @@ class SweepScreen(Screen[None]):
     """
 
     BINDINGS = [
-        Binding("r", "refresh", "Refresh", show=False),
-        Binding("v", "toggle_view", "Recall / answers"),
+        Binding("v", "next_view(1)", "Next metric", tooltip="Cycle what the cells show: recall, "
+                "headings carried, fill fraction, parse-failure, abstention, fabrication and "
+                "hedged rates, the answer classes"),
+        Binding("V", "next_view(-1)", "Previous metric", show=False,
+                tooltip="Cycle the metrics backwards"),
+        Binding("x", "transpose", "Transpose", tooltip="Models on rows and arms on columns, "
+                "or back"),
         Binding("t", "study", "Study tables",
                 tooltip="The study's tables and plots of this sweep (as report --format md)"),
-        Binding("ctrl+q", "app.quit", "Quit"),
+        Binding("r", "refresh", "Refresh", show=False, tooltip="Read the database now"),
+        Binding("enter", "open_cell", "Open cell", show=False,
+                tooltip="Inspect the cell's rows fold by fold"),
     ]
     """Key bindings of the sweep screen."""
 
@@ -80,16 +108,37 @@ class SweepScreen(Screen[None]):
         self.poll()
         self.set_interval(1.0 / POLL_HZ, self.poll)
 
-    def action_toggle_view(self) -> None:
-        """Switch the grid between mean recall and the answer classes (abstained/fabricated)."""
+    def action_next_view(self, step: int = 1) -> None:
+        """Show the next (or previous) metric in the grid."""
         grid = self.query_one(SweepGrid)
-        grid.show_view("answers" if grid.view == "recall" else "recall")
+        self.show_view(VIEWS[(VIEWS.index(grid.view) + step) % len(VIEWS)])
+
+    def show_view(self, view: str) -> None:
+        """Show one metric (or the answers view) in the grid."""
+        self.query_one(SweepGrid).show_view(view)
         self._legend()
+
+    def action_transpose(self) -> None:
+        """Swap the grid's rows and columns."""
+        self.query_one(SweepGrid).transpose()
+
+    def action_open_cell(self) -> None:
+        """Inspect the cell under the cursor."""
+        grid = self.query_one(SweepGrid)
+        if grid.row_count:
+            self._open(grid.coordinate_to_cell_key(grid.cursor_coordinate))
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        """A palette command per metric (and the answers view)."""
+        out = [PaletteCommand(f"Metric: {m.label}", m.definition, partial(self.show_view, m.name))
+               for m in METRICS]
+        out.append(PaletteCommand("Metric: answer classes", ANSWERS_LEGEND,
+                                  partial(self.show_view, "answers")))
+        return out
 
     def _legend(self) -> None:
         view = self.query_one(SweepGrid).view
-        text = (LEGENDS[view] + " · v: switch view · enter: inspect a cell's rows fold by fold"
-                " · t: the study's tables and plots")
+        text = legend(view) + " · v: next metric · x: transpose · t: study tables · enter: a cell's rows · ?: help"
         self.query_one("#legend", Static).update(Text(text, style="dim"))
 
     def action_study(self) -> None:
@@ -134,7 +183,9 @@ class SweepScreen(Screen[None]):
         h = view.header
         grid = self.query_one(SweepGrid)
         grid.set_layout(list(h.arms), list(h.models), list(h.scenarios))
-        grid.update_cells(view.cells)
+        # Running marks only while a runner lives: a killed runner leaves rows marked running.
+        alive = h.status == "running"
+        grid.update_cells(view.cells, running=alive)
         p = view.progress
         bar = self.query_one(ProgressBar)
         if (bar.total, bar.progress) != (max(1, p.total), p.finished):
@@ -142,19 +193,24 @@ class SweepScreen(Screen[None]):
         simulated = h.simulated or any(c.simulated for c in view.cells)
         sim = " · simulated models" if simulated else ""
         self._set("#title", Text.assemble(
-            (f"sweep {h.id}", "bold"),
-            f" · {', '.join(h.scenarios)} · arms {' '.join(h.arms)}"
-            f" · {h.repeats} repeats · {h.design} · {h.mode} mode{sim}"))
-        reason = f" · {h.stop_reason}" if h.stop_reason else ""
+            (f"sweep {one_line(h.id)}", "bold"),
+            f" · {one_line(', '.join(h.scenarios))} · arms {one_line(' '.join(h.arms))}"
+            f" · {plural(h.repeats, 'repeat')} · {h.design} · {h.mode} mode{sim}"))
+        reason = f" · {one_line(h.stop_reason)}" if h.stop_reason else ""
         call_retries = sum(c.call_retries for c in view.cells)
         row_retries = sum(c.row_retries for c in view.cells)
         spend = sum(c.cost_usd for c in view.cells)
+        status = h.status
+        if alive and h.runner_pid is not None and h.runner_pid != os.getpid():
+            status = f"watching — run by pid {h.runner_pid}"
+        running = (f"{p.running} running" if alive or not p.running
+                   else f"{p.running} interrupted")
         self._set("#status", Text(
-            f"{h.status}{reason} · rows {p.finished}/{p.total} done "
-            f"({p.running} running, {p.failed} failed) · {p.folds} folds committed · "
+            f"{status}{reason} · rows {p.finished}/{p.total} done "
+            f"({running}, {p.failed} failed) · {p.folds} folds committed · "
             f"retries {call_retries} calls, {row_retries} rows · ${spend:.4f}"))
         self.sub_title = f"{p.finished}/{p.total} rows"
-        warnings = [f"⚠ {w}" for w in h.warnings]
+        warnings = [f"⚠ {one_line(w)}" for w in h.warnings]
         self.query_one("#warnings", Static).display = bool(warnings)
         self._set("#warnings", Text("\n".join(warnings)))
 
@@ -170,20 +226,25 @@ class SweepScreen(Screen[None]):
         self.poll()
 
     @on(SweepGrid.CellSelected)
-    def open_cell(self, event: SweepGrid.CellSelected) -> None:
-        """Enter on a cell: inspect that model × arm's rows fold by fold."""
-        row_key = str(event.cell_key.row_key.value)
-        model = str(event.cell_key.column_key.value)
-        if model == "arm" or self._snapshot is None:
+    def cell_selected(self, event: SweepGrid.CellSelected) -> None:
+        """Enter (or a click) on a cell: inspect its rows fold by fold."""
+        self._open(event.cell_key)
+
+    def _open(self, cell_key) -> None:
+        if self._snapshot is None:
             return
-        scenario, _, arm = row_key.rpartition(" ")
-        if not scenario:
-            scenario = self._snapshot.view.header.scenarios[0]
-        self.app.push_screen(CellScreen(self.db_path, self._snapshot.sweep_id, scenario, model,
-                                        arm))
+        ref = self.query_one(SweepGrid).cell_ref(str(cell_key.row_key.value),
+                                                 str(cell_key.column_key.value))
+        if ref is not None:
+            self.app.push_screen(CellScreen(self.db_path, self._snapshot.sweep_id, ref.scenario,
+                                            ref.model, ref.arm, sweep_running=self._runner_alive))
+
+    def _runner_alive(self) -> bool:
+        """The sweep's runner is alive, as of the last poll."""
+        return self._snapshot is not None and self._snapshot.view.header.status == "running"
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:
         """Surface a failed poll in the status line rather than crashing the app."""
         if event.state == WorkerState.ERROR and event.worker.group == "poll":
-            self._set("#status", Text(f"cannot read {self.db_path}: {event.worker.error}"))
+            self._set("#status", Text(one_line(f"cannot read {self.db_path}: {event.worker.error}")))

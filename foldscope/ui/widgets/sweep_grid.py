@@ -1,131 +1,236 @@
-"""The live arm × model grid: mean recall with valid/total rows, or the answer classes, per cell."""
+"""The live arm × model grid (or model × arm, transposed): one metric per cell with
+``valid/planned`` rows and a running mark, coloured by the theme when it is drawn."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from textual.widgets import DataTable
 
+from foldscope.core.metrics import METRIC_BY_NAME, METRICS, cell_metric
 from foldscope.core.tally import CellTally
+from foldscope.core.text import literal
+
+VIEWS: tuple[str, ...] = (*(m.name for m in METRICS), "answers")
+"""What a grid cell can show: each metric, then the answer classes; ``v`` cycles them."""
+
+ROLES: tuple[str, ...] = ("good", "fair", "poor", "none", "muted", "running", "flag")
+"""Style roles a cell's parts take; each is a component class coloured by a theme variable."""
 
 
-DEFAULT_COLOURS = {"fact-present": "green", "fact-mutated": "yellow", "fact-missing": "red",
-                   "cell-pending": "grey50"}
+class GridCell:
+    """A cell's text as (text, role) parts; styled from the grid's component classes only when
+    drawn, so a theme switch recolours every cell already on screen."""
+
+    def __init__(self, grid: SweepGrid, parts: Sequence[tuple[str, str]]) -> None:
+        self.grid = grid
+        self.parts = tuple(parts)
+
+    @property
+    def plain(self) -> str:
+        """The cell's text without styles."""
+        return "".join(text for text, _ in self.parts)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        text = Text(end="", no_wrap=True)
+        for part, role in self.parts:
+            text.append(part, self.grid.role_style(role) if role else None)
+        yield text
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions):
+        from rich.measure import Measurement
+
+        width = Text(self.plain).cell_len
+        return Measurement(width, width)
 
 
-def cell_text(cell: CellTally | None, colours: dict[str, str] = DEFAULT_COLOURS) -> Text:
-    """Render one cell: mean recall (or a dash) and ``valid/rows``; unfinished counts are dim.
+def metric_parts(cell: CellTally | None, metric: str, running: bool) -> list[tuple[str, str]]:
+    """One cell's parts for a metric: value (with recall's interval), ``valid/planned`` and
+    ``⟳`` while rows of the cell run.
 
-    Colours come from theme variables (passed in as ``colours``), never hard-coded styles.
+    Args:
+        cell: the cell's tally (None before it has rows).
+        metric: a metric name.
+        running: the sweep's runner is alive (a dead runner leaves no running marks).
     """
     if cell is None:
-        return Text("·", style=colours["cell-pending"])
-    recall = cell.mean_recall
-    rows = cell.rows
+        return [("·", "none")]
+    m = METRIC_BY_NAME[metric]
+    value = cell_metric(metric, cell)
+    parts = [(m.format(value.value), value.tone)]
+    if value.ci is not None:
+        parts.append((f" ({value.ci[0]:.2f}–{value.ci[1]:.2f})", "muted"))
     finished = cell.done_rows + cell.failed_rows
-    counts = f"{cell.valid_rows}/{rows}"
-    if recall is None:
-        label = Text("  —  ", style="dim")
-    else:
-        var = "fact-present" if recall >= 0.8 else ("fact-mutated" if recall >= 0.4 else "fact-missing")
-        style = f"bold {colours[var]}"
-        label = Text(f"{recall:5.2f}", style=style)
-    tail = Text(f"  {counts}", style="" if finished == rows else "dim")
-    if cell.running_rows:
-        tail.append(" ⟳", style="dim cyan")
-    return Text.assemble(label, tail)
+    parts.append((f"  {cell.valid_rows}/{cell.rows}", "" if finished == cell.rows else "muted"))
+    if running and cell.running_rows:
+        parts.append((" ⟳", "running"))
+    return parts
 
 
-def answers_text(cell: CellTally | None, colours: dict[str, str] = DEFAULT_COLOURS) -> Text:
-    """Render one cell's failed answers apart: honest abstentions (A), fabrications (F),
-    carried corruptions (C, the carrier held a mutated value and the answer repeated it), hedged
-    answers (H, competing or hedged values, never credited) and the fabrication flags a person
-    set (⚑)."""
+def answers_parts(cell: CellTally | None, running: bool) -> list[tuple[str, str]]:
+    """One cell's failed answers apart: honest abstentions (A), fabrications (F), carried
+    corruptions (C), hedged answers (H), the fabrication flags a person set (⚑)."""
     if cell is None or not cell.checks:
-        return Text("·", style=colours["cell-pending"])
-    abstained, fabricated = cell.answers("honest_abstention"), cell.answers("fabricated")
-    corrupted, hedged = cell.answers("carried_corruption"), cell.answers("hedged")
-    return Text.assemble(
-        (f"A{abstained:>3}", colours["cell-pending"]), " ",
-        (f"F{fabricated:>3}", f"bold {colours['fact-missing']}" if fabricated
-         else colours["cell-pending"]), " ",
-        (f"C{corrupted:>3}", colours["fact-mutated"] if corrupted else colours["cell-pending"]),
-        " ",
-        (f"H{hedged:>3}", colours["fact-mutated"] if hedged else colours["cell-pending"]),
-        (f" ⚑{cell.flagged}", f"bold {colours['fact-missing']}") if cell.flagged else "")
-
-
-VIEWS = {"recall": cell_text, "answers": answers_text}
-"""What a grid cell can show, by view name."""
+        return [("·", "none")]
+    fabricated, corrupted = cell.answers("fabricated"), cell.answers("carried_corruption")
+    hedged = cell.answers("hedged")
+    parts = [(f"A{cell.answers('honest_abstention'):>3}", "none"), (" ", ""),
+             (f"F{fabricated:>3}", "poor" if fabricated else "none"), (" ", ""),
+             (f"C{corrupted:>3}", "fair" if corrupted else "none"), (" ", ""),
+             (f"H{hedged:>3}", "fair" if hedged else "none")]
+    if cell.flagged:
+        parts.append((f" ⚑{cell.flagged}", "flag"))
+    if running and cell.running_rows:
+        parts.append((" ⟳", "running"))
+    return parts
 
 
 def row_key(scenario: str, arm: str, several: bool) -> str:
-    """The grid's row key: the arm, prefixed by its scenario when a sweep has several."""
+    """An arm's key in the grid: the arm, prefixed by its scenario when a sweep has several."""
     return f"{scenario} {arm}" if several else arm
 
 
+@dataclass(frozen=True)
+class CellRef:
+    """Which (scenario, model, arm) a grid cell shows."""
+
+    scenario: str | None
+    model: str
+    arm: str
+
+
 class SweepGrid(DataTable):
-    """A DataTable keyed by arm (rows) and model (columns), updated cell by cell."""
+    """A DataTable of one metric per (arm, model) cell, updated cell by cell; ``transposed``
+    puts models on rows and arms on columns."""
+
+    COMPONENT_CLASSES = {f"sweep-grid--{role}" for role in ROLES}
+    """Styles of a cell's parts, resolved each time a cell is drawn."""
 
     DEFAULT_CSS = """
     SweepGrid { height: auto; max-height: 100%; }
+    SweepGrid > .sweep-grid--good { color: $fact-present; text-style: bold; }
+    SweepGrid > .sweep-grid--fair { color: $fact-mutated; text-style: bold; }
+    SweepGrid > .sweep-grid--poor { color: $fact-missing; text-style: bold; }
+    SweepGrid > .sweep-grid--none { color: $cell-pending; }
+    SweepGrid > .sweep-grid--muted { color: $text-muted; }
+    SweepGrid > .sweep-grid--running { color: $accent; }
+    SweepGrid > .sweep-grid--flag { color: $fact-missing; text-style: bold; }
     """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="cell", zebra_stripes=True, **kwargs)
         self.view = "recall"
+        self.transposed = False
+        self.running = True
+        """The sweep's runner is alive (running marks are shown only then)."""
         self._last: Sequence[CellTally] = ()
         self._models: list[str] = []
         self._arms: list[str] = []
+        self._scenarios: list[str] = []
+        self._refs: dict[tuple[str, str], CellRef] = {}
         self._shown: dict[tuple[str, str], str] = {}
+
+    def role_style(self, role: str):
+        """The rich style of a part's role in the current theme."""
+        return self.get_component_rich_style(f"sweep-grid--{role}", partial=True)
+
+    # -- layout ---------------------------------------------------------------------------------
 
     def set_layout(self, arms: list[str], models: list[str],
                    scenarios: list[str] | None = None) -> None:
-        """Lay out the grid once per sweep: one row per arm (per scenario, if several), one
-        column per model."""
+        """Lay out the grid once per sweep (and on transpose): arms (per scenario, if several)
+        and models, the cursor on the first data cell."""
         scenarios = list(scenarios or [])
-        keys = [row_key(sc, arm, len(scenarios) > 1) for sc in (scenarios or [""]) for arm in arms]
-        if keys == self._arms and models == self._models:
+        several = len(scenarios) > 1
+        keys = [row_key(sc, arm, several) for sc in (scenarios or [""]) for arm in arms]
+        if keys == self._arms and models == self._models and self.row_count:
             return
+        self._arms, self._models, self._scenarios = keys, list(models), scenarios
+        self._build()
+
+    def _build(self) -> None:
         self.clear(columns=True)
-        self._arms, self._models, self._shown = keys, list(models), {}
-        width = max(5, *(len(k) + 2 for k in keys))
-        self.add_column(Text("arm", style="bold"), key="arm", width=width)
-        for model in models:
-            self.add_column(Text(model, style="bold"), key=model, width=max(18, len(model) + 2))
-        colours = self._colours()
-        for key in keys:
-            self.add_row(Text(key, style="bold"),
-                         *[cell_text(None, colours) for _ in models], key=key)
+        self._shown, self._refs = {}, {}
+        arm_refs = {}
+        for key in self._arms:
+            scenario, _, arm = key.rpartition(" ")
+            arm_refs[key] = (scenario or (self._scenarios[0] if self._scenarios else None), arm)
+        lines, columns = (self._models, self._arms) if self.transposed else (self._arms,
+                                                                             self._models)
+        corner = "model" if self.transposed else "arm"
+        first = max(5, *(len(literal(k, keep_newlines=False)) + 2 for k in lines))
+        self.add_column(Text(corner, style="bold"), key="__label__", width=first)
+        for col in columns:
+            label = literal(col, keep_newlines=False)
+            self.add_column(Text(label, style="bold"), key=col,
+                            width=max(26 if self.view == "recall" else 22, len(label) + 2))
+        for line in lines:
+            self.add_row(Text(literal(line, keep_newlines=False), style="bold"),
+                         *[GridCell(self, [("·", "none")]) for _ in columns], key=line)
+            for col in columns:
+                model, arm_key = (line, col) if self.transposed else (col, line)
+                scenario, arm = arm_refs[arm_key]
+                self._refs[(line, col)] = CellRef(scenario, model, arm)
+        if columns and lines:
+            self.move_cursor(row=0, column=1, animate=False)
+        self.update_cells(self._last)
+
+    def cell_ref(self, row: str, column: str) -> CellRef | None:
+        """The (scenario, model, arm) at a row and column key; None on the label column."""
+        return self._refs.get((row, column))
+
+    def transpose(self) -> None:
+        """Swap rows and columns (models on rows, arms on columns, or back)."""
+        self.transposed = not self.transposed
+        if self._arms:
+            self._build()
 
     def show_view(self, view: str) -> None:
         """Switch what the cells show and redraw them from the last snapshot."""
+        if view not in VIEWS:
+            raise ValueError(f"unknown grid view {view!r}")
+        wide_before = self.view == "recall"
         self.view = view
-        self._shown = {}
-        self.update_cells(self._last)
+        if self._arms and wide_before != (view == "recall"):
+            self._build()  # recall's interval needs wider columns
+        else:
+            self._shown = {}
+            self.update_cells(self._last)
 
-    def _colours(self) -> dict[str, str]:
-        variables = self.app.get_css_variables()
-        return {k: variables.get(k, v) for k, v in DEFAULT_COLOURS.items()}
+    # -- cells ----------------------------------------------------------------------------------
 
-    def update_cells(self, cells: Sequence[CellTally]) -> int:
-        """Update only the cells whose content changed; return how many changed."""
+    def _parts(self, cell: CellTally) -> list[tuple[str, str]]:
+        if self.view == "answers":
+            return answers_parts(cell, self.running)
+        return metric_parts(cell, self.view, self.running)
+
+    def update_cells(self, cells: Iterable[CellTally], *, running: bool | None = None) -> int:
+        """Update only the cells whose text changed; return how many changed.
+
+        Args:
+            cells: every cell's latest tally.
+            running: whether the sweep's runner is alive (None keeps the last answer).
+        """
+        if running is not None and running != self.running:
+            self.running = running
+            self._shown = {}
+        self._last = cells = list(cells)
         changed = 0
-        self._last = cells
-        render = VIEWS[self.view]
-        colours = self._colours()  # theme variables once per update, not per cell
-        several = len({c.scenario for c in cells}) > 1
+        several = len(self._scenarios) > 1
         for cell in cells:
-            row = row_key(cell.scenario, cell.arm, several)
-            key = (row, cell.model)
-            if row not in self._arms or cell.model not in self._models:
+            arm_key = row_key(cell.scenario, cell.arm, several)
+            if arm_key not in self._arms or cell.model not in self._models:
                 continue
-            text = render(cell, colours)
-            if self._shown.get(key) == text.plain:
+            key = (cell.model, arm_key) if self.transposed else (arm_key, cell.model)
+            parts = self._parts(cell)
+            plain = "".join(text for text, _ in parts)
+            if self._shown.get(key) == plain:
                 continue
-            self._shown[key] = text.plain
-            self.update_cell(row, cell.model, text)
+            self._shown[key] = plain
+            self.update_cell(*key, GridCell(self, parts))
             changed += 1
         return changed

@@ -1,0 +1,143 @@
+"""The rows of one cell, one line each, updated in place and sortable by any column."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from foldscope.core.metrics import live_row_status
+from foldscope.core.row import FoldRecord, RowRecord
+from foldscope.core.text import literal
+
+
+@dataclass(frozen=True)
+class RowColumn:
+    """A column of the rows table: its key/label, what it shows and how it sorts."""
+
+    key: str
+    show: Callable[[RowRecord, FoldRecord | None, bool], str | Text]
+    """The cell for a row, its last committed fold, and whether the sweep's runner is alive."""
+    sort: Callable[[RowRecord, FoldRecord | None], Any]
+    """A sort key (numbers first; missing values sort last)."""
+
+
+def _num(x: float | int | None) -> tuple[int, float]:
+    return (1, 0.0) if x is None else (0, float(x))
+
+
+def _validity(r: RowRecord) -> Text:
+    if not r.finished:
+        return Text("—", style="dim")
+    verdict = r.verdict
+    return Text(("✓ " if verdict.valid else "✗ ") + verdict.reason,
+                style="" if verdict.valid else "bold")
+
+
+def _answer(r: RowRecord) -> Text:
+    first = (r.answer or "").strip().splitlines()[:1]
+    # Model text is data: shown literally, never as markup or escape codes.
+    return Text(literal(first[0][:40], keep_newlines=False) if first else "")
+
+
+ROW_COLUMNS: tuple[RowColumn, ...] = (
+    RowColumn("repeat", lambda r, f, live: str(r.repeat), lambda r, f: r.repeat),
+    RowColumn("position", lambda r, f, live: str(r.position + 1), lambda r, f: r.position),
+    RowColumn("status", lambda r, f, live: live_row_status(r.status, live),
+              lambda r, f: r.status),
+    RowColumn("recall", lambda r, f, live: "—" if r.recall is None else f"{r.recall:.2f}",
+              lambda r, f: _num(r.recall)),
+    RowColumn("validity", lambda r, f, live: _validity(r),
+              lambda r, f: (r.verdict.valid, r.verdict.reason)),
+    RowColumn("headings", lambda r, f, live: "—" if f is None else f"{f.headings_carried}/5",
+              lambda r, f: _num(f.headings_carried if f else None)),
+    RowColumn("fill", lambda r, f, live: "—" if f is None or f.fill_fraction is None
+              else f"{100 * f.fill_fraction:.0f}%",
+              lambda r, f: _num(f.fill_fraction if f else None)),
+    RowColumn("folds", lambda r, f, live: str(r.folds_done), lambda r, f: r.folds_done),
+    RowColumn("catch-up", lambda r, f, live: "yes" if r.catch_up else "",
+              lambda r, f: r.catch_up),
+    RowColumn("parse", lambda r, f, live: str(r.parse_failures) if r.parse_failures else "ok",
+              lambda r, f: r.parse_failures),
+    RowColumn("cost", lambda r, f, live: f"${r.cost_usd:.4f}", lambda r, f: r.cost_usd),
+    RowColumn("answer", lambda r, f, live: _answer(r),
+              lambda r, f: literal(r.answer or "", keep_newlines=False)),
+)
+"""The rows table's columns in order: repeat, execution position (1-based), status (a dead
+runner's rows read interrupted), recall, validity with its reason, headings carried and fill
+fraction of the last carrier, folds, catch-up, parse failures, cost, the answer's first line."""
+
+SORTABLE: tuple[str, ...] = tuple(c.key for c in ROW_COLUMNS)
+
+
+class RowsTable(DataTable):
+    """One line per row of a cell, updated by key; ``sort_by`` orders it by any column."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.sort_column = "position"
+        """The column the rows are ordered by."""
+        self.sort_reverse = False
+        self._records: dict[str, tuple[RowRecord, FoldRecord | None]] = {}
+        self._shown: dict[str, list[str]] = {}
+
+    def on_mount(self) -> None:
+        for column in ROW_COLUMNS:
+            self.add_column(column.key, key=column.key)
+
+    def show(self, rows: Sequence[RowRecord], folds: Mapping[int, Sequence[FoldRecord]],
+             live: bool) -> None:
+        """Show the cell's rows; lines already listed change cell by cell.
+
+        Args:
+            rows: every row of the cell.
+            folds: each row's committed folds (the last one gives headings and fill).
+            live: the sweep's runner is alive.
+        """
+        keys = [str(r.id) for r in rows]
+        if set(keys) != set(self._records):
+            self.clear()
+            self._records, self._shown = {}, {}
+        for r in rows:
+            key = str(r.id)
+            last = folds.get(r.id) or ()
+            final = last[-1] if last else None
+            cells = [column.show(r, final, live) for column in ROW_COLUMNS]
+            plain = [c.plain if isinstance(c, Text) else c for c in cells]
+            if key not in self._records:
+                self.add_row(*(Text(c) if isinstance(c, str) else c for c in cells), key=key)
+            elif self._shown.get(key) != plain:
+                for column, value, before, after in zip(ROW_COLUMNS, cells, self._shown[key],
+                                                        plain):
+                    if before != after:
+                        self.update_cell(key, column.key,
+                                         Text(value) if isinstance(value, str) else value)
+            self._records[key] = (r, final)
+            self._shown[key] = plain
+        self._apply_sort()
+
+    def sort_by(self, column: str, reverse: bool = False) -> None:
+        """Order the rows by a column (see :data:`SORTABLE`)."""
+        if column not in SORTABLE:
+            raise ValueError(f"unknown column {column!r}")
+        self.sort_column, self.sort_reverse = column, reverse
+        self._apply_sort()
+
+    def _apply_sort(self) -> None:
+        if not self._records:
+            return
+        column = next(c for c in ROW_COLUMNS if c.key == self.sort_column)
+        records = self._records
+        # The key column's cells are unique per row; sort by the records they stand for.
+        order = {key: column.sort(*records[key]) for key in records}
+        position = {str(records[key][0].position + 1): key for key in records}
+        self.sort("position", key=lambda pos: (order[position[pos.plain]],
+                                               records[position[pos.plain]][0].position),
+                  reverse=self.sort_reverse)
+
+    def row_ids(self) -> list[int]:
+        """The row ids in display order."""
+        return [int(str(row.key.value)) for row in self.ordered_rows]
