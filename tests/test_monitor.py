@@ -221,7 +221,7 @@ async def test_metrics_transpose_and_a_theme_switch_recolours_drawn_cells(two_sw
         assert seen == list(VIEWS) and grid.view == "recall"
         app.screen.show_view("fabrication")
         assert grid.get_cell("q", "sim/describer").plain.strip().startswith(("0%", "—"))
-        await pilot.press("t")
+        await pilot.press("x")
         await pilot.pause()
         assert grid.transposed and "2/2" in grid.get_cell("sim/describer", "q").plain
         assert grid.cell_ref("sim/describer", "q").arm == "q"

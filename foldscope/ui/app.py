@@ -25,6 +25,7 @@ from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.screens.help import HelpScreen, KeyPlace
 from foldscope.ui.screens.picker import SweepPicker
 from foldscope.ui.screens.study import StudyScreen
+from foldscope.ui.screens.study import StudyScreen
 from foldscope.ui.screens.sweep import SweepScreen
 from foldscope.ui.theme import FACT_VARIABLES, FOLDSCOPE_DARK, discover_themes
 from foldscope.ui.widgets.answer_table import AnswerTable
@@ -139,6 +140,7 @@ class FoldscopeApp(App[None]):
                 ("A cell's rows and folds", CellScreen.BINDINGS),
                 ("Answer tab (table focused)", AnswerTable.BINDINGS),
                 ("Sweep picker", SweepPicker.BINDINGS),
+                ("Study tables", StudyScreen.BINDINGS),
                 ("Study tables", StudyScreen.BINDINGS),
                 ("Tables", [Binding("up,down,left,right", "", "Move the cursor"),
                             Binding("pageup,pagedown", "", "A page up or down"),
