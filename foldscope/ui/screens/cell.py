@@ -29,10 +29,6 @@ from foldscope.ui.widgets.fact_history import FactHistory
 from foldscope.ui.widgets.rows_table import SORTABLE, RowsTable
 
 
-def _one_line(text: str) -> str:
-    """Ids and names are data: shown literally, on one line."""
-    return literal(text, keep_newlines=False)
-
 
 @dataclass
 class CellData:
@@ -130,9 +126,7 @@ class CellScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#cell-title", Static).update(Text.assemble(
-            (f"{_one_line(self.model)} × arm {_one_line(self.arm)}", "bold"),
-            f" · {_one_line(self.scenario or '')} · sweep {_one_line(self.sweep_id)}"))
+        self._title(simulated=False)
         self.load()
         # Rows still folding are followed live; a finished cell is read once.
         self.set_interval(1.0, self._refresh_if_running)
@@ -199,10 +193,7 @@ class CellScreen(Screen[None]):
         old = self._data
         self._data = message
         simulated = any(r.simulated for r in message.rows)
-        self.query_one("#cell-title", Static).update(Text.assemble(
-            (f"{_one_line(self.model)} × arm {_one_line(self.arm)}", "bold"),
-            f" · {_one_line(self.scenario or '')} · sweep {_one_line(self.sweep_id)}",
-            (" · simulated replies", "italic") if simulated else ""))
+        self._title(simulated)
         self.query_one(RowsTable).show(message.rows, message.folds, self.sweep_running())
         if not message.rows:
             return
@@ -219,6 +210,14 @@ class CellScreen(Screen[None]):
         row_then = next((r for r in old.rows if r.id == self.row_id), None) if old else None
         if row_then is None or row_then.status != row_now.status:
             self._show_answer()
+
+    def _title(self, simulated: bool) -> None:
+        # Ids and names are data: shown literally, on one line.
+        model, arm, scenario, sweep = (literal(x, keep_newlines=False) for x in (
+            self.model, self.arm, self.scenario or "", self.sweep_id))
+        self.query_one("#cell-title", Static).update(Text.assemble(
+            (f"{model} × arm {arm}", "bold"), f" · {scenario} · sweep {sweep}",
+            (" · simulated replies", "italic") if simulated else ""))
 
     def _refresh_if_running(self) -> None:
         if self._data is None or any(not r.finished for r in self._data.rows):

@@ -47,7 +47,8 @@ def _keys(app, places: Sequence[KeyPlace]) -> Text:
                 app.get_key_display(Binding(k.strip(), b.action)) for k in b.key.split(","))
             text.append(f"  {key:<14}", style="bold")
             text.append(b.description)
-            text.append(f" — {b.tooltip}\n" if b.tooltip else "\n", style="dim" if b.tooltip else "")
+            text.append(f" — {b.tooltip}\n" if b.tooltip else "\n",
+                        style="dim" if b.tooltip else "")
         text.append("\n")
     text.rstrip()
     return text

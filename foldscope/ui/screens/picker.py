@@ -73,7 +73,8 @@ class SweepPicker(Screen[SweepSummary | None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="picker-body"):
-            yield Static(Text.assemble(("Sweeps in ", "bold"), literal(self.db_path, keep_newlines=False),
+            yield Static(Text.assemble(("Sweeps in ", "bold"),
+                                       literal(self.db_path, keep_newlines=False),
                                        "  · enter opens one, escape goes back"),
                          id="picker-title")
             yield DataTable(id="sweeps", cursor_type="row", zebra_stripes=True)

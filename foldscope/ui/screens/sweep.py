@@ -42,10 +42,6 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def one_line(text: str) -> str:
-    """Stored names and ids are data: shown literally, on one line."""
-    return literal(text, keep_newlines=False)
-
 POLL_HZ = 4.0
 """How often the screen re-reads the store; updates are coalesced to this rate."""
 
@@ -138,7 +134,8 @@ class SweepScreen(Screen[None]):
 
     def _legend(self) -> None:
         view = self.query_one(SweepGrid).view
-        text = legend(view) + " · v: next metric · x: transpose · t: study tables · enter: a cell's rows · ?: help"
+        text = (legend(view) + " · v: next metric · x: transpose · t: study tables · "
+                "enter: a cell's rows · ?: help")
         self.query_one("#legend", Static).update(Text(text, style="dim"))
 
     def action_study(self) -> None:
@@ -190,6 +187,8 @@ class SweepScreen(Screen[None]):
         bar = self.query_one(ProgressBar)
         if (bar.total, bar.progress) != (max(1, p.total), p.finished):
             bar.update(total=max(1, p.total), progress=p.finished)
+        # Ids, names and warnings are data: shown literally, on one line.
+        one_line = partial(literal, keep_newlines=False)
         simulated = h.simulated or any(c.simulated for c in view.cells)
         sim = " · simulated models" if simulated else ""
         self._set("#title", Text.assemble(
@@ -247,4 +246,5 @@ class SweepScreen(Screen[None]):
     def worker_failed(self, event: Worker.StateChanged) -> None:
         """Surface a failed poll in the status line rather than crashing the app."""
         if event.state == WorkerState.ERROR and event.worker.group == "poll":
-            self._set("#status", Text(one_line(f"cannot read {self.db_path}: {event.worker.error}")))
+            self._set("#status", Text(literal(f"cannot read {self.db_path}: {event.worker.error}",
+                                              keep_newlines=False)))
