@@ -156,11 +156,21 @@ def test_legitimate_answers_are_correct(value, tag, found):
     "The summary does not say.", "no information", "No information available", "none", "—",
     "not available", "not specified", "cannot determine", "Can't determine from the summary",
     "The value was lost in compaction", "?", "", None, "**unknown**", "I don’t know",
+    "I'm not sure", "unclear", "Uncertain.", "I do not have that information",
+    "I don't have the port any more", "not retained in my notes", "no clue",
 ])
 def test_abstention_markers(found):
     verdict = judge_value(found, "62114", tag="port", rivals=["47031"])
     assert verdict.abstained and not verdict.hedged and not verdict.correct
     assert is_abstention(found)
+
+
+@pytest.mark.parametrize("found", [
+    "62114 (not sure)", "not sure, 62114", "62114 I think, but unclear", "I don't have it; 62114?",
+])
+def test_uncertainty_beside_the_value_is_still_hedged(found):
+    verdict = judge_value(found, "62114", tag="port", rivals=["47031"])
+    assert verdict.hedged and not verdict.correct and not verdict.abstained
 
 
 def test_a_single_wrong_value_is_neither_hedged_nor_abstained():
