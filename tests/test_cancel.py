@@ -132,8 +132,10 @@ def test_signals_stop_a_full_speed_run_cleanly(tmp_path, sig, kills, code):
     events = [json.loads(line) for line in rest.splitlines()]
     assert proc.returncode == code, err
     assert "Traceback" not in err and "Task exception" not in err, err
+    # The handler marks the run cancelled at once: no row starts after the signal (one may be
+    # mid-start as it lands; event times are rounded to the millisecond).
     late = [e for e in events if e["event"] == "row_started" and e["t"] > sent + 0.001]
-    assert len(late) <= CONCURRENCY
+    assert len(late) <= 1
     finished = events[-1]
     assert finished["event"] == "sweep_finished" and finished["status"] == "stopped"
     assert f"interrupted by {sig.name}" in finished["reason"]

@@ -131,6 +131,10 @@ def _reply_record(reply: ChatReply) -> dict[str, Any]:
             "request_digest": reply.request_digest, "truncated": reply.truncated}
 
 
+def _nothing() -> None:
+    return None
+
+
 class _RowFailed(Exception):
     """A row ended without an answer; carries its validity reason and error text."""
 
@@ -170,6 +174,7 @@ class SweepRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
         self._lock = threading.Lock()
+        self._closing = False
         self.mode: str | None = None
         """The sweep's execution mode, read from its stored definition when the run starts."""
 
@@ -234,29 +239,46 @@ class SweepRunner:
                 return
             self.cancelled = reason
             loop, task = self._loop, self._task
-        if loop is not None and task is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing to stop
-                loop.call_soon_threadsafe(task.cancel)
+        if loop is None or task is None or loop.is_closed():
+            return
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing to stop
+            if here is loop:  # on the run's own thread (a signal handler): no round trip
+                self._cancel_task()
+                loop.call_soon_threadsafe(_nothing)  # wake the loop if it waits in select
+            else:
+                loop.call_soon_threadsafe(self._cancel_task)
+
+    def _cancel_task(self) -> None:
+        # Once the run is closing (every row stopped or finished) there is nothing to stop,
+        # and a cancellation would only cut short the recording of how it ended.
+        if self._task is not None and not self._closing:
+            self._task.cancel()
 
     async def run_with_signals(self) -> str:
         """:meth:`run`, with SIGINT and SIGTERM cancelling it (the headless command's way).
 
-        The handlers live on the event loop, so a signal never raises inside a call or a
-        database write; a second signal finds the run already stopping and changes nothing.
+        A signal never raises inside a call or a database write: the handler only marks the
+        run cancelled (no row starts after that) and cancels its task, which stops at the
+        next call; a second signal finds the run already stopping and changes nothing.
         """
-        loop = asyncio.get_running_loop()
-        installed = []
+        previous: dict[int, Any] = {}
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
-                loop.add_signal_handler(sig, self.cancel, f"interrupted by {sig.name}")
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
-                continue
-            installed.append(sig)
+                previous[sig] = signal.signal(sig, self._on_signal)
+            except ValueError:  # not the main thread: signals stay as they are
+                break
         try:
             return await self.run()
         finally:
-            for sig in installed:
-                loop.remove_signal_handler(sig)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.cancel(f"interrupted by {signal.Signals(signum).name}")
 
     async def _run(self, store: Store) -> str:
         clients: dict[str, Any] = {}
@@ -269,6 +291,7 @@ class SweepRunner:
             # from it. The task carries on to record how the sweep ended.
             asyncio.current_task().uncancel()  # type: ignore[union-attr]
         finally:
+            self._closing = True
             for client in clients.values():
                 try:
                     await client.aclose()
@@ -339,7 +362,7 @@ class SweepRunner:
             while not queue.empty():
                 unit = queue.get_nowait()
                 for row in unit:
-                    if self._budget_exceeded(s):
+                    if self.cancelled is not None or self._budget_exceeded(s):
                         return
                     await self._run_row_with_retries(
                         store, row, s, inputs[row.scenario], clients[row.model],
