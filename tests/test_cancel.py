@@ -166,3 +166,27 @@ async def test_ctrl_q_stops_a_full_speed_sweep(tmp_path):
                                 [sweep_id, sent]).fetchone()[0]
         assert late <= CONCURRENCY
         assert store.progress(sweep_id)["done"] < 96
+
+
+async def test_sigterm_quits_the_tui_like_ctrl_q(tmp_path):
+    from foldscope.ui.app import FoldscopeApp
+
+    db = tmp_path / "term.sqlite"
+    sweep_id = _big(db)
+    app = FoldscopeApp(str(db), sweep_id=sweep_id, run=True, latency_scale=0.0)
+    async with app.run_test(size=(110, 30)) as pilot:
+        reader = Store(db, readonly=True)
+        while not reader.progress(sweep_id)["done"]:
+            await pilot.pause()
+        reader.close()
+        # The app's loop handles SIGTERM (never the default, which would end the test run).
+        assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN, None)
+        os.kill(os.getpid(), signal.SIGTERM)
+        await app.workers.wait_for_complete()
+        while app.is_running:
+            await pilot.pause()
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # given back on the way out
+    with Store(db, readonly=True) as store:
+        sweep = store.sweep(sweep_id)
+        assert sweep["status"] == "stopped"
+        assert sweep["stop_reason"].startswith("interrupted by SIGTERM")

@@ -4,6 +4,8 @@ worker, and keeps the help screen, the command palette and the remembered theme.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import threading
 from functools import partial
 
@@ -80,6 +82,9 @@ class FoldscopeApp(App[None]):
         return dict(FACT_VARIABLES)
 
     def on_mount(self) -> None:
+        # SIGTERM quits like ctrl+q: a sweep this app runs records that it stopped and why.
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._terminated)
         self.register_theme(FOLDSCOPE_DARK)
         themes, errors = discover_themes()
         for theme in themes:
@@ -233,6 +238,10 @@ class FoldscopeApp(App[None]):
                 sweep_id, self.sweep_status or "error",
                 str(event.worker.error) if event.state == WorkerState.ERROR else None))
 
+    def _terminated(self) -> None:
+        self.stop_sweep("interrupted by SIGTERM")
+        self.call_later(self.action_quit)
+
     async def action_quit(self) -> None:
         """Quit; a running sweep is cancelled first and allowed to record that it stopped."""
         self.stop_sweep()
@@ -241,10 +250,13 @@ class FoldscopeApp(App[None]):
         await asyncio.to_thread(self._sweep_done.wait, QUIT_GRACE_S)
         self.exit()
 
-    def stop_sweep(self) -> None:
-        """Cancel a running sweep: calls in flight are lost, committed folds stay."""
+    def stop_sweep(self, reason: str = "quit from the TUI") -> None:
+        """Cancel a running sweep: calls in flight are lost, committed folds stay (only the
+        first reason counts)."""
         if self.runner is not None:
-            self.runner.cancel("quit from the TUI")
+            self.runner.cancel(reason)
 
     def on_unmount(self) -> None:
         self.stop_sweep()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
