@@ -114,11 +114,11 @@ async def test_enter_on_a_cell_opens_its_rows_and_steps_folds(tmp_path):
                    if (r.model, r.arm) == ("sim/describer", "j"))
         folds = store.folds(row.id)
         # The carrier is shown exactly as carried (literally: no markup parsing).
-        assert screen.query_one(CarrierView).plain_lines == folds[2].carrier.split("\n")
+        assert screen.query_one("#carrier", CarrierView).plain_lines == folds[2].carrier.split("\n")
         await pilot.press("left_square_bracket")
         await pilot.pause()
         assert screen.fold_index == 1
-        assert screen.query_one(CarrierView).plain_lines == folds[1].carrier.split("\n")
+        assert screen.query_one("#carrier", CarrierView).plain_lines == folds[1].carrier.split("\n")
         # A later read of a finished cell reads nothing: only what changed is fetched.
         before = screen._data
         await screen.load().wait()

@@ -63,7 +63,8 @@ def test_fold_changes_name_lost_mutated_and_added():
     first = fold_changes(None, tl.folds[0])
     assert [f.label for f in first.added] == ["port", "key"] and not first.lost
     second = fold_changes(tl.folds[0], tl.folds[1])
-    assert [f.label for f in second.lost] == ["port", "key"]
+    # The decoy planted by fold 2 and dropped by it is lost there too.
+    assert [f.label for f in second.lost] == ["port", "key", "cluster"]
     assert [(f.label, f.altered) for f in second.mutated] == [("key", "kid-4C91E0A1")]
     assert [f.label for f in second.added] == ["zone"]
     third = fold_changes(tl.folds[1], tl.folds[2])

@@ -101,3 +101,33 @@ def test_study_screen_snapshot(snap_compare, finished_db):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(130, 40), run_before=open_study)
+
+
+@pytest.fixture
+def garbled_db(tmp_path, monkeypatch):
+    monkeypatch.setattr(launch, "new_sweep_id", lambda: "snapshot02")
+    db = tmp_path / "garbled.sqlite"
+    prepared = launch.prepare_sweep(db, definition(models=("sim/garbler",), arms=("q",)), "test")
+    asyncio.run(SweepRunner(db, prepared.sweep_id, latency_scale=0.0).run())
+    return db
+
+
+def test_row_inspector_snapshot(snap_compare, garbled_db):
+    """The fold inspector of a garbler row: strip with not-yet and lost-at, the highlighted
+    fact's detail, the carrier and the diff against the fold before."""
+    app = FoldscopeApp(str(garbled_db), sweep_id="snapshot02")
+
+    async def open_row(pilot):
+        await pilot.pause()
+        await fresh_poll(app, pilot)
+        await pilot.press("right", "enter")  # arm q × sim/garbler
+        await pilot.pause()
+        await wait_group(app, "cell-load")
+        await pilot.pause()
+        await pilot.press("left")  # fold 2 of 3: some facts not yet planted
+        await pilot.pause()
+        app.screen.query_one("#facts").focus()
+        await pilot.press("down")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(180, 40), run_before=open_row)

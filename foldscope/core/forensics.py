@@ -336,7 +336,9 @@ class FoldChanges:
     """What one fold did to the planted facts, against the fold before it."""
 
     lost: tuple[FactAtFold, ...]
-    """Present before, not present now (missing, or mutated: see ``mutated``)."""
+    """Not present now (missing, or mutated: see ``mutated``) although present before, or
+    planted by this very fold and dropped by it (never carried): the facts whose fold of loss
+    this is, the first time."""
     mutated: tuple[FactAtFold, ...]
     """Mutated now, and not in the same altered form before."""
     added: tuple[FactAtFold, ...]
@@ -358,9 +360,10 @@ def fold_changes(before: FoldFacts | None, now: FoldFacts) -> FoldChanges:
     for fact in now.facts:
         old = prev.get(fact.label)
         was_present = old is not None and old.state == "present"
+        arriving = old is None or old.state == "not_yet"
         if fact.state == "present" and not was_present:
             added.append(fact)
-        elif was_present and fact.state in ("missing", "mutated"):
+        elif (was_present or arriving) and fact.state in ("missing", "mutated"):
             lost.append(fact)
         if fact.state == "mutated" and (old is None or old.state != "mutated"
                                         or old.altered != fact.altered):

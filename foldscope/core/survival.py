@@ -115,3 +115,30 @@ def death_table(rows: Iterable[Timeline], kinds: Mapping[str, str] | None = None
     folds = tuple(str(k) for k in sorted(lost_at)) + (NEVER_LOST,)
     return DeathTable(dict(by_chunk), dict(by_kind), folds,
                       tuple(sorted({c for _, c in by_chunk})), tuple(sorted({k for _, k in by_kind})))
+
+
+def pool_by_arm(curves: Iterable[SurvivalCurve], model: str | None = None) -> list[SurvivalCurve]:
+    """One curve per arm: the curves of one model (or, with None, of every model pooled).
+
+    Args:
+        curves: per (model, arm) curves (:func:`survival_curves`).
+        model: keep only this model's; None pools all models (model reads ``all models``).
+
+    Returns:
+        Curves sorted by arm.
+    """
+    pooled: dict[str, tuple[int, list[int], list[int]]] = {}
+    for c in curves:
+        if model is not None and c.model != model:
+            continue
+        rows, carried, planted = pooled.get(c.arm, (0, [], []))
+        for i, (n, p) in enumerate(zip(c.carried, c.planted)):
+            if i >= len(carried):
+                carried.append(0)
+                planted.append(0)
+            carried[i] += n
+            planted[i] += p
+        pooled[c.arm] = (rows + c.rows, carried, planted)
+    name = model if model is not None else "all models"
+    return [SurvivalCurve(name, arm, rows, tuple(carried), tuple(planted))
+            for arm, (rows, carried, planted) in sorted(pooled.items())]

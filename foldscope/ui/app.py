@@ -27,7 +27,7 @@ from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.screens.help import HelpScreen, KeyPlace
 from foldscope.ui.screens.picker import SweepPicker
 from foldscope.ui.screens.study import StudyScreen
-from foldscope.ui.screens.study import StudyScreen
+from foldscope.ui.screens.survival import SurvivalScreen
 from foldscope.ui.screens.sweep import SweepScreen
 from foldscope.ui.theme import FACT_VARIABLES, FOLDSCOPE_DARK, discover_themes
 from foldscope.ui.widgets.answer_table import AnswerTable
@@ -143,6 +143,7 @@ class FoldscopeApp(App[None]):
         """Every key binding of foldscope, by the place it works in (for the help screen)."""
         return [("Everywhere", self.BINDINGS), ("Sweep grid", SweepScreen.BINDINGS),
                 ("A cell's rows and folds", CellScreen.BINDINGS),
+                ("Survival", SurvivalScreen.BINDINGS),
                 ("Answer tab (table focused)", AnswerTable.BINDINGS),
                 ("Sweep picker", SweepPicker.BINDINGS),
                 ("Study tables", StudyScreen.BINDINGS),

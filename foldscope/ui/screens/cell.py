@@ -16,8 +16,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
-from foldscope.core.answers import ANSWER_CLASSES
-from foldscope.core.forensics import fact_spans
+from foldscope.core.answers import ANSWER_CLASSES, checks_table
+from foldscope.core.forensics import display_order, fact_spans
 from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
 from foldscope.core.scenario import Fact
 from foldscope.core.text import literal
@@ -25,7 +25,8 @@ from foldscope.engine.loader import load_scenario
 from foldscope.engine.store import Store
 from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.carrier_view import CarrierView
-from foldscope.ui.widgets.fact_history import FactHistory
+from foldscope.ui.widgets.fold_inspector import FoldInspector
+from foldscope.ui.widgets.literal_lines import LiteralLines
 from foldscope.ui.widgets.rows_table import SORTABLE, RowsTable
 
 
@@ -66,10 +67,10 @@ class CellScreen(Screen[None]):
         #cell-title { margin: 1 0; }
         #rows { height: auto; max-height: 12; }
         #tabs { height: 1fr; }
-        #fold-title, #answer-title { margin: 1 0 0 0; color: $text-muted; }
-        #fold-pane, #answer-pane { height: 1fr; }
-        #facts, #answers { width: 1fr; }
-        #carrier, #answer-text { width: 1fr; }
+        #answer-title { margin: 1 0 0 0; color: $text-muted; }
+        #answer-pane { height: 1fr; }
+        #answers { width: 1fr; }
+        #answer-text { width: 1fr; }
     }
     """
 
@@ -77,6 +78,11 @@ class CellScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back", tooltip="Back to the grid"),
         Binding("left_square_bracket", "step(-1)", "Prev fold"),
         Binding("right_square_bracket", "step(1)", "Next fold"),
+        Binding("left", "step(-1)", "Prev fold", show=False, priority=True,
+                tooltip="← and → step folds too"),
+        Binding("right", "step(1)", "Next fold", show=False, priority=True),
+        Binding("c", "toggle_chunk", "Chunk/diff", tooltip="Beside the carrier: the input chunk "
+                "of the fold (planted values highlighted), or the diff from the fold before"),
         Binding("o", "show_tab('folds-tab')", "Folds", tooltip="The row's folds: each planted "
                 "fact's state after every fold, beside the carrier"),
         Binding("a", "show_tab('answer-tab')", "Answer", tooltip="The row's recall answer, "
@@ -86,8 +92,8 @@ class CellScreen(Screen[None]):
                 "parse, cost, answer)"),
         Binding("S", "reverse_rows", "Reverse", show=False,
                 tooltip="Reverse the rows' order"),
-        Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap the carrier and answer panes at "
-                "their width, or show long lines whole"),
+        Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap the carrier, diff, chunk and answer "
+                "panes at their width, or show long lines whole"),
     ]
     """Key bindings of the cell screen."""
 
@@ -114,10 +120,7 @@ class CellScreen(Screen[None]):
             yield RowsTable(id="rows")
             with TabbedContent(id="tabs"):
                 with TabPane("Folds", id="folds-tab"):
-                    yield Static(id="fold-title")
-                    with Horizontal(id="fold-pane"):
-                        yield FactHistory(id="facts")
-                        yield CarrierView(id="carrier")
+                    yield FoldInspector(id="inspector")
                 with TabPane("Answer", id="answer-tab"):
                     yield Static(id="answer-title")
                     with Horizontal(id="answer-pane"):
@@ -159,7 +162,7 @@ class CellScreen(Screen[None]):
         facts = None
         if need_facts and rows:  # the scenario is loaded once, never on a later poll
             scenario = load_scenario(rows[0].scenario)
-            facts = sorted(scenario.facts, key=lambda f: (not f.graded, f.chunk))
+            facts = display_order(scenario.facts)
         seq = max([since or 0, *(r.seq for r in rows)])
         if not get_current_worker().is_cancelled:
             self.post_message(CellChanges(rows, folds, checks, facts, seq))
@@ -251,9 +254,18 @@ class CellScreen(Screen[None]):
         counts = {name: sum(c.classification == name for c in checks)
                   for name in ANSWER_CLASSES}
         flagged = sum(c.flagged for c in checks)
+        row = checks_table(checks)
+        cell = checks_table(c for cs in (self._data.checks.values() if self._data else [])
+                            for c in cs)
         self.query_one("#answer-title", Static).update(Text(
             " · ".join(f"{n} {k}" for k, n in counts.items()) + f" · ⚑ {flagged} flagged by hand"
-            + "   f: flag the highlighted answer as fabricated"))
+            + "   f: flag the highlighted answer as fabricated\n"
+            + "final carrier had it × answer got it — row: "
+            + f"had·got {row.held_correct}  had·missed {row.held_wrong}  "
+            + f"lacked·got {row.lost_correct}  lacked·missed {row.lost_wrong}"
+            + " · cell: "
+            + f"had·got {cell.held_correct}  had·missed {cell.held_wrong}  "
+            + f"lacked·got {cell.lost_correct}  lacked·missed {cell.lost_wrong}"))
 
     @on(AnswerTable.FlagToggled)
     def flag(self, event: AnswerTable.FlagToggled) -> None:
@@ -290,8 +302,8 @@ class CellScreen(Screen[None]):
         table.sort_by(table.sort_column, not table.sort_reverse)
 
     def action_toggle_wrap(self) -> None:
-        """Wrap both text panes at their width, or show long lines whole."""
-        views = list(self.query(CarrierView))
+        """Wrap the text panes (carrier, diff, chunk, answer) at their width, or not."""
+        views = list(self.query(LiteralLines))
         wrap = not views[0].wrap if views else True
         for view in views:
             view.wrap = wrap
@@ -321,25 +333,14 @@ class CellScreen(Screen[None]):
         return self._data.folds.get(self.row_id, [])
 
     def _show_fold(self) -> None:
-        """Map the selected fold onto the fact table and the carrier view."""
+        """Map the selected fold onto the fold inspector."""
         if not self.is_mounted or self._data is None:
             return
-        folds = self._folds()
-        title = self.query_one("#fold-title", Static)
-        carrier = self.query_one("#carrier", CarrierView)
-        if not folds:
-            self.query_one(FactHistory).show(self._data.facts, [], 0)
-            title.update(Text("no folds committed for this row yet", style="dim"))
-            carrier.show("")
-            return
-        fold = folds[self.fold_index]
-        title.update(Text(
-            f"fold {self.fold_index + 1}/{len(folds)} · chunks {fold.first_chunk + 1}"
-            f"–{fold.last_chunk + 1} · {fold.carrier_chars:,} chars carried · "
-            f"{fold.headings_carried}/5 headings · parse {fold.parse_status} · "
-            f"finish {fold.finish_reason} · clipped {fold.clipped_chars:,}"
-            + (" · catch-up" if fold.catch_up else "") + "   [ ] step folds"))
-        # Model output is data: the view never parses markup and shows control characters as
-        # visible symbols; planted values are highlighted where they stand.
-        carrier.show(fold.carrier, fact_spans(fold.carrier, self._data.fact_objects))
-        self.query_one(FactHistory).show(self._data.facts, folds, self.fold_index)
+        rows = self._data.rows
+        scenario = next((r.scenario for r in rows if r.id == self.row_id), None)
+        self.query_one(FoldInspector).show(scenario, self._data.fact_objects, self._folds(),
+                                           self.fold_index)
+
+    def action_toggle_chunk(self) -> None:
+        """Show the input chunk of the fold beside the carrier, or the diff again."""
+        self.query_one(FoldInspector).toggle_chunk()

@@ -18,6 +18,11 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ("●", "the fact is present in the carrier after that fold (verbatim, whole token)"),
     ("◐", "mutated: a near miss of the value (the near-miss rules name how)"),
     ("○", "missing from the carrier"),
+    ("· (strip)", "in a row's fact strip: not yet — the fold had not read the fact's chunk"),
+    ("lost at", "the fold after which a fact that had reached the carrier was no longer in it "
+     "verbatim; ↺: it came back later (worth a look: a fold sees only its chunk)"),
+    ("- / +", "diff pane: carrier lines removed / added by the fold; lost values reversed, "
+     "added values underlined"),
     ("★", "a graded fact (asked at the recall turn); unstarred facts are decoys"),
     ("⟳", "rows of the cell are running now (never shown once the runner has stopped)"),
     ("⚑", "answers a person flagged as fabricated"),

@@ -22,6 +22,7 @@ from foldscope.ui.commands import PaletteCommand
 from foldscope.ui.messages import SweepFinished, SweepSnapshot
 from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.screens.study import StudyScreen
+from foldscope.ui.screens.survival import SurvivalScreen
 from foldscope.ui.widgets.sweep_grid import VIEWS, SweepGrid
 
 ANSWERS_LEGEND = ("answers: honest abstentions (A), fabrications (F), carried corruptions (C), "
@@ -70,6 +71,9 @@ class SweepScreen(Screen[None]):
                 "or back"),
         Binding("t", "study", "Study tables",
                 tooltip="The study's tables and plots of this sweep (as report --format md)"),
+        Binding("l", "survival", "Survival",
+                tooltip="Share of graded facts still carried after each fold, per arm, and where "
+                "facts are lost (fold of loss × chunk planted in, × kind of value)"),
         Binding("r", "refresh", "Refresh", show=False, tooltip="Read the database now"),
         Binding("enter", "open_cell", "Open cell", show=False,
                 tooltip="Inspect the cell's rows fold by fold"),
@@ -145,6 +149,14 @@ class SweepScreen(Screen[None]):
             self.notify("no sweep to study yet", timeout=3)
             return
         self.app.push_screen(StudyScreen(self.db_path, sweep_id))
+
+    def action_survival(self) -> None:
+        """Open the survival curves and loss tables for the sweep on display."""
+        sweep_id = self._snapshot.sweep_id if self._snapshot else self.sweep_id
+        if sweep_id is None:
+            self.notify("no sweep to show yet", timeout=3)
+            return
+        self.app.push_screen(SurvivalScreen(self.db_path, sweep_id))
 
     def action_refresh(self) -> None:
         """Re-read the store now."""

@@ -1,51 +1,78 @@
-"""Each planted fact's state after every fold of a row: ● present, ◐ mutated, ○ missing."""
+"""Each planted fact's state after every fold of a row (· not yet, ● present, ◐ mutated,
+○ missing) and the fold it was lost at."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
 
-from foldscope.core.row import FoldRecord
+from foldscope.core.text import literal
 
-STATE_MARKS = {"present": ("●", "fact-present"), "mutated": ("◐", "fact-mutated"),
-               "missing": ("○", "fact-missing")}
+STATE_MARKS = {"not_yet": ("·", "cell-pending"), "present": ("●", "fact-present"),
+               "mutated": ("◐", "fact-mutated"), "missing": ("○", "fact-missing")}
 """How a fact's state after a fold is drawn, and the theme variable that colours it."""
 
 
 class FactHistory(DataTable):
-    """A table of planted facts (graded first, starred) with one narrow column per fold."""
+    """A table of planted facts (graded first, starred) with one narrow column per fold, then
+    the fold each was lost at (↺: it came back later), its label and value.
+
+    Fed with a ``core.forensics.timeline_document``, the same data ``foldscope inspect --json``
+    prints, so the screen and the command cannot disagree.
+    """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", **kwargs)
+        self._doc: dict[str, Any] | None = None
 
-    def show(self, facts: Sequence[tuple[str, str, bool]], folds: Sequence[FoldRecord],
-             upto: int) -> None:
-        """Show the facts' states in folds ``0..upto``.
+    def on_mount(self) -> None:
+        # Colours come from the theme: re-draw when it changes.
+        self.watch(self.app, "theme", lambda _: self._draw(), init=False)
 
-        Args:
-            facts: (label, value, graded) for every planted fact.
-            folds: the row's folds, each with its ``fact_status`` map.
-            upto: index of the last fold shown.
-        """
+    def show(self, doc: dict[str, Any] | None) -> None:
+        """Show a timeline document (``None``: no folds yet), keeping the highlighted fact."""
+        self._doc = doc
+        self._draw()
+
+    def strip_text(self) -> list[tuple[str, str, str]]:
+        """What the strip shows, per fact: (label, state marks left to right, lost-at cell)."""
+        out = []
+        for key in self.rows:
+            row = self.get_row(key)
+            out.append((str(row[-2]), "".join(str(c) for c in row[1:-3]), str(row[-3])))
+        return out
+
+    def _draw(self) -> None:
+        keep = self.cursor_row
         self.clear(columns=True)
-        if not folds:
+        doc = self._doc
+        if not doc or not doc["folds"]:
             return
         colours = self.app.get_css_variables()
+        folds = doc["folds"]
         # Fold columns come before the label, so a fact's history reads left to right at any
         # terminal width.
         self.add_column("", key="graded", width=1)
-        for i in range(upto + 1):
-            self.add_column(str(i + 1), key=f"f{i}", width=1)
+        for f in folds:
+            self.add_column(str(f["fold"] % 100), key=f"f{f['fold']}",
+                            width=len(str(f["fold"] % 100)))
+        self.add_column("lost at", key="lost")
         self.add_column("label", key="label")
         self.add_column("value", key="value")
-        for label, value, graded in facts:
+        for i, fact in enumerate(doc["facts"]):
             marks = []
-            for fold in folds[: upto + 1]:
-                mark, var = STATE_MARKS.get(fold.fact_status.get(label, "missing"),
-                                            STATE_MARKS["missing"])
+            for f in folds:
+                mark, var = STATE_MARKS[f["facts"][i]["state"]]
                 marks.append(Text(mark, style=colours.get(var, "")))
-            self.add_row(Text("★" if graded else " "), *marks, Text(label), Text(value),
-                         key=label)
+            lost = "" if fact["lost_fold"] is None else str(fact["lost_fold"])
+            if fact["returned"]:
+                lost += " ↺"
+            self.add_row(Text("★" if fact["graded"] else " "), *marks,
+                         Text(lost, style=colours.get("fact-missing", "") if lost else ""),
+                         Text(literal(fact["label"], keep_newlines=False)),
+                         Text(literal(fact["value"], keep_newlines=False), no_wrap=True),
+                         key=fact["label"])
+        if 0 <= keep < self.row_count:
+            self.move_cursor(row=keep, animate=False)

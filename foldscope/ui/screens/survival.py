@@ -1,0 +1,138 @@
+"""The survival screen: per arm, the share of graded facts still carried after each fold, and
+where facts die (fold of loss by chunk planted in, and by kind of value)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import get_current_worker
+
+from foldscope.core.survival import NEVER_LOST, DeathTable, pool_by_arm
+from foldscope.core.text import literal
+from foldscope.engine.store import Store
+from foldscope.engine.timelines import SweepForensics, sweep_forensics
+from foldscope.ui.widgets.survival_chart import Series, SurvivalChart
+
+
+@dataclass
+class ForensicsRead(Message):
+    """A sweep's survival curves and death tables, read in a thread."""
+
+    forensics: SweepForensics
+
+
+class SurvivalScreen(Screen[None]):
+    """Survival curves per arm (all models pooled, or one model: ``m``) and death tables."""
+
+    DEFAULT_CSS = """
+    SurvivalScreen {
+        #survival-body { padding: 0 1; }
+        #survival-title { margin: 1 0 0 0; height: auto; }
+        #survival-chart { height: 2fr; }
+        #deaths { height: 1fr; }
+        #by-chunk, #by-kind { width: 1fr; }
+        .deaths-title { color: $text-muted; }
+    }
+    """
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("m", "next_model", "Model"),
+        Binding("r", "reload", "Reload"),
+    ]
+    """Key bindings of the survival screen."""
+
+    model: reactive[str | None] = reactive(None)
+    """The model whose curves are drawn; None pools every model."""
+
+    def __init__(self, db_path: str, sweep_id: str) -> None:
+        super().__init__()
+        self.db_path, self.sweep_id = db_path, sweep_id
+        self.forensics: SweepForensics | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="survival-body"):
+            yield Static(id="survival-title")
+            yield SurvivalChart(id="survival-chart")
+            with Horizontal(id="deaths"):
+                with Vertical(id="by-chunk-side"):
+                    yield Static("graded facts by fold of loss × chunk planted in",
+                                 classes="deaths-title")
+                    yield DataTable(id="by-chunk", cursor_type="row", zebra_stripes=True)
+                with Vertical(id="by-kind-side"):
+                    yield Static("graded facts by fold of loss × kind of value",
+                                 classes="deaths-title")
+                    yield DataTable(id="by-kind", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#survival-title", Static).update(Text("reading the sweep's timelines…"))
+        self.load()
+
+    def action_reload(self) -> None:
+        """Read the sweep again (rows may have finished since)."""
+        self.load()
+
+    @work(thread=True, group="survival-load", exclusive=True, exit_on_error=False,
+          description="read every row's fact timeline")
+    def load(self) -> None:
+        """Read the folds' stored states of the whole sweep (no carrier text) in a thread."""
+        with Store(self.db_path, readonly=True) as store:
+            found = sweep_forensics(store, self.sweep_id)
+        if not get_current_worker().is_cancelled:
+            self.post_message(ForensicsRead(found))
+
+    @on(ForensicsRead)
+    def _read(self, message: ForensicsRead) -> None:
+        self.forensics = message.forensics
+        self._draw()
+        _fill(self.query_one("#by-chunk", DataTable), message.forensics.deaths, "chunk")
+        _fill(self.query_one("#by-kind", DataTable), message.forensics.deaths, "kind")
+
+    def action_next_model(self) -> None:
+        """Cycle: every model pooled, then each model alone."""
+        models = sorted({c.model for c in (self.forensics.curves if self.forensics else [])})
+        order: list[str | None] = [None, *models]
+        self.model = order[(order.index(self.model) + 1) % len(order)] if self.model in order \
+            else None
+
+    def watch_model(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        if self.forensics is None:
+            return
+        curves = pool_by_arm(self.forensics.curves, self.model)
+        self.query_one(SurvivalChart).show(
+            [Series(f"arm {c.arm} · {c.rows} rows", c.fractions) for c in curves])
+        who = "every model pooled" if self.model is None else self.model
+        self.query_one("#survival-title", Static).update(Text(literal(
+            f"survival of graded facts · sweep {self.sweep_id} · {who} · "
+            f"{self.forensics.rows} rows with folds   m: next model · r: reload",
+            keep_newlines=False)))
+
+
+def _fill(table: DataTable, deaths: DeathTable, by: str) -> None:
+    """Fill one death table: a line per chunk (or kind), a column per fold of loss."""
+    table.clear(columns=True)
+    keys = deaths.chunks if by == "chunk" else deaths.kinds
+    counts = deaths.by_chunk if by == "chunk" else deaths.by_kind
+    table.add_column(by, key="key")
+    for fold in deaths.folds:
+        table.add_column("kept" if fold == NEVER_LOST else f"lost {fold}", key=fold)
+    table.add_column("total", key="total")
+    for key in keys:
+        cells = [counts.get((fold, key), 0) for fold in deaths.folds]  # type: ignore[call-overload]
+        table.add_row(Text(literal(str(key), keep_newlines=False)),
+                      *[Text(str(n) if n else "·", justify="right") for n in cells],
+                      Text(str(sum(cells)), justify="right"), key=str(key))
