@@ -36,6 +36,16 @@ def run_sweep(db: Path, data: dict, **runner_kw) -> str:
     return prepared.sweep_id
 
 
+def copy_database(src: Path, dst: Path) -> Path:
+    """A private copy of a database (SQLite's backup: consistent even with a WAL beside it), so a
+    test can write to a module-scoped sweep without running it again."""
+    import sqlite3
+
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+    return dst
+
+
 @pytest.fixture(autouse=True)
 def user_settings(tmp_path_factory, monkeypatch) -> Path:
     """Every test gets its own empty settings folder: nothing reads or writes ~/.config."""

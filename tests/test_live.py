@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from foldscope.core.answers import ANSWER_CLASSES
+from foldscope.core.fabrication import flag_refusal
 from foldscope.core.row import RowRecord
 from foldscope.core.tally import NO_CHECKS, RowClasses, Tallies
 from foldscope.engine.launch import prepare_sweep
@@ -20,7 +21,8 @@ from foldscope.engine.store import Store
 
 
 def test_live_cells_match_the_report_and_later_polls_read_only_changes(db):
-    data = definition(arms=("j", "q"), repeats=2)
+    # The inventor gives wrong values, so a person has something a flag may be put on.
+    data = definition(models=("sim/faithful", "sim/inventor"), arms=("j", "q"), repeats=2)
     prepared = prepare_sweep(db, data, "test")
     live = LiveSweep(db, prepared.sweep_id)
     first = live.poll()
@@ -44,9 +46,10 @@ def test_live_cells_match_the_report_and_later_polls_read_only_changes(db):
     again = live.poll()
     assert again.changed_rows == 0 and again.cells == view.cells
 
-    with Store(db) as store:  # a person flags one answer: that row alone changes
-        row = store.rows(prepared.sweep_id)[0]
-        store.set_flag(store.checks(row.id)[0].id, True)
+    with Store(db) as store:  # a person flags one wrong value: that row alone changes
+        check = next(c for c in store.sweep_checks(prepared.sweep_id)
+                     if flag_refusal(c, "fabricated") is None)
+        store.set_flag(check.id, True)
     flagged = live.poll()
     assert flagged.changed_rows == 1 and sum(c.flagged for c in flagged.cells) == 1
 

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from foldscope.core.fabrication import abstains
 from foldscope.core.row import Check, RowRecord
 from foldscope.core.study import (
     NO_FILL,
@@ -16,7 +17,6 @@ from foldscope.core.study import (
     UNDER_WRITING,
     FoldMeasure,
     StudyRow,
-    abstains,
     at_ceiling,
     cell_text,
     fisher_floor,

@@ -318,8 +318,24 @@ def classify_value(label: str, planted: str, answer: str, *, carrier: str | None
     if offered and verdict.answer_class not in ("correct", "honest_abstention"):
         trace = provenance(grade.found or "", label, facts,
                            [carrier] if carrier is not None else [], chunks)
+    hits = value_signatures(grade.found or "", kind, signature_rules) if offered else ()
+    return ValueVerdict(label, planted, grade.found, verdict, altered, rule, trace, hits)
+
+
+def value_signatures(found: str, kind: str | None = None,
+                     rules: Sequence[Signature] | None = None) -> tuple[str, ...]:
+    """The stock-value signature rules an answer's value hits (its whole text or any of its
+    identifiers), each named once, in the order first hit.
+
+    Args:
+        found: the answer text bound to a label (a value, not an abstention).
+        kind: the fact's kind, when known.
+        rules: the signatures (default: the shipped ones).
+
+    Returns:
+        Rule names; empty when none recognises the value.
+    """
     hits: list[str] = []
-    if offered:
-        for value in given_values(grade.found or ""):
-            hits += [h for h in signature_hits(value, kind, signature_rules) if h not in hits]
-    return ValueVerdict(label, planted, grade.found, verdict, altered, rule, trace, tuple(hits))
+    for value in given_values(found):
+        hits += [h for h in signature_hits(value, kind, rules) if h not in hits]
+    return tuple(hits)

@@ -40,6 +40,10 @@ class SweepClaimed(StoreError):
         """The process running the sweep."""
 
 
+class FlagRefused(FoldscopeError):
+    """A person's verdict cannot be put on that answer (correct, an abstention, empty)."""
+
+
 class StatsError(FoldscopeError, ValueError):
     """Arguments a statistic cannot be computed from (a bad count, margin, or too few values)."""
 

@@ -323,3 +323,51 @@ def cell_summary(row_recalls: Sequence[float], check_groups: Sequence[Sequence[i
         ci = (NAN, NAN)
     return CellSummary(rows=rows, mean_recall=mean, ci=ci, icc=icc, design_effect=de,
                        checks=checks, mean_checks_per_row=m, effective_checks=n_eff)
+
+
+@dataclass(frozen=True)
+class Kappa:
+    """Agreement between two raters over the same items (Cohen's kappa)."""
+
+    n: int
+    """Items both raters judged."""
+    kappa: float
+    """(p_o − p_e) ÷ (1 − p_e); NaN with no items, or when chance agreement is total (both
+    raters used one and the same category for every item)."""
+    observed: float
+    """p_o: the share of items the raters put in the same category (NaN with no items)."""
+    expected: float
+    """p_e: the agreement expected by chance from each rater's own category shares."""
+    table: tuple[tuple[str, str, int], ...]
+    """(first rater's category, second rater's category, items), every non-empty cell, sorted."""
+
+
+def cohen_kappa(pairs: Iterable[tuple[Hashable, Hashable]]) -> Kappa:
+    """Cohen's kappa for two raters who each put every item in one category.
+
+    p_o is the share of items both put in the same category; p_e = Σ_k p1(k) · p2(k), where
+    pX(k) is the share of items rater X put in category k. Kappa is 1 for perfect agreement,
+    0 for agreement at chance, negative below it.
+
+    Args:
+        pairs: one (first rater's category, second rater's category) per item.
+
+    Returns:
+        The agreement; ``kappa`` is NaN when undefined (no items, or p_e = 1).
+    """
+    items = list(pairs)
+    n = len(items)
+    if not n:
+        return Kappa(0, NAN, NAN, NAN, ())
+    cells: dict[tuple[Hashable, Hashable], int] = {}
+    first: dict[Hashable, int] = {}
+    second: dict[Hashable, int] = {}
+    for a, b in items:
+        cells[(a, b)] = cells.get((a, b), 0) + 1
+        first[a] = first.get(a, 0) + 1
+        second[b] = second.get(b, 0) + 1
+    observed = sum(count for (a, b), count in cells.items() if a == b) / n
+    expected = math.fsum(first[k] * second.get(k, 0) for k in first) / (n * n)
+    kappa = NAN if expected >= 1.0 else (observed - expected) / (1.0 - expected)
+    table = tuple(sorted((str(a), str(b), count) for (a, b), count in cells.items()))
+    return Kappa(n, kappa, observed, expected, table)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields
 from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.errors import StatsError
 from foldscope.core.evidence import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from foldscope.core.fabrication import failing_rows
 from foldscope.core.inference import (
     ROW_THRESHOLD,
     fisher_exact,
@@ -174,13 +175,6 @@ def failure_mode(recall: float, fill: float | None) -> str:
     if fill is None:
         return NO_FILL
     return OVER_WRITING if fill >= GIST_FILL else UNDER_WRITING
-
-
-def abstains(check: Check) -> bool:
-    """Whether an answer abstained: an honest abstention, or an abstention although the carrier
-    held the value (a ``read_failure`` of sub-kind ``abstained``)."""
-    return (check.classification == "honest_abstention"
-            or (check.classification == "read_failure" and check.class_detail == "abstained"))
 
 
 class _Cells:
@@ -439,27 +433,31 @@ def carrier_answer_table(rows: Sequence[StudyRow]) -> Table:
 def answer_class_table(cells: _Cells) -> Table:
     """Abstention vs fabrication: answer classes per model × arm, and how failing rows failed.
 
-    Among valid rows with recall below ``ROW_THRESHOLD``: rows that fabricate with no
-    abstention anywhere in the answer, and rows that abstain somewhere (``abstains``).
+    The failing-row columns are ``core.fabrication.failing_rows`` (the report's
+    ``abstention_vs_fabrication``): among valid rows with recall below ``ROW_THRESHOLD``, rows
+    that fabricate with no abstention anywhere in the answer, rows that abstain somewhere
+    (``core.fabrication.abstains``), and rows whose answer stopped early, with how many labels
+    each reached.
     """
     out = []
     for model, arm in cells.keys():
         valid = cells.valid(model, arm)
         classes = Counter(c.classification for r in valid for c in r.checks)
-        failing = [r for r in valid if r.row.recall is not None and r.row.recall < ROW_THRESHOLD]
-        fabricating = sum(1 for r in failing
-                          if any(c.classification == "fabricated" for c in r.checks)
-                          and not any(abstains(c) for c in r.checks))
-        abstaining = sum(1 for r in failing if any(abstains(c) for c in r.checks))
-        out.append((model, arm, len(valid), *(classes[k] for k in ANSWER_CLASSES), len(failing),
-                    fabricating, abstaining))
+        split = failing_rows([(r.row, r.checks) for r in valid])
+        failing = (split[0].failing_rows, split[0].fabricate_never_abstain,
+                   split[0].abstain_somewhere, split[0].stopped_early) if split else (0, 0, 0, 0)
+        reached = ", ".join(str(n) for n in split[0].items_reached) if split else ""
+        out.append((model, arm, len(valid), *(classes[k] for k in ANSWER_CLASSES), *failing,
+                    reached or None))
     return Table("answer_classes", "Abstention vs fabrication, per model × arm",
                  ("model", "arm", "valid_rows", *ANSWER_CLASSES, "failing_rows",
-                  "fabricate_never_abstain", "abstain_somewhere"),
+                  "fabricate_never_abstain", "abstain_somewhere", "stopped_early",
+                  "items_reached"),
                  tuple(out),
                  (f"class counts over graded facts of valid rows; failing rows: recall < "
                   f"{ROW_THRESHOLD}; abstain: honest abstention or an abstention from a carrier "
-                  "that held the value",))
+                  "that held the value; stopped early: the answer has no line for the last "
+                  "label(s) asked, items reached: labels up to its last line",))
 
 
 def icc_table(cells: _Cells) -> Table:

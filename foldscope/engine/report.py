@@ -12,6 +12,7 @@ from foldscope.core.stats import CellSummary, cell_summary
 from foldscope.core.tokens import estimator_error as token_error
 from foldscope.core.row import RowRecord
 from foldscope.core.validity import aggregate_filter
+from foldscope.engine.review import failing_row_table, failing_rows_json, flag_agreement_json
 from foldscope.engine.store import Store
 from foldscope.engine.study import study_json, sweep_study
 from foldscope.engine.sweep import stored_mode, stored_scenarios
@@ -196,4 +197,7 @@ def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
         "estimator": estimator_error(store, sweep_id),
         # The study's tables (engine.study); added beside the keys above, which stay as they are.
         "study": study_json(sweep_study(store, sweep_id)),
+        # Issue 12: failing rows by how they failed; people's verdicts against the class.
+        "abstention_vs_fabrication": failing_rows_json(failing_row_table(store, sweep_id, rows)),
+        "flag_agreement": flag_agreement_json(store, sweep_id),
     }

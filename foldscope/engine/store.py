@@ -15,7 +15,7 @@ from typing import Any
 import sqlite_utils
 
 from foldscope.core.audit import StoredAudit
-from foldscope.core.errors import StoreError, SweepClaimed
+from foldscope.core.errors import FlagRefused, StoreError, SweepClaimed
 from foldscope.core.forensics import FactHistory
 from foldscope.core.row import (
     FOLD_FIELDS,
@@ -27,11 +27,12 @@ from foldscope.core.row import (
     StoredCheck,
 )
 from foldscope.core.answers import ANSWER_CLASSES
+from foldscope.core.fabrication import CLEARED, HumanVerdict, flag_refusal
 from foldscope.core.tally import FinalCarrier, RowClasses
 from foldscope.core.validity import Validity
 from foldscope.engine.procinfo import RunnerId, runner_alive
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """The schema this foldscope writes. Older databases are migrated; newer ones are refused."""
 
 # How a check stored before schema 4 reads in today's answer classes (``core.answers``).
@@ -243,15 +244,34 @@ _MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (row_id, label)
     );
     """,
+    # 9: people's verdicts on answer values (core.fabrication): a history per check, the latest
+    # entry is its verdict ('cleared' withdraws one), beside the automatic class, never over
+    # it. checks.flagged stays as the count the grid reads (latest verdict is 'fabricated').
+    # Flags set before verdicts existed become 'fabricated' by an unknown author.
+    9: """
+    CREATE TABLE IF NOT EXISTS verdicts (
+        id INTEGER PRIMARY KEY,
+        check_id INTEGER NOT NULL REFERENCES checks(id) ON DELETE CASCADE,
+        verdict TEXT NOT NULL,
+        reason TEXT,
+        author TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS verdicts_check ON verdicts(check_id, id);
+    INSERT INTO verdicts (check_id, verdict, reason, author, created_at)
+        SELECT id, 'fabricated', NULL, 'unknown', CAST(strftime('%s', 'now') AS REAL)
+        FROM checks WHERE flagged
+    """,
 }
 
-READABLE_VERSIONS = (2, 3, 4, 5, 6, 7)
+READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8)
 """Older schemas a read-only open still reads without migrating (they lack ``seq`` and the
 checks' carrier state, and their answer classes are read through the version 4 renaming;
 versions before 5 lack the ``audits`` table, which then reads as empty; before 6 a claim has
 no start token, and is judged by its pid; before 7 reply bodies sit in their own columns and
 nothing is marked cut; before 8 the folds' mutations and the facts' stored courses are
-missing, and are derived)."""
+missing, and are derived; before 9 there is no ``verdicts`` table: flags read as
+``fabricated`` by an unknown author)."""
 
 _JSON_FOLD_FIELDS = {"fact_status": "fact_status_json", "fact_mutations": "fact_mutations_json"}
 _FOLD_COLUMNS: tuple[str, ...] = tuple(_JSON_FOLD_FIELDS.get(f, f) for f in FOLD_FIELDS)
@@ -1008,12 +1028,97 @@ class Store:
         return [_check(v) for v in self.db.execute(
             f"SELECT {self._check_columns} FROM checks WHERE row_id=? ORDER BY id", [row_id])]
 
-    def set_flag(self, check_id: int, flagged: bool) -> None:
-        """Flag (or unflag) a checked answer as fabricated by a person (its row changes)."""
+    def set_flag(self, check_id: int, flagged: bool, author: str = "unknown") -> None:
+        """Flag a checked answer as fabricated, or withdraw its verdict (the ``f`` toggle).
+
+        Raises:
+            FlagRefused: the answer is correct, an abstention or empty (``core.fabrication``).
+        """
+        self.add_verdict(check_id, "fabricated" if flagged else CLEARED, author=author)
+
+    def check(self, check_id: int) -> StoredCheck | None:
+        """One check by id, or None."""
+        found = self.db.execute(f"SELECT {self._check_columns} FROM checks WHERE id=?",
+                                [check_id]).fetchone()
+        return _check(found) if found else None
+
+    def add_verdict(self, check_id: int, verdict: str, reason: str | None = None, *,
+                    author: str) -> int:
+        """Record a person's verdict on a checked answer (a new history entry; the automatic
+        class is never touched). The check's ``flagged`` mark follows the latest verdict.
+
+        Args:
+            check_id: the checked answer.
+            verdict: one of ``core.fabrication.VERDICTS``, or ``CLEARED`` to withdraw.
+            reason: an optional one-line reason.
+            author: who says so.
+
+        Returns:
+            The history entry's id.
+
+        Raises:
+            FlagRefused: no such check, or the rule refuses it (a correct answer, an abstention,
+                an empty answer, an unknown verdict).
+        """
         with self.db.atomic():
-            self.db.execute("UPDATE checks SET flagged=? WHERE id=?", [int(flagged), check_id])
-            self.db.execute(f"UPDATE rows SET seq={_ROW_SEQ} WHERE id=(SELECT row_id FROM checks "
-                            "WHERE id=?)", [check_id])
+            check = self.check(check_id)
+            if check is None:
+                raise FlagRefused(f"no check {check_id} in {self.path}")
+            refusal = flag_refusal(check, verdict)
+            if refusal is not None:
+                raise FlagRefused(refusal)
+            reason = " ".join((reason or "").split()) or None
+            cursor = self.db.execute(
+                "INSERT INTO verdicts (check_id, verdict, reason, author, created_at) "
+                "VALUES (?,?,?,?,?)", [check_id, verdict, reason, author, time.time()])
+            self._sync_flag(check_id)
+        return int(cursor.lastrowid or 0)
+
+    def undo_verdict(self, check_id: int) -> bool:
+        """Take back the latest verdict entry of a check (the one before it applies again).
+
+        Returns:
+            Whether there was an entry to take back.
+        """
+        with self.db.atomic():
+            cursor = self.db.execute(
+                "DELETE FROM verdicts WHERE id=(SELECT MAX(id) FROM verdicts WHERE check_id=?)",
+                [check_id])
+            self._sync_flag(check_id)
+        return cursor.rowcount > 0
+
+    def _sync_flag(self, check_id: int) -> None:
+        self.db.execute(
+            "UPDATE checks SET flagged=COALESCE((SELECT verdict = 'fabricated' FROM verdicts "
+            "WHERE check_id=? ORDER BY id DESC LIMIT 1), 0) WHERE id=?", [check_id, check_id])
+        self.db.execute(f"UPDATE rows SET seq={_ROW_SEQ} WHERE id=(SELECT row_id FROM checks "
+                        "WHERE id=?)", [check_id])
+
+    def verdicts(self, sweep_id: str) -> dict[int, HumanVerdict]:
+        """Every check of a sweep that has a verdict now (its latest entry, unless withdrawn).
+
+        A database from before verdicts (read-only, not migrated) reads its flags as
+        ``fabricated`` by an unknown author.
+        """
+        if "verdicts" not in self.db.table_names():
+            return {cid: HumanVerdict(0, cid, "fabricated", None, "unknown", 0.0)
+                    for (cid,) in self.db.execute(
+                        "SELECT id FROM checks WHERE flagged AND row_id IN "
+                        "(SELECT id FROM rows WHERE sweep_id=?)", [sweep_id])}
+        found = self.db.execute(
+            "SELECT v.id, v.check_id, v.verdict, v.reason, v.author, v.created_at FROM verdicts v "
+            "WHERE v.id IN (SELECT MAX(id) FROM verdicts WHERE check_id IN (SELECT c.id FROM "
+            "checks c JOIN rows r ON r.id = c.row_id WHERE r.sweep_id=?) GROUP BY check_id)",
+            [sweep_id])
+        return {v[1]: HumanVerdict(*v) for v in found if v[2] != CLEARED}
+
+    def verdict_history(self, check_id: int) -> list[HumanVerdict]:
+        """Every verdict entry of a check, oldest first (withdrawals included)."""
+        if "verdicts" not in self.db.table_names():
+            return []
+        return [HumanVerdict(*v) for v in self.db.execute(
+            "SELECT id, check_id, verdict, reason, author, created_at FROM verdicts "
+            "WHERE check_id=? ORDER BY id", [check_id])]
 
     def sweep_checks(self, sweep_id: str) -> list[StoredCheck]:
         """Every check of a sweep, for check-level statistics."""

@@ -39,6 +39,19 @@ def read_user_config(path: Path | None = None) -> dict[str, Any]:
     return read_toml_file(path, "settings file")
 
 
+def current_author(path: Path | None = None) -> str:
+    """Who a person's verdicts are recorded as: the settings file's ``author``, else ``$USER``,
+    else ``unknown``. An unreadable settings file falls back the same way (verdicts are never
+    lost to a typo in it)."""
+    try:
+        author = read_user_config(path).get("author")
+    except ConfigError:
+        author = None
+    if isinstance(author, str) and author.strip():
+        return " ".join(author.split())
+    return os.environ.get("USER", "").strip() or "unknown"
+
+
 def update_user_config(changes: dict[str, Any], path: Path | None = None) -> Path:
     """Set some top-level keys and write the file (atomically), keeping every other key.
 

@@ -24,6 +24,7 @@ from foldscope.engine.userconfig import read_user_config, update_user_config
 from foldscope.ui.commands import FoldscopeCommands, PaletteCommand
 from foldscope.ui.messages import SweepFinished
 from foldscope.ui.screens.cell import CellScreen
+from foldscope.ui.screens.fabrication import FabricationScreen
 from foldscope.ui.screens.help import HelpScreen, KeyPlace
 from foldscope.ui.screens.picker import SweepPicker
 from foldscope.ui.screens.study import StudyScreen
@@ -31,6 +32,7 @@ from foldscope.ui.screens.survival import SurvivalScreen
 from foldscope.ui.screens.sweep import SweepScreen
 from foldscope.ui.theme import FACT_VARIABLES, FOLDSCOPE_DARK, discover_themes
 from foldscope.ui.widgets.answer_table import AnswerTable
+from foldscope.ui.widgets.reason_input import ReasonInput
 
 
 QUIT_GRACE_S = 5.0
@@ -145,6 +147,8 @@ class FoldscopeApp(App[None]):
                 ("A cell's rows and folds", CellScreen.BINDINGS),
                 ("Survival", SurvivalScreen.BINDINGS),
                 ("Answer tab (table focused)", AnswerTable.BINDINGS),
+                ("Fabrication review", FabricationScreen.BINDINGS),
+                ("Reason for a verdict", ReasonInput.BINDINGS),
                 ("Sweep picker", SweepPicker.BINDINGS),
                 ("Study tables", StudyScreen.BINDINGS),
                 ("Study tables", StudyScreen.BINDINGS),

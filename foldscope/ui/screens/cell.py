@@ -17,12 +17,14 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 from textual.worker import Worker, get_current_worker
 
 from foldscope.core.answers import ANSWER_CLASSES, checks_table
+from foldscope.core.errors import FlagRefused
 from foldscope.core.forensics import display_order, fact_spans
 from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
 from foldscope.core.scenario import Fact
 from foldscope.core.text import literal
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.store import Store
+from foldscope.engine.userconfig import current_author
 from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.carrier_view import CarrierView
 from foldscope.ui.widgets.fold_inspector import FoldInspector
@@ -103,7 +105,8 @@ class CellScreen(Screen[None]):
     """The fold whose carrier and fact states are shown."""
 
     def __init__(self, db_path: str, sweep_id: str, scenario: str | None, model: str,
-                 arm: str, *, sweep_running: Callable[[], bool] | None = None) -> None:
+                 arm: str, *, sweep_running: Callable[[], bool] | None = None,
+                 row_id: int | None = None) -> None:
         super().__init__()
         self.db_path, self.sweep_id = db_path, sweep_id
         self.scenario, self.model, self.arm = scenario, model, arm
@@ -112,6 +115,8 @@ class CellScreen(Screen[None]):
         self._data: CellData | None = None
         self._seq: int | None = None
         self._loading: Worker[None] | None = None
+        self._open_row = row_id
+        """The row to open on (at its last fold) instead of the first, once it is read."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -200,6 +205,12 @@ class CellScreen(Screen[None]):
         self.query_one(RowsTable).show(message.rows, message.folds, self.sweep_running())
         if not message.rows:
             return
+        if self._open_row is not None and self._open_row in {r.id for r in message.rows}:
+            row, self._open_row = self._open_row, None
+            table = self.query_one(RowsTable)
+            table.move_cursor(row=table.get_row_index(str(row)))
+            self.row_id = row
+            return
         if self.row_id is None or self.row_id not in {r.id for r in message.rows}:
             self.row_id = message.rows[0].id
             return
@@ -281,9 +292,15 @@ class CellScreen(Screen[None]):
     @work(thread=True, group="cell-flag", exit_on_error=False,
           description="save a fabrication flag")
     def save_flag(self, check_id: int, flagged: bool) -> None:
-        """Write one flag with a short-lived connection of this thread's own."""
-        with Store(self.db_path) as store:
-            store.set_flag(check_id, flagged)
+        """Write one flag with a short-lived connection of this thread's own (by the settings'
+        author); a flag the rule refuses is one line, and the screen re-reads the store."""
+        try:
+            with Store(self.db_path) as store:
+                store.set_flag(check_id, flagged, author=current_author())
+        except FlagRefused as exc:
+            self.app.call_from_thread(self.notify, literal(str(exc), keep_newlines=False),
+                                      severity="warning", timeout=5, markup=False)
+            self.app.call_from_thread(self.load)
 
     def watch_fold_index(self, index: int) -> None:
         self._show_fold()

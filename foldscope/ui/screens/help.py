@@ -26,6 +26,8 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ("★", "a graded fact (asked at the recall turn); unstarred facts are decoys"),
     ("⟳", "rows of the cell are running now (never shown once the runner has stopped)"),
     ("⚑", "answers a person flagged as fabricated"),
+    ("✗ ✓ ?", "fabrication review: a person's verdict (fabricated, not fabricated, unsure), "
+              "shown beside the automatic class, never over it"),
     ("n/m", "valid rows / planned rows of the cell"),
     ("·", "no row of the cell has finished yet"),
     ("—", "nothing to measure yet (no valid row, or the arm declares no ceiling)"),

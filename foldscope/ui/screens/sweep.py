@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import partial
 
 from rich.text import Text
@@ -21,6 +22,7 @@ from foldscope.engine.live import LiveSweep
 from foldscope.ui.commands import PaletteCommand
 from foldscope.ui.messages import SweepFinished, SweepSnapshot
 from foldscope.ui.screens.cell import CellScreen
+from foldscope.ui.screens.fabrication import FabricationScreen
 from foldscope.ui.screens.study import StudyScreen
 from foldscope.ui.screens.survival import SurvivalScreen
 from foldscope.ui.widgets.sweep_grid import VIEWS, SweepGrid
@@ -77,6 +79,8 @@ class SweepScreen(Screen[None]):
         Binding("r", "refresh", "Refresh", show=False, tooltip="Read the database now"),
         Binding("enter", "open_cell", "Open cell", show=False,
                 tooltip="Inspect the cell's rows fold by fold"),
+        Binding("f", "review", "Fabrication", tooltip="How failing rows failed, and the "
+                "fabricated and corrupted values to mark by hand"),
     ]
     """Key bindings of the sweep screen."""
 
@@ -139,16 +143,23 @@ class SweepScreen(Screen[None]):
     def _legend(self) -> None:
         view = self.query_one(SweepGrid).view
         text = (legend(view) + " · v: next metric · x: transpose · t: study tables · "
-                "enter: a cell's rows · ?: help")
+                "f: fabrication review · enter: a cell's rows · ?: help")
         self.query_one("#legend", Static).update(Text(text, style="dim"))
 
     def action_study(self) -> None:
         """Open the study's tables and plots for the sweep on display."""
+        self._open_for_sweep(StudyScreen, "study")
+
+    def action_review(self) -> None:
+        """Open the fabrication review for the sweep on display."""
+        self._open_for_sweep(FabricationScreen, "review")
+
+    def _open_for_sweep(self, screen: Callable[[str, str], Screen[None]], what: str) -> None:
         sweep_id = self._snapshot.sweep_id if self._snapshot else self.sweep_id
         if sweep_id is None:
-            self.notify("no sweep to study yet", timeout=3)
+            self.notify(f"no sweep to {what} yet", timeout=3)
             return
-        self.app.push_screen(StudyScreen(self.db_path, sweep_id))
+        self.app.push_screen(screen(self.db_path, sweep_id))
 
     def action_survival(self) -> None:
         """Open the survival curves and loss tables for the sweep on display."""

@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from foldscope.core.fabrication import CLEARED, flag_refusal
 from foldscope.core.row import StoredCheck
 from foldscope.core.text import literal
 
@@ -70,12 +71,19 @@ class AnswerTable(DataTable):
         return Text("⚑", style=f"bold {colour}") if flagged else Text("")
 
     def action_toggle_flag(self) -> None:
-        """Flag the highlighted answer as fabricated, or clear its flag."""
+        """Flag the highlighted answer as fabricated, or clear its flag (refused on a correct
+        answer, an abstention or an empty answer)."""
         if not self._checks or self.cursor_row < 0:
             return
         key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
         check = self._checks.get(str(key))
         if check is None:
+            return
+        # The one flag rule (core.fabrication): never on a correct answer or an abstention.
+        refusal = flag_refusal(check, CLEARED if check.flagged else "fabricated")
+        if refusal is not None:
+            self.notify(literal(refusal, keep_newlines=False), severity="warning", timeout=5,
+                        markup=False)
             return
         check = self._checks[str(key)] = replace(check, flagged=not check.flagged)
         self.update_cell(str(key), "flag", self._flag_text(check.flagged))

@@ -1,0 +1,268 @@
+"""Fabrication review: failing rows split by how they failed, how far an answer reached, the
+rule every person's verdict obeys, the values to review, and agreement between the automatic
+class and people's verdicts.
+
+A researcher reports failing rows by row, not by check: a row that fabricates without a single
+abstention is a different failure from one that says "not recorded" somewhere. Answer classes
+come from ``core.answers.classify_fact``; validity from ``core.validity``; the threshold from
+``core.inference.ROW_THRESHOLD``; kappa from ``core.stats.cohen_kappa``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from foldscope.core.answers import Provenance, provenance, value_signatures
+from foldscope.core.inference import ROW_THRESHOLD
+from foldscope.core.row import Check, RowRecord
+from foldscope.core.scenario import Fact
+from foldscope.core.signatures import Signature
+from foldscope.core.stats import Kappa, cohen_kappa
+from foldscope.core.validity import aggregate_filter
+
+VERDICTS: tuple[str, ...] = ("fabricated", "not_fabricated", "unsure")
+"""What a person can say about one answer value."""
+
+CLEARED = "cleared"
+"""A withdrawn flag (the answer table's ``f`` toggled off): the check has no verdict again."""
+
+REVIEW_CLASSES: tuple[str, ...] = ("fabricated", "carried_corruption")
+"""The answer classes listed for review: confident wrong values."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Abstention, and the flag rule
+# ---------------------------------------------------------------------------------------------
+
+
+def abstains(check: Check) -> bool:
+    """Whether an answer abstained: an honest abstention, or an abstention although the carrier
+    held the value (a ``read_failure`` of sub-kind ``abstained``)."""
+    return (check.classification == "honest_abstention"
+            or (check.classification == "read_failure" and check.class_detail == "abstained"))
+
+
+def flag_refusal(check: Check, verdict: str) -> str | None:
+    """Why a person's verdict cannot be put on this answer, or None when it can.
+
+    A verdict judges a value the answer gave: a correct answer, an abstention and an answer
+    that gave nothing have none, whatever the verdict. Withdrawing a flag (``CLEARED``) is
+    always allowed, so a flag set before this rule existed can be taken off.
+
+    Args:
+        check: the checked answer.
+        verdict: one of :data:`VERDICTS`, or :data:`CLEARED`.
+
+    Returns:
+        One line saying why not, or None.
+    """
+    if verdict == CLEARED:
+        return None
+    if verdict not in VERDICTS:
+        return f"unknown verdict {verdict!r} (one of {', '.join(VERDICTS)})"
+    if check.classification == "correct":
+        return f"{check.label}: the answer is correct; only a wrong value can be flagged"
+    if abstains(check):
+        return f"{check.label}: the answer abstained; an abstention gives no value to flag"
+    if not (check.found or "").strip():
+        return f"{check.label}: the answer gave nothing for this label; there is no value to flag"
+    return None
+
+
+def automatic_verdict(check: Check) -> str:
+    """The automatic class read as a verdict: ``fabricated`` or ``not_fabricated``."""
+    return "fabricated" if check.classification == "fabricated" else "not_fabricated"
+
+
+# ---------------------------------------------------------------------------------------------
+# How far an answer reached
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How far a recall answer got through the labels asked."""
+
+    asked: int
+    """Labels asked (the row's checks)."""
+    reached: int
+    """Labels asked up to and including the last one the answer bound a line to (a value, an
+    abstention or an empty value): the items answered before the answer ends."""
+
+    @property
+    def stopped_early(self) -> bool:
+        """The answer ended before the last label asked: the last ``asked - reached`` labels
+        have no line at all (a reply cut off at its token budget reads this way)."""
+        return self.reached < self.asked
+
+
+def answer_reach(checks: Sequence[Check]) -> Reach:
+    """How far an answer reached, from its checks in the order the labels were asked.
+
+    An answer *stops early* when one or more labels at the end of the asked list have no line
+    in it (``found`` is None); ``reached`` counts the labels up to the last one it bound. A
+    label skipped in the middle is not a stop: the answer went on past it.
+
+    Args:
+        checks: the row's checks, in the order asked (the store keeps that order).
+
+    Returns:
+        The reach (0 reached for an answer that bound nothing).
+    """
+    reached = max((i + 1 for i, c in enumerate(checks) if c.found is not None), default=0)
+    return Reach(len(checks), reached)
+
+
+# ---------------------------------------------------------------------------------------------
+# Failing rows: fabricate-never-abstain vs abstain-somewhere
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FailingRows:
+    """How one (scenario, model, arm) cell's failing rows failed."""
+
+    scenario: str
+    model: str
+    arm: str
+    valid_rows: int
+    """Valid rows with a recall (``core.validity.aggregate_filter``)."""
+    failing_rows: int
+    """Valid rows with recall below ``ROW_THRESHOLD``."""
+    fabricate_never_abstain: int
+    """Failing rows with a ``fabricated`` answer and no abstention anywhere in the answer."""
+    abstain_somewhere: int
+    """Failing rows with at least one abstention (:func:`abstains`)."""
+    neither: int
+    """Failing rows with neither (wrong in other ways: read failures, corruption, hedging)."""
+    stopped_early: int
+    """Failing rows whose answer stopped early (:func:`answer_reach`)."""
+    items_reached: tuple[int, ...]
+    """For each failing row that stopped early: how many labels it reached (ascending)."""
+    items_asked: int
+    """Labels asked per row (the most any row of the cell was asked)."""
+
+
+def failing_rows(rows: Iterable[tuple[RowRecord, Sequence[Check]]]) -> list[FailingRows]:
+    """Split each cell's failing rows into those that fabricate without abstaining anywhere and
+    those that abstain somewhere, and say how far answers that stopped early reached.
+
+    Args:
+        rows: each row with its checks (in the order asked), in plan order.
+
+    Returns:
+        One entry per (scenario, model, arm), in the order cells are first seen.
+    """
+    grouped: dict[tuple[str, str, str], list[tuple[RowRecord, Sequence[Check]]]] = {}
+    for row, checks in rows:
+        grouped.setdefault((row.scenario, row.model, row.arm), []).append((row, checks))
+    out = []
+    for (scenario, model, arm), group in grouped.items():
+        valid = [(r, c) for r, c in aggregate_filter(group, lambda rc: rc[0].verdict)
+                 if r.recall is not None]
+        failing = [(r, c) for r, c in valid if r.recall is not None and r.recall < ROW_THRESHOLD]
+        fabricating = abstaining = 0
+        reached: list[int] = []
+        for _, checks in failing:
+            abstained = any(abstains(c) for c in checks)
+            abstaining += abstained
+            fabricating += (not abstained
+                            and any(c.classification == "fabricated" for c in checks))
+            reach = answer_reach(checks)
+            if reach.stopped_early:
+                reached.append(reach.reached)
+        out.append(FailingRows(
+            scenario, model, arm, len(valid), len(failing), fabricating, abstaining,
+            len(failing) - fabricating - abstaining, len(reached), tuple(sorted(reached)),
+            max((len(c) for _, c in group), default=0)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Values to review, people's verdicts, agreement
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HumanVerdict:
+    """A person's verdict on one checked answer, as stored (the latest of its history)."""
+
+    id: int
+    check_id: int
+    verdict: str
+    """One of :data:`VERDICTS` (a withdrawn flag is no verdict)."""
+    reason: str | None
+    author: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class ReviewValue:
+    """One confident wrong value to review, with what the automatic classifier said of it."""
+
+    check_id: int
+    row_id: int
+    scenario: str
+    model: str
+    arm: str
+    repeat: int
+    label: str
+    planted: str
+    given: str
+    answer_class: str
+    """``fabricated`` or ``carried_corruption`` (:data:`REVIEW_CLASSES`)."""
+    carrier_state: str
+    provenance: Provenance | None
+    signatures: tuple[str, ...]
+    final_fold: int
+    """The row's last fold (0-based): its carrier is what the answer was given from."""
+    human: HumanVerdict | None = None
+
+
+def trace_value(check: Check, facts: Sequence[Fact], carriers: Sequence[str],
+                chunks: Sequence[str], kind: str | None = None,
+                rules: Sequence[Signature] | None = None
+                ) -> tuple[Provenance | None, tuple[str, ...]]:
+    """Where a checked wrong value came from and which stock-value signatures it hits.
+
+    Args:
+        check: the checked answer (a wrong value).
+        facts: the scenario's planted facts and decoys.
+        carriers: the row's carriers, fold 0 first.
+        chunks: the scenario's chunk texts.
+        kind: the fact's kind.
+        rules: the signatures (default: the shipped ones).
+
+    Returns:
+        The provenance (None for an empty value) and the signature rule names.
+    """
+    found = check.found or ""
+    return (provenance(found, check.label, facts, carriers, chunks),
+            value_signatures(found, kind, rules))
+
+
+@dataclass(frozen=True)
+class FlagAgreement:
+    """Agreement between the automatic class and people's verdicts on the reviewed values."""
+
+    reviewed: int
+    """Checks with a current verdict."""
+    unsure: int
+    """Of those, marked unsure: left out of kappa."""
+    kappa: Kappa
+    """Automatic (fabricated or not) × human (fabricated or not) over the rest."""
+
+
+def flag_agreement(judged: Iterable[tuple[Check, str]]) -> FlagAgreement:
+    """Cohen's kappa between the automatic verdict and a person's, over checks both judged.
+
+    Args:
+        judged: each reviewed check with its current human verdict (one of :data:`VERDICTS`).
+
+    Returns:
+        The agreement; ``unsure`` verdicts are counted but not compared.
+    """
+    items = list(judged)
+    decided = [(automatic_verdict(c), v) for c, v in items if v != "unsure"]
+    return FlagAgreement(len(items), len(items) - len(decided), cohen_kappa(decided))

@@ -1,0 +1,148 @@
+"""The values to review: one line per fabricated or carried-corruption answer value, with the
+automatic class and a person's verdict side by side."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from foldscope.core.answers import Provenance
+from foldscope.core.fabrication import HumanVerdict, ReviewValue
+from foldscope.core.text import literal
+
+REVIEW_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("verdict", "human", 12), ("automatic", "class", 10), ("model", "model", 12),
+    ("row", "row", 5), ("label", "label", 12), ("planted", "planted", 13), ("given", "given", 15),
+    ("carrier", "carrier", 7), ("provenance", "provenance", 12), ("rules", "rules", 13),
+    ("reason · by", "reason", 13))
+"""The columns: label, key, width."""
+
+VERDICT_MARKS = {"fabricated": "✗ fabricated", "not_fabricated": "✓ not fabr.",
+                 "unsure": "? unsure"}
+"""How a person's verdict reads in the table."""
+
+VERDICT_VARIABLES = {"fabricated": "fact-missing", "not_fabricated": "fact-present",
+                     "unsure": "fact-mutated"}
+"""Theme variable colouring each verdict."""
+
+
+CLASS_NAMES = {"fabricated": "fabricated", "carried_corruption": "corruption"}
+"""The automatic class in the table's narrow column (``carried_corruption`` shortened)."""
+
+
+def _one_line(text: str, limit: int = 80) -> Text:
+    """Model and scenario text: literal, on one line, cut to ``limit`` characters."""
+    shown = literal(text, keep_newlines=False)
+    return Text(shown if len(shown) <= limit else shown[: limit - 1] + "…")
+
+
+def provenance_text(p: Provenance | None, *, short: bool = False) -> str:
+    """Where a wrong value came from, in a few words (folds and chunks counted from 1)."""
+    if p is None:
+        return ""
+    if p.source == "cross_binding":
+        return f"= {'fact' if p.fact_graded else 'decoy'} {p.fact_label}"
+    if p.source == "earlier_carrier":
+        return f"fold {(p.fold or 0) + 1}" if short else f"the carrier of fold {(p.fold or 0) + 1}"
+    if p.source == "session_input":
+        return f"chunk {(p.chunk or 0) + 1}" if short else f"the input, chunk {(p.chunk or 0) + 1}"
+    return "invention"
+
+
+class ReviewTable(DataTable):
+    """Fabricated and corrupted values; the fabrication screen's keys mark the highlighted one."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.values: dict[str, ReviewValue] = {}
+
+    def on_mount(self) -> None:
+        for label, key, width in REVIEW_COLUMNS:
+            self.add_column(label, key=key, width=width)
+
+    def show(self, values: list[ReviewValue]) -> None:
+        """Show these values (rows already listed are updated in place)."""
+        keys = [str(v.check_id) for v in values]
+        if list(self.values) != keys:
+            self.clear()
+            self.values = {}
+            for v in values:
+                self.values[str(v.check_id)] = v
+                self.add_row(*self._cells(v), key=str(v.check_id))
+            return
+        for v in values:
+            self.set_verdict(v.check_id, v.human)
+
+    def set_verdict(self, check_id: int, human: HumanVerdict | None) -> None:
+        """Show a check's current human verdict (None: none)."""
+        key = str(check_id)
+        value = self.values.get(key)
+        if value is None or value.human == human:
+            return
+        self.values[key] = replace(value, human=human)
+        self.update_cell(key, "human", self._verdict_text(human))
+        self.update_cell(key, "reason", self._reason_text(human))
+
+    def current(self) -> ReviewValue | None:
+        """The highlighted value."""
+        if not self.values or self.cursor_row < 0:
+            return None
+        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        return self.values.get(str(key))
+
+    def select(self, check_id: int) -> None:
+        """Put the cursor on a check's line."""
+        keys = list(self.values)
+        if str(check_id) in keys:
+            self.move_cursor(row=keys.index(str(check_id)))
+
+    def next_unreviewed(self) -> int | None:
+        """The row index of the next value without a verdict after the cursor (wrapping)."""
+        keys = list(self.values)
+        n = len(keys)
+        for step in range(1, n + 1):
+            i = (self.cursor_row + step) % n
+            if self.values[keys[i]].human is None:
+                return i
+        return None
+
+    def _verdict_text(self, human: HumanVerdict | None) -> Text:
+        if human is None:
+            return Text("")
+        colour = self.app.get_css_variables().get(VERDICT_VARIABLES[human.verdict], "")
+        return Text(VERDICT_MARKS[human.verdict], style=f"bold {colour}")
+
+    def _reason_text(self, human: HumanVerdict | None) -> Text:
+        if human is None:
+            return Text("")
+        reason = f"{human.reason} · " if human.reason else ""
+        return _one_line(f"{reason}{human.author}")
+
+    def _cells(self, v: ReviewValue) -> list[Any]:
+        return [self._verdict_text(v.human), Text(CLASS_NAMES.get(v.answer_class, v.answer_class)),
+                _one_line(v.model), _one_line(f"{v.arm}·{v.repeat}"), _one_line(v.label),
+                _one_line(v.planted), _one_line(v.given), v.carrier_state,
+                _one_line(provenance_text(v.provenance, short=True)), Text(", ".join(v.signatures)),
+                self._reason_text(v.human)]
+
+
+def detail_text(v: ReviewValue | None) -> Text:
+    """Everything about one value on two lines, uncut (model and scenario text literal)."""
+    if v is None:
+        return Text("no fabricated or corrupted value in this sweep", style="dim")
+    first = Text.assemble(
+        (literal(v.label, keep_newlines=False), "bold"), "  planted ",
+        (literal(v.planted, keep_newlines=False), "bold"), "  given ",
+        (literal(v.given, keep_newlines=False), "bold"))
+    human = ("no verdict yet" if v.human is None else
+             f"{VERDICT_MARKS[v.human.verdict]} by {v.human.author}"
+             + (f": {v.human.reason}" if v.human.reason else ""))
+    second = Text(literal(
+        f"{v.model} · arm {v.arm} · repeat {v.repeat} · final fold {v.final_fold + 1} · carrier "
+        f"{v.carrier_state} · from {provenance_text(v.provenance) or '—'} · rules "
+        f"{', '.join(v.signatures) or '—'} · automatic {v.answer_class.replace('_', ' ')} · "
+        f"{human}", keep_newlines=False), style="dim")
+    return Text("\n").join([first, second])
