@@ -190,3 +190,20 @@ async def test_survival_screen_opens_from_the_sweep_screen(garbled):
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, SurvivalScreen)
+
+
+async def test_a_chunk_that_cannot_be_regenerated_says_so(garbled):
+    from foldscope.ui.widgets.chunk_view import ChunkView
+
+    db, sweep_id = garbled
+    row = _row(db, sweep_id, "sim/garbler", "j")
+    app = FoldscopeApp(str(db), sweep_id=sweep_id)
+    async with app.run_test(size=(180, 50)) as pilot:
+        screen = await _open_cell(app, pilot, row)
+        await pilot.press("c")
+        chunk = screen.query_one(ChunkView)
+        chunk.show_chunks("no-such-scenario", 0, 0)  # e.g. its file was removed since the run
+        await wait_until(pilot, lambda: chunk.plain_lines[:1] and chunk.plain_lines[0]
+                         .startswith("cannot regenerate this fold's input"),
+                         "the chunk pane to name the failure")
+        assert "no-such-scenario" in chunk.plain_lines[0]

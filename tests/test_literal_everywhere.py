@@ -112,6 +112,22 @@ async def test_hostile_text_is_inert_on_every_screen(hostile_db):
         await pilot.press("o")
         await pilot.pause()
         assert_inert(app, "cell: folds again")
+        await pilot.press("c")  # the input chunk beside the carrier, regenerated
+        await wait_group(app, "chunk-load")
+        await pilot.pause()
+        assert_inert(app, "cell: input chunk")
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("l")
+        await pilot.pause()
+        await wait_group(app, "survival-load")
+        await pilot.pause()
+        await pilot.press("m")  # one model's curves: its (hostile) id in the title
+        await pilot.pause()
+        assert_inert(app, "survival")
+        assert "[red]faithful[/red]" in screen_text(app)[0]
+        await pilot.press("escape")
+        await pilot.pause()
 
         await pilot.press("f1")
         await pilot.pause()

@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.survival import NEVER_LOST, DeathTable, pool_by_arm
 from foldscope.core.text import literal
@@ -98,6 +98,15 @@ class SurvivalScreen(Screen[None]):
         self._draw()
         _fill(self.query_one("#by-chunk", DataTable), message.forensics.deaths, "chunk")
         _fill(self.query_one("#by-kind", DataTable), message.forensics.deaths, "kind")
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        """A read that failed (a scenario that cannot be loaded...) says so in one line."""
+        if event.worker.group == "survival-load" and event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.query_one("#survival-title", Static).update(Text(literal(
+                f"could not read the sweep's timelines: {error}", keep_newlines=False),
+                style="bold"))
 
     def action_next_model(self) -> None:
         """Cycle: every model pooled, then each model alone."""

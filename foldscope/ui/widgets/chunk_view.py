@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from textual import work
+from textual import on, work
 from textual.message import Message
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.forensics import fact_spans
 from foldscope.core.scenario import Fact
+from foldscope.core.text import literal
 from foldscope.engine.loader import load_scenario
 from foldscope.ui.widgets.literal_lines import LiteralLines, StyledLine, styled_lines
 
@@ -67,6 +68,15 @@ class ChunkView(LiteralLines):
             lines.extend(styled_lines(sc.chunks[index].text, _spans(sc.chunks[index].text, facts)))
         key = (scenario, first, last)
         self.app.call_from_thread(self._done, lines, key)
+
+    @on(Worker.StateChanged)
+    def _failed(self, event: Worker.StateChanged) -> None:
+        """The chunk could not be regenerated (its scenario file changed or went away)."""
+        if event.worker.group == "chunk-load" and event.state == WorkerState.ERROR:
+            self.shown = None
+            self.set_lines([StyledLine(literal(
+                f"cannot regenerate this fold's input: {event.worker.error}",
+                keep_newlines=False), (), "chunk-view--rule")])
 
     def _done(self, lines: list[StyledLine], key: tuple[str, int, int]) -> None:
         self.shown = key
