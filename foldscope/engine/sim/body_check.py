@@ -4,6 +4,7 @@ mistyped body gets a 400 naming the parameter instead of crashing the endpoint."
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,18 +68,22 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+# One C-speed scan per string: a per-character Python test cost ~20 ms per 100k-character body.
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
 def _lone_surrogate(value: Any, path: str) -> str | None:
     """The path of the first string (key or value) holding a lone UTF-16 surrogate, or None."""
     stack: list[tuple[Any, str]] = [(value, path)]
     while stack:
         item, where = stack.pop()
         if isinstance(item, str):
-            if not item.isascii() and any("\ud800" <= c <= "\udfff" for c in item):
+            if not item.isascii() and _SURROGATE_RE.search(item):
                 return where
         elif isinstance(item, dict):
             for key, sub in item.items():
                 sub_path = f"{where}.{key}" if where else str(key)
-                if any("\ud800" <= c <= "\udfff" for c in key):
+                if not key.isascii() and _SURROGATE_RE.search(key):
                     return where or "(body)"
                 stack.append((sub, sub_path))
         elif isinstance(item, list):
