@@ -906,11 +906,13 @@ def is_abstention(found: str | None, markers: AnswerMarkers | None = None) -> bo
         rx.abstention.sub(" ", core)) and not any(ch.isdigit() for ch in rx.abstention.sub(" ", core))
 
 
+@lru_cache(maxsize=4096)
 def split_unit(expected: str) -> tuple[str, str] | None:
     """Split ``19 shards`` / ``2026-07-14 01:26 UTC`` into (number part, first unit word).
 
     None when the value is not ``<number part> <unit words>``. The unit diagnostic and the
-    near-miss ``unit_dropped`` rule (``core.nearmiss``) both split values here.
+    near-miss ``unit_dropped`` rule (``core.nearmiss``) both split values here (memoised: the
+    near-miss search asks once per candidate, always about the same few planted values).
     """
     parts = normalize(expected).split()
     cut = len(parts)

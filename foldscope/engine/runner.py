@@ -522,8 +522,9 @@ class SweepRunner:
         histories: Sequence[FactHistory] = ()
         if last is not None:
             histories = store.fact_histories(row.id)
-            if len(histories) != len(inputs.scenario.facts):  # folded before schema 8
-                histories = stored_timeline(store.folds(row.id), inputs.scenario.facts).facts
+        written = histories  # the courses the table holds: each commit rewrites only changes
+        if last is not None and len(histories) != len(inputs.scenario.facts):  # before schema 8
+            histories = stored_timeline(store.folds(row.id), inputs.scenario.facts).facts
         cursor = FoldCursor.resume(last, histories)
         chunks = len(inputs.scenario.chunks)
         seed = s.request_seed(cfg.seed, row.repeat)  # None: no seed is sent (the default)
@@ -544,7 +545,8 @@ class SweepRunner:
                                          cost_usd=reply.cost_usd)
                     self._account(reply)
                     continue
-                store.commit_fold(row.id, fold, cursor.histories)
+                store.commit_fold(row.id, fold, cursor.histories, written)
+                written = cursor.histories
                 self._account(reply)
                 self.totals.folds += 1
                 self._emit(FoldCommitted(row=row.id, fold=fold.fold_index,

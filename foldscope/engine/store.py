@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import os
 import sqlite3
 import time
@@ -293,6 +294,14 @@ _REPLY_AT = _FOLD_COLUMNS.index("reply")
 _HISTORY_COLUMNS = ("label", "value", "graded", "chunk", "planted_fold", "first_carried_fold",
                     "lost_fold", "returned", "final_state", "final_altered", "final_rule")
 """The ``fact_histories`` columns of one fact's course (``core.forensics.FactHistory``)."""
+
+_HISTORY_GETTER = operator.attrgetter(*_HISTORY_COLUMNS)
+
+
+def _history_values(history: FactHistory) -> tuple[Any, ...]:
+    """One course's column values (booleans as 0/1)."""
+    return tuple(int(v) if isinstance(v, bool) else v for v in _HISTORY_GETTER(history))
+
 
 _ROW_SEQ = "(SELECT COALESCE(MAX(seq), 0) + 1 FROM rows)"
 _FOLD_SEQ = "(SELECT COALESCE(MAX(seq), 0) + 1 FROM folds)"
@@ -800,7 +809,8 @@ class Store:
                         f"seq={_ROW_SEQ} WHERE id=?", [time.time(), row_id])
 
     def commit_fold(self, row_id: int, fold: FoldRecord,
-                    histories: Sequence[FactHistory] = ()) -> None:
+                    histories: Sequence[FactHistory] = (),
+                    stored: Sequence[FactHistory] = ()) -> None:
         """Commit one fold, its facts' courses so far and its row's advance, atomically.
 
         The fold's unique (row, index) key makes a duplicate commit fail loudly rather than
@@ -810,6 +820,10 @@ class Store:
             row_id: the row.
             fold: the fold's record.
             histories: every planted fact's course after this fold (``core.row.advance``).
+            stored: the row's courses as the table holds them before this fold (what the
+                previous commit wrote), when the caller knows; only courses that differ from
+                them are written (most facts' courses do not change in a fold). Empty, or of
+                another length: every course is written.
         """
         cols = ", ".join(_FOLD_COLUMNS)
         marks = ", ".join("?" for _ in _FOLD_COLUMNS)
@@ -834,18 +848,19 @@ class Store:
                  fold.completion_tokens or 0, fold.est_prompt_tokens, fold.cost_usd or 0.0,
                  int(fold.simulated), int(fold.cached), row_id])
             if histories:
-                self._write_histories(conn, row_id, histories)
+                self._write_histories(conn, row_id, histories, stored)
 
     def _write_histories(self, conn: sqlite3.Connection, row_id: int,
-                         histories: Sequence[FactHistory]) -> None:
+                         histories: Sequence[FactHistory],
+                         stored: Sequence[FactHistory] = ()) -> None:
         cols = ", ".join(_HISTORY_COLUMNS)
         marks = ", ".join("?" for _ in _HISTORY_COLUMNS)
+        changed = (enumerate(histories) if len(stored) != len(histories) else
+                   ((i, h) for i, (h, old) in enumerate(zip(histories, stored)) if h != old))
         conn.executemany(
             f"INSERT OR REPLACE INTO fact_histories (row_id, position, {cols}) "
             f"VALUES (?, ?, {marks})",
-            [(row_id, i, *(int(v) if isinstance(v, bool) else v
-                           for v in (getattr(h, c) for c in _HISTORY_COLUMNS)))
-             for i, h in enumerate(histories)])
+            [(row_id, i, *_history_values(h)) for i, h in changed])
 
     def fact_histories(self, row_id: int) -> list[FactHistory]:
         """A row's stored fact courses in planting order (none before schema 6 or any fold)."""
