@@ -711,6 +711,7 @@ _COMPETING = {
 """For each identifier kind, the kinds whose tokens are competing candidates for such a value."""
 
 
+@lru_cache(maxsize=1024)  # pure; asked for every graded fact of every row
 def competing_kinds(value: str, tag: str | None = None) -> frozenset[str]:
     """The identifier kinds that compete with a value: the value's own kind and its tag's.
 
@@ -784,6 +785,14 @@ def _blank(text: str, spans: Iterable[tuple[int, int]], fill: str) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=256)
+def _rival_order(rivals: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The distinct rivals, normalised, longest first, each with its words (memoised: a
+    scenario asks the same rivals for every label of every row)."""
+    order = sorted({normalize(r).strip() for r in rivals}, key=len, reverse=True)
+    return tuple((rival, tuple(rival.split())) for rival in order)
+
+
 def judge_value(found: str | None, value: str, *, tag: str | None = None,
                 rivals: Iterable[str] = (), markers: AnswerMarkers | None = None) -> Judgement:
     """Judge one label's answer against its planted value: one value per label.
@@ -842,9 +851,11 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
     # Competing candidates: other planted values, then tokens of the value's kinds or shape.
     competitors: list[str] = []
     spans: list[tuple[int, int]] = []
-    for rival in sorted({normalize(r).strip() for r in rivals}, key=len, reverse=True):
+    for rival, words in _rival_order(tuple(rivals)):
         if not rival or rival in norm_value:
             continue
+        if not all(word in rest for word in words):
+            continue  # a whole-token match needs every word of the rival (most are absent)
         for start, end in token_spans(rest, rival):
             if not any(s < end and start < e for s, e in spans):
                 spans.append((start, end))
