@@ -190,3 +190,30 @@ def test_version_2_answer_classes_migrate_by_what_the_carrier_held(tmp_path):
                    ("c", "read_failure", "nothing", "present"), ("d", "fabricated", None, "missing"),
                    ("e", "read_failure", "other_value", "present"),
                    ("f", "fabricated", None, "missing")]
+
+
+def test_a_fold_commit_rewrites_only_the_courses_that_changed(tmp_path):
+    from dataclasses import replace
+
+    from foldscope.core.forensics import FactHistory
+
+    first = [FactHistory(f"f{i}", f"v{i}", True, 0, 0, 0, None, False, "present")
+             for i in range(3)]
+    later = [first[0], replace(first[1], lost_fold=1, final_state="missing"), first[2]]
+    with Store(tmp_path / "h.sqlite") as store:
+        _plan(store)
+        row_id = store.rows("s1")[0].id
+        store.commit_fold(row_id, _fold(0), first)
+        statements: list[str] = []
+        store.db.conn.set_trace_callback(statements.append)
+        store.commit_fold(row_id, _fold(1), later, first)
+        store.db.conn.set_trace_callback(None)
+        assert store.fact_histories(row_id) == later
+        # One course changed: one row written (executemany traces each statement it runs).
+        assert sum("fact_histories" in s for s in statements) == 1
+        statements.clear()
+        store.db.conn.set_trace_callback(statements.append)
+        store.commit_fold(row_id, _fold(2), later[::-1], ())  # nothing known stored: all written
+        store.db.conn.set_trace_callback(None)
+        assert store.fact_histories(row_id) == later[::-1]
+        assert sum("fact_histories" in s for s in statements) == 3
