@@ -13,6 +13,10 @@ Prints and writes to ``bench-results.json``:
   4 Hz) on a 10,000-row database while a runner appends to it: the median over the run (the
   first, full read that fills the grid is reported beside it as ``first_poll_ms``);
 - ``watch_slowdown``: wall time of the same full-speed sweep run in the TUI (Pilot) ÷ headless;
+- ``keystroke_ms_p95``: key → repaint under Pilot while a sweep runs at full speed in the TUI's
+  worker thread (``v`` and the arrows in turn; from the key press to the first frame the
+  compositor renders after the key's action ran), the worse p95 of two sweeps: the small
+  ``watch_slowdown`` sweep and a 10,000-row sweep whose last 400 rows are still to run;
 - ``peak_rss_mb`` / ``db_bytes_per_fold``: peak resident memory of a 1,000-row sweep and the
   database size it leaves, per fold.
 
@@ -211,6 +215,113 @@ def measure_tui_wall() -> dict[str, float]:
     return {"wall_s": wall}
 
 
+KEYS = ("v", "down", "right", "up", "left")
+"""Keys pressed in turn: each changes the screen (a metric, or the grid cursor's cell)."""
+
+
+async def _keystrokes(app: Any, presses: int, think_s: float = 0.05) -> list[float]:
+    """Press ``KEYS`` in turn while the app's sweep runs; ms from each press to the first frame
+    rendered after its action ran."""
+    from foldscope.ui.screens.sweep import SweepScreen
+    from foldscope.ui.widgets.sweep_grid import SweepGrid
+
+    frames: list[float] = []
+    display = app._display
+
+    def timed_display(screen: Any, renderable: Any) -> None:
+        if renderable is not None:
+            frames.append(time.perf_counter())  # the compositor has rendered this frame
+        display(screen, renderable)
+
+    app._display = timed_display
+    acted: list[float] = []
+    screen = app.screen
+    assert isinstance(screen, SweepScreen)
+    grid = screen.query_one(SweepGrid)
+    for name in ("action_next_view",):
+        original = getattr(screen, name)
+        setattr(screen, name, lambda *a, _o=original: (_o(*a), acted.append(time.perf_counter())))
+    for name in ("action_cursor_down", "action_cursor_up", "action_cursor_left",
+                 "action_cursor_right"):
+        original = getattr(grid, name)
+        setattr(grid, name, lambda *a, _o=original: (_o(*a), acted.append(time.perf_counter())))
+    sweep = next(w for w in app.workers if w.group == "sweep")
+    times: list[float] = []
+    for i in range(presses):
+        if sweep.is_finished:
+            break
+        before = len(acted)
+        t0 = time.perf_counter()
+        # The key goes in as the terminal driver sends it: a Key event to the app.
+        app.post_message(_key_event(KEYS[i % len(KEYS)]))
+        deadline = t0 + 2.0
+        while time.perf_counter() < deadline:
+            if len(acted) > before and any(f > acted[before] for f in frames[-5:]):
+                break
+            await asyncio.sleep(0.0005)
+        if len(acted) > before:
+            frame = next((f for f in frames if f > acted[before]), time.perf_counter())
+            times.append(1000 * (frame - t0))
+        await asyncio.sleep(think_s)  # a person's pause between keys; the sweep runs on
+    return times
+
+
+def _key_event(key: str) -> Any:
+    from textual import events
+
+    return events.Key(key, None if len(key) > 1 else key)
+
+
+def _p95(times: list[float]) -> float:
+    ordered = sorted(times)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))] if ordered else float("nan")
+
+
+def measure_keystrokes(kind: str) -> dict[str, float]:
+    """Key → repaint in the TUI while a sweep runs at full speed (``small`` or ``10k`` rows)."""
+    from foldscope.engine.launch import prepare_sweep
+    from foldscope.engine.loader import load_scenario
+    from foldscope.engine.runner import SweepRunner
+    from foldscope.engine.store import Store
+    from foldscope.ui.app import FoldscopeApp
+    from foldscope.ui.widgets.sweep_grid import SweepGrid
+
+    load_scenario("smoke")
+
+    async def watch(db: Path, sweep_id: str) -> tuple[list[float], float]:
+        app = FoldscopeApp(str(db), sweep_id=sweep_id, run=True, latency_scale=0.0)
+        async with app.run_test(size=(160, 45)) as pilot:
+            t0 = time.perf_counter()
+            while not app.screen.query(SweepGrid) or not app.screen.query_one(SweepGrid).row_count:
+                await pilot.pause()  # the first poll (a full read) fills the grid
+            first = time.perf_counter() - t0
+            times = await _keystrokes(app, presses=400)
+            return times, first
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "keys.sqlite"
+        if kind == "small":
+            sweep_id = prepare_sweep(db, _watch_definition(), "bench", fresh=True).sweep_id
+        else:
+            arms = ALL_ARMS[:10]
+            data = _definition(arms, 10_000 // (len(arms) * len(MODELS)),
+                               [{"id": m} for m in MODELS], concurrency=8)
+            data["sweep"]["scenario"] = "smoke"
+            donor_sweep = prepare_sweep(db, _definition(["j"], 1, [{"id": MODELS[0]}], 1) | {
+                "sweep": {"name": "donor", "scenario": "smoke", "arms": ["j"], "seed": 1}},
+                "bench")
+            asyncio.run(SweepRunner(db, donor_sweep.sweep_id, latency_scale=0.0).run())
+            with Store(db, readonly=True) as store:
+                donor = store.rows(donor_sweep.sweep_id)[0].id
+            sweep_id = prepare_sweep(db, data, "bench", fresh=True).sweep_id
+            _fill_finished(db, sweep_id, donor, keep_planned=400)
+        times, first = asyncio.run(watch(db, sweep_id))
+    times.sort()
+    return {"presses": len(times), "first_fill_s": first,
+            "keystroke_ms_median": times[len(times) // 2] if times else float("nan"),
+            "keystroke_ms_p95": _p95(times), "keystroke_ms_max": times[-1] if times else 0.0}
+
+
 def measure_memory(rows: int) -> dict[str, float]:
     """A 1,000-row sweep at full speed: peak RSS and database bytes per fold."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -248,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
               "poll": lambda: measure_poll(10_000),
               "headless": measure_headless_wall,
               "tui": measure_tui_wall,
+              "keys": lambda: measure_keystrokes(rest[0]),
               "memory": lambda: measure_memory(int(rest[0]))}[args.child]
         print(json.dumps(fn()))
         return 0
@@ -273,6 +385,14 @@ def main(argv: list[str] | None = None) -> int:
     slowdown = tui["wall_s"] / headless["wall_s"]
     print(f"  watch slowdown        {slowdown:8.3f}      (target ≤ 1.05; {headless['rows']} rows "
           f"at full speed: TUI {tui['wall_s']:.1f} s, headless {headless['wall_s']:.1f} s)")
+    keys = {kind: _child("keys", [kind]) for kind in ("small", "10k")}
+    keystroke = max(k["keystroke_ms_p95"] for k in keys.values())
+    print(f"  keystroke → repaint   {keystroke:8.1f} ms   (target p95 ≤ 50 ms; v and arrows "
+          f"while a sweep runs at full speed: small sweep p95 "
+          f"{keys['small']['keystroke_ms_p95']:.1f} ms (median "
+          f"{keys['small']['keystroke_ms_median']:.1f}, {keys['small']['presses']} keys), "
+          f"10k rows p95 {keys['10k']['keystroke_ms_p95']:.1f} ms (median "
+          f"{keys['10k']['keystroke_ms_median']:.1f}, {keys['10k']['presses']} keys))")
     mem = _child("memory", [str(args.memory_rows)])
     print(f"  peak RSS              {mem['peak_rss_mb']:8.1f} MB   (target ≤ 200 MB; "
           f"{mem['rows']} rows, {mem['folds']} folds, {mem['wall_s']:.0f} s)")
@@ -284,10 +404,12 @@ def main(argv: list[str] | None = None) -> int:
                    few["latency_efficiency_few_sequences"], 4),
                "poll_ms_10k_rows": round(poll["poll_ms_10k_rows"], 3),
                "watch_slowdown": round(slowdown, 4),
+               "keystroke_ms_p95": round(keystroke, 1),
                "peak_rss_mb": round(mem["peak_rss_mb"], 1),
                "db_bytes_per_fold": round(mem["db_bytes_per_fold"], 1),
                "detail": {"cpu": cpu, "latency": lat, "few_sequences": few, "poll": poll,
-                          "watch": {"headless": headless, "tui": tui}, "memory": mem,
+                          "watch": {"headless": headless, "tui": tui}, "keystrokes": keys,
+                          "memory": mem,
                           "python": sys.version.split()[0], "cpus": os.cpu_count()}}
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)

@@ -55,11 +55,12 @@ class SweepScreen(Screen[None]):
     DEFAULT_CSS = """
     SweepScreen {
         #body { padding: 0 1; }
-        #title { margin: 1 0 0 0; }
+        #title { margin: 1 0 0 0; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
         #progress { margin: 1 0 0 0; }
-        #status { color: $text-muted; margin: 0 0 1 0; }
+        #status { color: $text-muted; margin: 0 0 1 0; height: 1; text-wrap: nowrap;
+                  text-overflow: ellipsis; }
         #warnings { color: $warning; margin: 0 0 1 0; display: none; }
-        #legend { margin: 1 0 0 0; }
+        #legend { margin: 1 0 0 0; height: 2; }
     }
     """
 
@@ -144,7 +145,8 @@ class SweepScreen(Screen[None]):
         view = self.query_one(SweepGrid).view
         text = (legend(view) + " · v: next metric · x: transpose · t: study tables · "
                 "f: fabrication review · enter: a cell's rows · ?: help")
-        self.query_one("#legend", Static).update(Text(text, style="dim"))
+        # Two lines, fixed: a new legend repaints without a layout pass.
+        self.query_one("#legend", Static).update(Text(text, style="dim"), layout=False)
 
     def action_study(self) -> None:
         """Open the study's tables and plots for the sweep on display."""
@@ -236,11 +238,15 @@ class SweepScreen(Screen[None]):
         self.query_one("#warnings", Static).display = bool(warnings)
         self._set("#warnings", Text("\n".join(warnings)))
 
+    FIXED = frozenset({"#title", "#status"})
+    """Lines of a fixed height: updating them never needs a layout pass (polls and keys stay
+    cheap while a sweep runs)."""
+
     def _set(self, selector: str, text: Text) -> None:
         """Update a line only when its text changed (a redraw costs the runner's thread time)."""
         if self._shown.get(selector) != text:
             self._shown[selector] = text
-            self.query_one(selector, Static).update(text)
+            self.query_one(selector, Static).update(text, layout=selector not in self.FIXED)
 
     @on(SweepFinished)
     def sweep_finished(self, message: SweepFinished) -> None:

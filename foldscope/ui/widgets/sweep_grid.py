@@ -18,6 +18,9 @@ from foldscope.core.text import literal
 VIEWS: tuple[str, ...] = (*(m.name for m in METRICS), "answers")
 """What a grid cell can show: each metric, then the answer classes; ``v`` cycles them."""
 
+CELL_WIDTH = 26
+"""Characters per cell: recall with its interval, valid/planned and the running mark."""
+
 ROLES: tuple[str, ...] = ("good", "fair", "poor", "none", "muted", "running", "flag")
 """Style roles a cell's parts take; each is a component class coloured by a theme variable."""
 
@@ -133,6 +136,7 @@ class SweepGrid(DataTable):
         self._scenarios: list[str] = []
         self._refs: dict[tuple[str, str], CellRef] = {}
         self._shown: dict[tuple[str, str], str] = {}
+        self._tallies: dict[tuple[str, str], CellTally] = {}
 
     def role_style(self, role: str):
         """The rich style of a part's role in the current theme."""
@@ -154,7 +158,7 @@ class SweepGrid(DataTable):
 
     def _build(self) -> None:
         self.clear(columns=True)
-        self._shown, self._refs = {}, {}
+        self._shown, self._refs, self._tallies = {}, {}, {}
         arm_refs = {}
         for key in self._arms:
             scenario, _, arm = key.rpartition(" ")
@@ -166,8 +170,9 @@ class SweepGrid(DataTable):
         self.add_column(Text(corner, style="bold"), key="__label__", width=first)
         for col in columns:
             label = literal(col, keep_newlines=False)
-            self.add_column(Text(label, style="bold"), key=col,
-                            width=max(26 if self.view == "recall" else 22, len(label) + 2))
+            # One width for every view, so switching metric never lays the table out again.
+            self.add_column(Text(label, style="bold"), key=col, width=max(CELL_WIDTH,
+                                                                          len(label) + 2))
         for line in lines:
             self.add_row(Text(literal(line, keep_newlines=False), style="bold"),
                          *[GridCell(self, [("·", "none")]) for _ in columns], key=line)
@@ -193,13 +198,9 @@ class SweepGrid(DataTable):
         """Switch what the cells show and redraw them from the last snapshot."""
         if view not in VIEWS:
             raise ValueError(f"unknown grid view {view!r}")
-        wide_before = self.view == "recall"
         self.view = view
-        if self._arms and wide_before != (view == "recall"):
-            self._build()  # recall's interval needs wider columns
-        else:
-            self._shown = {}
-            self.update_cells(self._last)
+        self._shown, self._tallies = {}, {}
+        self.update_cells(self._last)
 
     # -- cells ----------------------------------------------------------------------------------
 
@@ -217,7 +218,7 @@ class SweepGrid(DataTable):
         """
         if running is not None and running != self.running:
             self.running = running
-            self._shown = {}
+            self._shown, self._tallies = {}, {}
         self._last = cells = list(cells)
         changed = 0
         several = len(self._scenarios) > 1
@@ -226,6 +227,9 @@ class SweepGrid(DataTable):
             if arm_key not in self._arms or cell.model not in self._models:
                 continue
             key = (cell.model, arm_key) if self.transposed else (arm_key, cell.model)
+            if self._tallies.get(key) == cell and key in self._shown:
+                continue  # unchanged since it was drawn: nothing to compute
+            self._tallies[key] = cell
             parts = self._parts(cell)
             plain = "".join(text for text, _ in parts)
             if self._shown.get(key) == plain:
