@@ -1,15 +1,18 @@
 """``foldscope audit``: what each compaction in a real agent session dropped, and whether the agent
-needed it afterwards (a plain-text report, or JSON; optionally stored in a database)."""
+needed it afterwards: the audit screen of the TUI when stdout is a terminal, else a plain-text
+report (or JSON); optionally stored in a database."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from foldscope.core.audit import AuditOptions, audit_json, audit_session
 from foldscope.core.text import json_text, literal
 from foldscope.engine.audit_readers import FORMATS, read_facts, read_sessions
 from foldscope.engine.kinds_file import KINDS_ENV, identifier_rules
+from foldscope.engine.rulefiles import load_signatures
 from foldscope.engine.store import Store
 
 
@@ -26,6 +29,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--format", choices=FORMATS, default="auto",
                    help="session format (default: auto, told apart by content)")
     p.add_argument("--json", action="store_true", help="print the audit as JSON")
+    p.add_argument("--plain", action="store_true",
+                   help="print the plain-text report even on a terminal (it is printed whenever "
+                   "stdout is not a terminal; on one, without --json, the TUI opens)")
     p.add_argument("--db", metavar="PATH", help="also store the audit in this database")
     p.add_argument("--facts", metavar="FILE",
                    help="audit these named facts ([[facts]] label/value tables) instead of the "
@@ -42,7 +48,7 @@ def audit(args: argparse.Namespace) -> int:
     rules = identifier_rules(args.kinds)
     facts = read_facts(args.facts, rules) if args.facts else None
     sessions = read_sessions(args.path, args.format)
-    options = AuditOptions(rules=rules, facts=facts)
+    options = AuditOptions(rules=rules, facts=facts, signatures=load_signatures())
     docs = [audit_json(s, audit_session(s, options), redacted=args.redact, source=args.path)
             for s in sessions]
     if args.db:
@@ -59,10 +65,22 @@ def audit(args: argparse.Namespace) -> int:
             "compactions": [dict(c, session=d.get("session")) for d in docs for c in d["compactions"]]}
         print(json_text(out, indent=2))
         return 0
+    if docs and not args.plain and sys.stdout.isatty():
+        return open_tui(docs, args.db)
     if not docs:
         print(f"{_shown(args.path)}: no samples in this log")
     for doc in docs:
         print("\n".join(report_lines(doc, args.path)))
+    return 0
+
+
+def open_tui(docs: list[dict[str, Any]], db: str | None) -> int:
+    """Open the audited sessions in the TUI's audit screen (``s`` lists the database's sweeps
+    and stored sessions when ``--db`` was given)."""
+    from foldscope.core.audit_view import audit_view
+    from foldscope.ui.app import FoldscopeApp
+
+    FoldscopeApp(db, audits=[audit_view(doc) for doc in docs]).run()
     return 0
 
 

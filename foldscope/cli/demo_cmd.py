@@ -46,7 +46,7 @@ def demo(args: argparse.Namespace) -> int:
 
 def open_tui(db: str | None = None, sweep_id: str | None = None) -> int:
     """Open the TUI on a database: the named sweep, the only one, or the picker when it holds
-    several. With no ``db``, the demo database is used and a demo sweep started if it is empty.
+    several (or only stored session audits). With no ``db``, the demo database is used and a demo sweep started if it is empty.
 
     An unfinished sweep is resumed here (from its last committed fold) unless another live
     process runs it — then it is watched — or the database is read-only.
@@ -76,6 +76,10 @@ def open_tui(db: str | None = None, sweep_id: str | None = None) -> int:
         sweep = store.sweep(sweep_id) if sweep_id is not None else None
         unfinished = sweep is not None and sweep["status"] != "done"
         elsewhere = run_elsewhere(sweep) if sweep is not None else None
+        sessions = not sweeps and bool(store.audits())
+    if sessions:  # only stored session audits (foldscope audit --db): the picker lists them
+        FoldscopeApp(path).run()
+        return 0
     if not sweeps:
         if readonly or db is not None:
             raise StoreError(f"{path}: no sweeps recorded" + (

@@ -32,7 +32,7 @@ from foldscope.core.identifiers import (
     main_kind,
 )
 from foldscope.core.nearmiss import near_miss
-from foldscope.core.signatures import signature_hits
+from foldscope.core.signatures import Signature, signature_hits
 
 Channel = Literal["user", "system", "assistant", "tool_call", "tool_output"]
 """Who wrote an entry's text: the person, the runtime, the agent (prose or a tool call) or a tool."""
@@ -157,11 +157,13 @@ class CompactionAudit:
 
 @dataclass(frozen=True)
 class AuditOptions:
-    """What to look for: the identifier rules and kinds, or named facts instead."""
+    """What to look for: the identifier rules and kinds, or named facts instead; and the
+    stock-value signatures new-after values are checked against (None: the shipped ones)."""
 
     rules: tuple[KindRule, ...] = field(default_factory=default_rules)
     excluded_kinds: frozenset[str] = DEFAULT_EXCLUDED_KINDS
     facts: tuple[AuditFact, ...] | None = None
+    signatures: tuple[Signature, ...] | None = None
 
 
 def _segments(session: Session) -> list[tuple[Compaction, list[Entry], str, list[Entry]]]:
@@ -287,7 +289,7 @@ def _new_after(compaction: Compaction, before_text: str, window: Sequence[Entry]
             norm_value = normalize(ident.value)
             if norm_value in before_norm and contains_token_normalized(before_norm, norm_value):
                 continue
-            hits = tuple(signature_hits(ident.value, ident.kind))
+            hits = tuple(signature_hits(ident.value, ident.kind, options.signatures))
             out.append(NewAfter(ident.kind, ident.value, at, hits))
     return out
 
@@ -371,7 +373,8 @@ def redact(value: str) -> str:
 
 
 def audit_json(session: Session, audits: Sequence[CompactionAudit], *,
-               redacted: bool = False, source: str | None = None) -> dict[str, Any]:
+               redacted: bool = False, source: str | None = None,
+               with_summaries: bool = True) -> dict[str, Any]:
     """The document ``foldscope audit --json`` prints (and ``--db`` stores).
 
     Args:
@@ -379,13 +382,15 @@ def audit_json(session: Session, audits: Sequence[CompactionAudit], *,
         audits: its compaction audits.
         redacted: replace every value (and altered text and label) by :func:`redact`.
         source: the file the session came from, as given (left out when redacted).
+        with_summaries: give each compaction its ``summary`` text (never when redacted).
 
     Returns:
         ``{"format", "session", "skipped_lines", "compactions": [{index, tokens_before,
         tokens_after, identifiers: [{kind, value, state, altered}], lost_and_needed: [{kind,
         value, used_at}], new_after: [{kind, value, first_seen_at, signatures}]}]}`` plus extra
-        keys (``at``, ``type``, ``trigger``, ``counts``, ``used_in``, ``label``).
+        keys (``at``, ``type``, ``trigger``, ``counts``, ``summary``, ``used_in``, ``label``).
     """
+    summaries = [c.summary for c in session.compactions] if with_summaries else None
     def v(text: str | None) -> str | None:
         return None if text is None else (redact(text) if redacted else text)
 
@@ -405,7 +410,7 @@ def audit_json(session: Session, audits: Sequence[CompactionAudit], *,
             if n.label is not None:
                 item["label"] = v(n.label)
             lost.append(item)
-        compactions.append({
+        compaction: dict[str, Any] = {
             "index": a.index, "at": a.at, "type": a.kind, "trigger": a.trigger,
             "tokens_before": a.tokens_before, "tokens_after": a.tokens_after,
             "counts": {s: a.count(s) for s in ("present", "mutated", "missing")},
@@ -413,7 +418,12 @@ def audit_json(session: Session, audits: Sequence[CompactionAudit], *,
             "lost_and_needed": lost,
             "new_after": [{"kind": n.kind, "value": v(n.value), "first_seen_at": n.first_seen_at,
                            "signatures": list(n.signatures)} for n in a.new_after],
-        })
+        }
+        if not redacted and summaries is not None:
+            # The carrier itself, so a stored audit can be read in the TUI like a row; a
+            # redacted audit keeps kinds and hashes only, never session text.
+            compaction["summary"] = summaries[a.index - 1]
+        compactions.append(compaction)
     doc: dict[str, Any] = {"format": session.format, "redacted": redacted}
     if not redacted:
         doc["source"] = source

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import signal
 import threading
+from dataclasses import replace
 from functools import partial
 
 from textual import on, work
@@ -15,6 +16,8 @@ from textual.binding import Binding
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
+from foldscope.core.audit import StoredAudit
+from foldscope.core.audit_view import AuditView, audit_view
 from foldscope.core.errors import ConfigError, SweepClaimed
 from foldscope.core.text import literal
 from foldscope.engine.listing import SweepSummary
@@ -23,6 +26,7 @@ from foldscope.engine.store import writable
 from foldscope.engine.userconfig import read_user_config, update_user_config
 from foldscope.ui.commands import FoldscopeCommands, PaletteCommand
 from foldscope.ui.messages import SweepFinished
+from foldscope.ui.screens.audit import AuditScreen
 from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.screens.fabrication import FabricationScreen
 from foldscope.ui.screens.help import HelpScreen, KeyPlace
@@ -48,6 +52,8 @@ class FoldscopeApp(App[None]):
         run: start the sweep's runner in a background worker.
         latency_scale: passed to the runner (simulated latency multiplier).
         retry_failed: the runner runs rows that failed on infrastructure again.
+        audits: audited sessions to open instead of a sweep (``foldscope audit PATH``);
+            ``db_path`` may then be None (no picker).
     """
 
     TITLE = "foldscope"
@@ -63,9 +69,11 @@ class FoldscopeApp(App[None]):
     ]
     """App-wide bindings."""
 
-    def __init__(self, db_path: str, *, sweep_id: str | None = None, run: bool = False,
-                 latency_scale: float | None = None, retry_failed: bool = False) -> None:
+    def __init__(self, db_path: str | None, *, sweep_id: str | None = None, run: bool = False,
+                 latency_scale: float | None = None, retry_failed: bool = False,
+                 audits: list[AuditView] | None = None) -> None:
         super().__init__()
+        self.audits = audits
         self.retry_failed = retry_failed
         self.db_path = db_path
         self.sweep_id = sweep_id
@@ -96,7 +104,9 @@ class FoldscopeApp(App[None]):
         self._theme_names = [FOLDSCOPE_DARK.name, *(t.name for t in themes)]
         self.theme = self._remembered_theme(themes)
         self.theme_changed_signal.subscribe(self, self._remember_theme)
-        if self.sweep_id is None:
+        if self.audits is not None:
+            self.push_screen(AuditScreen(self.audits, quit_on_back=True))
+        elif self.sweep_id is None and self.db_path is not None:
             self.push_screen(SweepPicker(self.db_path), self._picked)
         else:
             self._show_sweep(self.sweep_id)
@@ -119,9 +129,14 @@ class FoldscopeApp(App[None]):
                                   retry_failed=self.retry_failed)
         self.execute_sweep()
 
-    def _picked(self, picked: SweepSummary | None) -> None:
+    def _picked(self, picked: SweepSummary | StoredAudit | None) -> None:
         """Open the sweep chosen in the picker; resume it here if it is unfinished, nobody
-        else runs it, this app runs nothing else, and the database can be written."""
+        else runs it, this app runs nothing else, and the database can be written. A stored
+        session audit opens the audit screen (back from it returns to the picker when no sweep
+        is open)."""
+        if isinstance(picked, StoredAudit):
+            self._show_audit(picked)
+            return
         if picked is None or (picked.id == self.sweep_id and self.sweep_screen is not None):
             return
         self._show_sweep(picked.id)
@@ -129,14 +144,26 @@ class FoldscopeApp(App[None]):
                 and writable(self.db_path)):
             self._start_runner(picked.id)
 
+    def _show_audit(self, stored: StoredAudit) -> None:
+        try:
+            view = replace(audit_view(stored.document), stored_as=stored.id)
+        except ConfigError as exc:
+            self.notify(literal(str(exc), keep_newlines=False), severity="error", markup=False)
+            return
+        reopen = self.sweep_screen is None and self.audits is None and self.db_path is not None
+        self.push_screen(AuditScreen([view]),
+                         (lambda _: self.action_pick_sweep()) if reopen else None)
+
     def action_pick_sweep(self) -> None:
         """Open the sweep picker."""
+        assert self.db_path is not None
         self.push_screen(SweepPicker(self.db_path, self.sweep_id), self._picked)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "pick_sweep":
             # From the grid (or before any sweep is open), not from inside a cell or a dialog.
-            return self.sweep_screen is None or self.screen is self.sweep_screen
+            return self.db_path is not None and (
+                self.sweep_screen is None or self.screen is self.sweep_screen)
         return True
 
     # -- help, themes, palette --------------------------------------------------------------
@@ -152,6 +179,7 @@ class FoldscopeApp(App[None]):
                 ("Sweep picker", SweepPicker.BINDINGS),
                 ("Study tables", StudyScreen.BINDINGS),
                 ("Study tables", StudyScreen.BINDINGS),
+                ("Session audit", AuditScreen.BINDINGS),
                 ("Tables", [Binding("up,down,left,right", "", "Move the cursor"),
                             Binding("pageup,pagedown", "", "A page up or down"),
                             Binding("enter", "", "Open what the cursor is on"),

@@ -1,9 +1,10 @@
-"""The sweep picker: every sweep in the database, newest first; enter opens one."""
+"""The sweep picker: every sweep in the database, newest first, then the session audits stored
+there (``foldscope audit --db``); enter opens one."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.text import Text
 from textual import on, work
@@ -15,9 +16,11 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from foldscope.core.audit import StoredAudit
 from foldscope.core.text import literal
 from foldscope.engine.listing import SweepSummary, list_sweeps
 from foldscope.engine.store import Store
+from foldscope.ui.widgets.session_table import SessionTable
 
 PICKER_COLUMNS: tuple[tuple[str, int], ...] = (
     ("sweep", 12), ("scenarios", 24), ("models", 36), ("arms", 24), ("status", 24),
@@ -43,22 +46,27 @@ def summary_cells(s: SweepSummary) -> list[Text]:
 
 @dataclass
 class SweepList(Message):
-    """The sweeps read from the store by the picker's worker."""
+    """The sweeps (and stored session audits) read from the store by the picker's worker."""
 
     sweeps: list[SweepSummary]
+    sessions: list[StoredAudit] = field(default_factory=list)
 
 
-class SweepPicker(Screen[SweepSummary | None]):
-    """Choose a sweep to watch; dismisses with its summary (or None on escape)."""
+class SweepPicker(Screen[SweepSummary | StoredAudit | None]):
+    """Choose a sweep to watch or a stored session audit to read; dismisses with the choice
+    (or None on escape)."""
 
     DEFAULT_CSS = """
     SweepPicker #picker-body { padding: 0 1; }
     SweepPicker #picker-title { margin: 1 0; }
     SweepPicker #sweeps { height: 1fr; }
+    SweepPicker #sessions-title { margin: 1 0 0 0; color: $text-muted; }
+    SweepPicker #sessions { height: auto; max-height: 40%; }
     """
 
     BINDINGS = [
-        Binding("enter", "choose", "Open sweep", tooltip="Watch the highlighted sweep"),
+        Binding("enter", "choose", "Open sweep", tooltip="Watch the highlighted sweep, or read "
+                "the highlighted session audit (tab moves between sweeps and sessions)"),
         Binding("escape", "back", "Back", tooltip="Back to the sweep on display"),
         Binding("r", "reload", "Reload", tooltip="Read the list of sweeps again"),
     ]
@@ -78,6 +86,9 @@ class SweepPicker(Screen[SweepSummary | None]):
                                        "  · enter opens one, escape goes back"),
                          id="picker-title")
             yield DataTable(id="sweeps", cursor_type="row", zebra_stripes=True)
+            yield Static("Sessions: audits stored with foldscope audit --db", id="sessions-title",
+                         markup=False)
+            yield SessionTable(id="sessions")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -94,8 +105,9 @@ class SweepPicker(Screen[SweepSummary | None]):
         """Read every sweep's summary in a thread."""
         with Store(self.db_path, readonly=True) as store:
             sweeps = list_sweeps(store)
+            sessions = store.audits()
         if not get_current_worker().is_cancelled:
-            self.post_message(SweepList(sweeps))
+            self.post_message(SweepList(sweeps, sessions))
 
     @on(SweepList)
     def show_sweeps(self, message: SweepList) -> None:
@@ -113,12 +125,27 @@ class SweepPicker(Screen[SweepSummary | None]):
         ids = [s.id for s in self._sweeps]
         if self.current in ids:
             table.move_cursor(row=ids.index(self.current))
+        sessions = self.query_one(SessionTable)
+        sessions.show(message.sessions)
+        sessions.display = self.query_one("#sessions-title").display = bool(message.sessions)
 
     def action_choose(self) -> None:
-        """Open the highlighted sweep."""
+        """Open the highlighted sweep (or session audit, when the sessions table has focus)."""
+        sessions = self.query_one(SessionTable)
+        if self.focused is sessions:
+            if sessions.highlighted is not None:
+                self.dismiss(sessions.highlighted)
+            return
         table = self.query_one("#sweeps", DataTable)
         if 0 <= table.cursor_row < len(self._sweeps):
             self.dismiss(self._sweeps[table.cursor_row])
+
+    @on(DataTable.RowSelected, "#sessions")
+    def session_chosen(self, event: DataTable.RowSelected) -> None:
+        """Enter (or a click) on a stored session audit opens it."""
+        stored = self.query_one(SessionTable).highlighted
+        if stored is not None:
+            self.dismiss(stored)
 
     @on(DataTable.RowSelected, "#sweeps")
     def chosen(self, event: DataTable.RowSelected) -> None:
@@ -126,8 +153,8 @@ class SweepPicker(Screen[SweepSummary | None]):
         self.action_choose()
 
     def action_back(self) -> None:
-        """Back to the sweep on display (there must be one)."""
-        if self.current is not None:
+        """Back to the sweep (or session) on display (there must be one)."""
+        if self.current is not None or len(self.app.screen_stack) > 2:
             self.dismiss(None)
 
     @on(Worker.StateChanged)

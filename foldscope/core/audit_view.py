@@ -1,0 +1,146 @@
+"""A session audit read back as typed records for display: the ``audit --json`` document (fresh
+or stored with ``--db``) as compactions with their summary, identifier states, lost-and-needed
+and new-after lists, plus where each identifier stands in its summary.
+
+Pure: the TUI's audit screen shows an :class:`AuditView`; ``foldscope.core.audit`` makes the
+document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from foldscope.core.audit import IdentifierState, LostAndNeeded, NewAfter
+from foldscope.core.errors import ConfigError
+from foldscope.core.forensics import FactSpan, fact_spans
+
+
+@dataclass(frozen=True)
+class CompactionView:
+    """One audited compaction, as the audit screen shows it."""
+
+    index: int
+    at: int
+    kind: str
+    trigger: str | None
+    tokens_before: int | None
+    tokens_after: int | None
+    summary: str | None
+    """The summary (the carrier); None when the audit was redacted or stored without it."""
+    identifiers: tuple[IdentifierState, ...]
+    lost_and_needed: tuple[LostAndNeeded, ...]
+    new_after: tuple[NewAfter, ...]
+
+    def count(self, state: str) -> int:
+        """How many identifiers are in ``state``."""
+        return sum(1 for i in self.identifiers if i.state == state)
+
+
+@dataclass(frozen=True)
+class AuditView:
+    """One audited session."""
+
+    source: str | None
+    session: str | None
+    format: str
+    redacted: bool
+    skipped_lines: int
+    compactions: tuple[CompactionView, ...]
+    stored_as: int | None = None
+
+    @property
+    def where(self) -> str:
+        """What ``at`` counts: JSONL lines, or messages of a log read through an API."""
+        return "message" if self.format == "inspect" else "line"
+
+
+def _get(data: Mapping[str, Any], key: str, kind: type, where: str,
+         *, optional: bool = False) -> Any:
+    """``data[key]`` if it has type ``kind`` (a bool is no int here), else one-line error."""
+    value = data.get(key) if isinstance(data, Mapping) else None
+    if value is None and optional:
+        return None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ConfigError(f"{where}: '{key}' is missing or has the wrong type")
+    return value
+
+
+def _compaction(c: Any, n: int) -> CompactionView:
+    where = f"audit document: compaction #{n}"
+    if not isinstance(c, Mapping):
+        raise ConfigError(f"{where}: must be an object")
+    identifiers, lost, new = [], [], []
+    for i in _get(c, "identifiers", list, where):
+        identifiers.append(IdentifierState(
+            _get(i, "kind", str, where), _get(i, "value", str, where),
+            _get(i, "state", str, where), _get(i, "altered", str, where, optional=True),
+            _get(i, "label", str, where, optional=True)))
+    for x in _get(c, "lost_and_needed", list, where):
+        lost.append(LostAndNeeded(
+            _get(x, "kind", str, where), _get(x, "value", str, where),
+            _get(x, "used_at", int, where), str(x.get("used_in") or ""),
+            _get(x, "state", str, where), _get(x, "label", str, where, optional=True)))
+    for x in _get(c, "new_after", list, where):
+        new.append(NewAfter(
+            _get(x, "kind", str, where), _get(x, "value", str, where),
+            _get(x, "first_seen_at", int, where),
+            tuple(str(s) for s in _get(x, "signatures", list, where))))
+    return CompactionView(
+        index=_get(c, "index", int, where), at=_get(c, "at", int, where),
+        kind=str(c.get("type") or "summary"), trigger=_get(c, "trigger", str, where, optional=True),
+        tokens_before=_get(c, "tokens_before", int, where, optional=True),
+        tokens_after=_get(c, "tokens_after", int, where, optional=True),
+        summary=_get(c, "summary", str, where, optional=True),
+        identifiers=tuple(identifiers), lost_and_needed=tuple(lost), new_after=tuple(new))
+
+
+def audit_view(doc: Mapping[str, Any]) -> AuditView:
+    """Read one session's ``audit --json`` document (as printed or as stored) into records.
+
+    Args:
+        doc: the document of one session.
+
+    Returns:
+        The audit as typed records.
+
+    Raises:
+        ConfigError: one line naming what in the document is malformed.
+    """
+    if not isinstance(doc, Mapping):
+        raise ConfigError("audit document: must be an object")
+    where = "audit document"
+    compactions = tuple(_compaction(c, n) for n, c in
+                        enumerate(_get(doc, "compactions", list, where), 1))
+    return AuditView(
+        source=_get(doc, "source", str, where, optional=True),
+        session=_get(doc, "session", str, where, optional=True),
+        format=_get(doc, "format", str, where), redacted=bool(doc.get("redacted")),
+        skipped_lines=int(doc.get("skipped_lines") or 0), compactions=compactions,
+        stored_as=_get(doc, "stored_as", int, where, optional=True))
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """An identifier the summary carries, in the shape ``fact_spans`` locates."""
+
+    label: str
+    value: str
+    kind: str
+
+
+def summary_spans(summary: str, identifiers: Sequence[IdentifierState]) -> list[FactSpan]:
+    """Where a summary holds the identifiers it carried: present ones at every whole-token
+    occurrence, mutated ones at their near miss (the same rules the audit decided them by).
+
+    Args:
+        summary: the compaction's summary.
+        identifiers: the audit's identifier states for that compaction.
+
+    Returns:
+        Sorted, non-overlapping spans labelled with the identifier's value; missing identifiers
+        have no place in the summary and get none.
+    """
+    carried = [_Shown(i.value, i.value, i.kind) for i in identifiers if i.state != "missing"]
+    return fact_spans(summary, carried)

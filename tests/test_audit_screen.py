@@ -1,0 +1,210 @@
+"""The session audit screen as a person meets it: ``foldscope audit PATH`` on a terminal, the
+compactions stepped, the states and lists matching ``audit --json``, stored audits in the
+picker, and the rule that keeps pipes and scripts on plain text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import wait_group, wait_until
+from textual.widgets import DataTable
+
+from foldscope.cli import audit_cmd
+from foldscope.cli.main import main
+from foldscope.core.audit_view import audit_view, summary_spans
+from foldscope.core.errors import ConfigError
+from foldscope.ui.app import FoldscopeApp
+from foldscope.ui.screens.audit import AuditScreen
+from foldscope.ui.screens.picker import SweepPicker
+from foldscope.ui.widgets.carrier_diff_view import CarrierDiffView, _wrap
+from foldscope.ui.widgets.carrier_view import CarrierView
+from foldscope.ui.widgets.session_table import SessionTable
+
+FIXTURES = Path(__file__).parent / "fixtures" / "audit"
+PORT_DROP = FIXTURES / "port-drop.claude-code.jsonl"
+
+
+def _doc(capsys, path: Path, *extra: str) -> dict:
+    assert main(["audit", str(path), "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _cells(table: DataTable, column: int) -> list[str]:
+    return [table.get_row_at(r)[column].plain for r in range(table.row_count)]
+
+
+def _assert_screen_matches(screen: AuditScreen, compaction: dict) -> None:
+    """The tables show exactly the JSON's identifiers, lost-and-needed and new-after entries."""
+    idents = screen.query_one("#identifiers", DataTable)
+    shown = {(k, v, s.split()[-1]) for s, k, v in zip(_cells(idents, 0), _cells(idents, 1),
+                                                      _cells(idents, 2))}
+    assert shown == {(i["kind"], i["value"], i["state"]) for i in compaction["identifiers"]}
+    lost = screen.query_one("#lost", DataTable)
+    assert list(zip(_cells(lost, 0), _cells(lost, 1), _cells(lost, 3))) == [
+        (x["kind"], x["value"], f"line {x['used_at']} ({x['used_in'].replace('_', ' ')})")
+        for x in compaction["lost_and_needed"]]
+    new = screen.query_one("#new-after", DataTable)
+    assert list(zip(_cells(new, 0), _cells(new, 1), _cells(new, 3))) == [
+        (x["kind"], x["value"], ", ".join(x["signatures"]) or "—")
+        for x in compaction["new_after"]]
+
+
+async def test_stepping_compactions_shows_what_audit_json_says(capsys):
+    doc = _doc(capsys, PORT_DROP)
+    first, second = doc["compactions"]
+    app = FoldscopeApp(None, audits=[audit_view(doc)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, AuditScreen)
+        _assert_screen_matches(screen, first)
+        assert "62114" in _cells(screen.query_one("#lost", DataTable), 1)
+        summary = screen.query_one("#summary", CarrierView)
+        assert any("kid-7F3A9C2l" in line for line in summary.plain_lines)
+        assert "compaction 1/2" in str(screen.query_one("#compaction-title").content)
+
+        await pilot.press("right_square_bracket")
+        await wait_until(pilot, lambda: "compaction 2/2" in str(
+            screen.query_one("#compaction-title").content), "the second compaction")
+        _assert_screen_matches(screen, second)
+        await pilot.press("right_square_bracket")  # stays on the last
+        assert screen.compaction_index == 1
+
+        await pilot.press("d")
+        await pilot.pause()
+        diff = screen.query_one("#diff", CarrierDiffView)
+        assert diff.plain_lines[0] == "summary 1 → 2"
+        assert any(line.startswith("- ") and "kid-7F3A9C2l" in line for line in diff.plain_lines)
+        assert any(line.startswith("+ ") and "62114" in line for line in diff.plain_lines)
+
+        await pilot.press("left_square_bracket")
+        await wait_until(pilot, lambda: screen.compaction_index == 0, "back to the first")
+        _assert_screen_matches(screen, first)
+        await pilot.press("escape")  # the screen foldscope audit opened: escape quits
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+def test_summary_highlights_follow_the_audit_states(capsys):
+    doc = _doc(capsys, PORT_DROP)
+    view = audit_view(doc)
+    for c in view.compactions:
+        assert c.summary is not None
+        spans = summary_spans(c.summary, c.identifiers)
+        marked = {(c.summary[s.start:s.end], s.state) for s in spans}
+        for i in c.identifiers:
+            if i.state == "present":
+                assert (i.value, "present") in marked or any(
+                    i.value in text and state == "present" for text, state in marked)
+            elif i.state == "mutated":
+                assert (i.altered, "mutated") in marked
+            else:
+                assert all(i.value != text for text, _ in marked)
+
+
+def test_the_audit_document_round_trips_and_bad_documents_are_one_line(capsys):
+    doc = _doc(capsys, PORT_DROP)
+    view = audit_view(doc)
+    assert [c.index for c in view.compactions] == [1, 2]
+    assert [(x.kind, x.value, x.used_at) for x in view.compactions[0].lost_and_needed] == [
+        (x["kind"], x["value"], x["used_at"]) for x in doc["compactions"][0]["lost_and_needed"]]
+    assert view.compactions[0].summary == doc["compactions"][0]["summary"]
+    redacted = audit_view(_doc(capsys, PORT_DROP, "--redact"))
+    assert redacted.redacted and all(c.summary is None for c in redacted.compactions)
+    broken = json.loads(json.dumps(doc))
+    broken["compactions"][0]["lost_and_needed"][0]["used_at"] = "soon"
+    with pytest.raises(ConfigError, match="compaction #1: 'used_at'"):
+        audit_view(broken)
+    with pytest.raises(ConfigError):
+        audit_view({"format": "jsonl"})
+
+
+async def test_hostile_summary_text_is_shown_literally(tmp_path):
+    session = tmp_path / "hostile.jsonl"
+    hostile = "[bold red]port 62114[/] \x1b[31mred\x1b[0m \u202eevil"
+    session.write_text("\n".join(json.dumps(x) for x in (
+        {"role": "assistant", "content": "the ledger listens on port 62114"},
+        {"type": "compaction", "summary": hostile},
+        {"role": "assistant", "content": "still port 62114"})) + "\n", encoding="utf-8")
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["audit", str(session), "--json"]) == 0
+    app = FoldscopeApp(None, audits=[audit_view(json.loads(out.getvalue()))])
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        lines = app.screen.query_one("#summary", CarrierView).plain_lines
+        assert lines == ["[bold red]port 62114[/] ␛[31mred␛[0m \ufffdevil"]
+        await pilot.press("d")
+        await pilot.pause()
+        diff = app.screen.query_one("#diff", CarrierDiffView).plain_lines
+        assert "+ [bold red]port 62114[/] ␛[31mred␛[0m \ufffdevil" in diff
+
+
+async def test_stored_audits_are_sessions_in_the_picker(capsys, tmp_path):
+    db = tmp_path / "audits.sqlite"
+    assert main(["audit", str(PORT_DROP), "--db", str(db)]) == 0
+    capsys.readouterr()
+    doc = _doc(capsys, PORT_DROP)
+    app = FoldscopeApp(str(db))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, SweepPicker)
+        await wait_group(app, "picker-load")
+        await pilot.pause()
+        sessions = app.screen.query_one(SessionTable)
+        assert sessions.row_count == 1 and sessions.display
+        assert sessions.get_row_at(0)[1].plain.endswith("port-drop.claude-code.jsonl")
+        sessions.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, AuditScreen), "the audit screen")
+        _assert_screen_matches(app.screen, doc["compactions"][0])
+        assert "stored as audit 1" in str(app.screen.query_one("#audit-title").content)
+        await pilot.press("escape")  # back to the picker, not out of the app
+        await wait_until(pilot, lambda: isinstance(app.screen, SweepPicker), "the picker again")
+
+
+def test_the_tui_opens_only_on_a_terminal_without_json_or_plain(capsys, monkeypatch):
+    opened: list[int] = []
+    monkeypatch.setattr(audit_cmd, "open_tui", lambda docs, db: opened.append(len(docs)) or 0)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert main(["audit", str(PORT_DROP)]) == 0 and opened == [1]
+    assert main(["audit", str(PORT_DROP), "--plain"]) == 0 and opened == [1]
+    assert "compaction 1 at line 9" in capsys.readouterr().out
+    assert main(["audit", str(PORT_DROP), "--json"]) == 0 and opened == [1]
+    monkeypatch.setattr("sys.stdout.isatty", lambda: False)
+    assert main(["audit", str(PORT_DROP)]) == 0 and opened == [1]
+
+
+def test_diff_lines_wrap_at_spaces_and_fold_long_tokens():
+    text = "hello world this is a long line and averyveryverylongtokenthatexceeds"
+    rows = _wrap(text, 12)
+    assert "".join(text[a:b] for a, b in rows) == text
+    assert all(b - a <= 12 for a, b in rows)
+    assert text[rows[0][0]:rows[0][1]] == "hello world "
+
+
+def test_audit_screen_snapshot(snap_compare, capsys):
+    doc = _doc(capsys, PORT_DROP)
+    doc["source"] = "port-drop.claude-code.jsonl"  # the same picture from any working directory
+    app = FoldscopeApp(None, audits=[audit_view(doc)])
+
+    async def settle(pilot):
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(140, 36), run_before=settle)
+
+
+def test_a_database_of_only_session_audits_opens_the_picker(capsys, tmp_path, monkeypatch):
+    from foldscope.ui import app as app_module
+
+    db = tmp_path / "only-audits.sqlite"
+    assert main(["audit", str(PORT_DROP), "--db", str(db)]) == 0
+    opened: list[tuple] = []
+    monkeypatch.setattr(app_module.FoldscopeApp, "run",
+                        lambda self: opened.append((self.db_path, self.sweep_id, self.audits)))
+    assert main(["--db", str(db)]) == 0
+    assert opened == [(str(db), None, None)]
