@@ -79,6 +79,11 @@ async def test_stepping_compactions_shows_what_audit_json_says(capsys):
         assert any(line.startswith("- ") and "kid-7F3A9C2l" in line for line in diff.plain_lines)
         assert any(line.startswith("+ ") and "62114" in line for line in diff.plain_lines)
 
+        await pilot.press("w")  # both panes show long lines whole, then wrap again
+        assert not diff.wrap and not summary.wrap
+        await pilot.press("w")
+        assert diff.wrap and summary.wrap
+
         await pilot.press("left_square_bracket")
         await wait_until(pilot, lambda: screen.compaction_index == 0, "back to the first")
         _assert_screen_matches(screen, first)

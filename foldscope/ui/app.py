@@ -178,7 +178,6 @@ class FoldscopeApp(App[None]):
                 ("Reason for a verdict", ReasonInput.BINDINGS),
                 ("Sweep picker", SweepPicker.BINDINGS),
                 ("Study tables", StudyScreen.BINDINGS),
-                ("Study tables", StudyScreen.BINDINGS),
                 ("Session audit", AuditScreen.BINDINGS),
                 ("Tables", [Binding("up,down,left,right", "", "Move the cursor"),
                             Binding("pageup,pagedown", "", "A page up or down"),

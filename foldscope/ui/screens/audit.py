@@ -67,6 +67,8 @@ class AuditScreen(Screen[None]):
                 tooltip="The compaction's summary, identifiers highlighted by state"),
         Binding("d", "show_tab('diff-tab')", "Diff",
                 tooltip="What changed from the previous summary"),
+        Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap the summary and diff panes at their "
+                "width, or show long lines whole (scroll sideways)"),
         Binding("left_curly_bracket", "session(-1)", "Prev session",
                 tooltip="The previous session of the log"),
         Binding("right_curly_bracket", "session(1)", "Next session",
@@ -147,6 +149,12 @@ class AuditScreen(Screen[None]):
         self.query_one("#audit-text", TabbedContent).active = tab
         target = "#summary" if tab == "summary-tab" else "#diff"
         self.call_after_refresh(self.query_one(target).focus)
+
+    def action_toggle_wrap(self) -> None:
+        """Wrap both text panes, or show their lines whole."""
+        summary = self.query_one("#summary", CarrierView)
+        summary.wrap = not summary.wrap
+        self.query_one("#diff", CarrierDiffView).wrap = summary.wrap
 
     def watch_compaction_index(self, index: int) -> None:
         self._show()

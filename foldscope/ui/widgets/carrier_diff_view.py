@@ -10,7 +10,6 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.text import Text
 from textual import events
-from textual.binding import Binding
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -55,10 +54,6 @@ class CarrierDiffView(ScrollView, can_focus=True):
     CarrierDiffView > .carrier-diff--lost { color: $fact-missing; text-style: bold reverse; }
     CarrierDiffView > .carrier-diff--gained { color: $fact-present; text-style: bold underline; }
     """
-
-    BINDINGS = [Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap long diff lines, or show "
-                        "them whole (scroll sideways)")]
-    """Key bindings of the diff view."""
 
     wrap: reactive[bool] = reactive(True)
     """Fold lines longer than the view (summaries are often one long paragraph)."""
