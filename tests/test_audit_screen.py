@@ -18,7 +18,7 @@ from foldscope.core.errors import ConfigError
 from foldscope.ui.app import FoldscopeApp
 from foldscope.ui.screens.audit import AuditScreen
 from foldscope.ui.screens.picker import SweepPicker
-from foldscope.ui.widgets.carrier_diff_view import CarrierDiffView, _wrap
+from foldscope.ui.widgets.carrier_diff_view import CarrierDiffView
 from foldscope.ui.widgets.carrier_view import CarrierView
 from foldscope.ui.widgets.session_table import SessionTable
 
@@ -79,6 +79,15 @@ async def test_stepping_compactions_shows_what_audit_json_says(capsys):
         assert any(line.startswith("- ") and "kid-7F3A9C2l" in line for line in diff.plain_lines)
         assert any(line.startswith("+ ") and "62114" in line for line in diff.plain_lines)
 
+        # Values the second summary lost are marked on the removed line in the lost style
+        # (the wrapped diff fits the pane, so every row is drawn).
+        lost_style = diff.get_component_rich_style("carrier-view--lost", partial=True)
+        segments = [seg for y in range(diff.size.height) for seg in diff.render_line(y)]
+        marked = " ".join(seg.text for seg in segments
+                          if seg.style is not None and seg.style.reverse and
+                          seg.style.color == lost_style.color)
+        assert "kid-7F3A9C2l" in marked and "/opt/kestrel/ledger.conf" in marked
+        assert "Task" not in marked and "62114" not in marked
         await pilot.press("w")  # both panes show long lines whole, then wrap again
         assert not diff.wrap and not summary.wrap
         await pilot.press("w")
@@ -95,10 +104,10 @@ async def test_stepping_compactions_shows_what_audit_json_says(capsys):
 def test_summary_highlights_follow_the_audit_states(capsys):
     doc = _doc(capsys, PORT_DROP)
     view = audit_view(doc)
-    for c in view.compactions:
-        assert c.summary is not None
-        spans = summary_spans(c.summary, c.identifiers)
-        marked = {(c.summary[s.start:s.end], s.state) for s in spans}
+    for c, summary in zip(view.compactions, view.summaries, strict=True):
+        assert summary is not None
+        spans = summary_spans(summary, c.identifiers)
+        marked = {(summary[s.start:s.end], s.state) for s in spans}
         for i in c.identifiers:
             if i.state == "present":
                 assert (i.value, "present") in marked or any(
@@ -115,9 +124,9 @@ def test_the_audit_document_round_trips_and_bad_documents_are_one_line(capsys):
     assert [c.index for c in view.compactions] == [1, 2]
     assert [(x.kind, x.value, x.used_at) for x in view.compactions[0].lost_and_needed] == [
         (x["kind"], x["value"], x["used_at"]) for x in doc["compactions"][0]["lost_and_needed"]]
-    assert view.compactions[0].summary == doc["compactions"][0]["summary"]
+    assert view.summaries[0] == doc["compactions"][0]["summary"]
     redacted = audit_view(_doc(capsys, PORT_DROP, "--redact"))
-    assert redacted.redacted and all(c.summary is None for c in redacted.compactions)
+    assert redacted.redacted and redacted.summaries == (None, None)
     broken = json.loads(json.dumps(doc))
     broken["compactions"][0]["lost_and_needed"][0]["used_at"] = "soon"
     with pytest.raises(ConfigError, match="compaction #1: 'used_at'"):
@@ -182,14 +191,6 @@ def test_the_tui_opens_only_on_a_terminal_without_json_or_plain(capsys, monkeypa
     assert main(["audit", str(PORT_DROP), "--json"]) == 0 and opened == [1]
     monkeypatch.setattr("sys.stdout.isatty", lambda: False)
     assert main(["audit", str(PORT_DROP)]) == 0 and opened == [1]
-
-
-def test_diff_lines_wrap_at_spaces_and_fold_long_tokens():
-    text = "hello world this is a long line and averyveryverylongtokenthatexceeds"
-    rows = _wrap(text, 12)
-    assert "".join(text[a:b] for a, b in rows) == text
-    assert all(b - a <= 12 for a, b in rows)
-    assert text[rows[0][0]:rows[0][1]] == "hello world "
 
 
 def test_audit_screen_snapshot(snap_compare, capsys):

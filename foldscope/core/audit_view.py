@@ -12,42 +12,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from foldscope.core.audit import IdentifierState, LostAndNeeded, NewAfter
+from foldscope.core.audit import CompactionAudit, IdentifierState, LostAndNeeded, NewAfter
 from foldscope.core.errors import ConfigError
 from foldscope.core.forensics import FactSpan, fact_spans
 
 
 @dataclass(frozen=True)
-class CompactionView:
-    """One audited compaction, as the audit screen shows it."""
-
-    index: int
-    at: int
-    kind: str
-    trigger: str | None
-    tokens_before: int | None
-    tokens_after: int | None
-    summary: str | None
-    """The summary (the carrier); None when the audit was redacted or stored without it."""
-    identifiers: tuple[IdentifierState, ...]
-    lost_and_needed: tuple[LostAndNeeded, ...]
-    new_after: tuple[NewAfter, ...]
-
-    def count(self, state: str) -> int:
-        """How many identifiers are in ``state``."""
-        return sum(1 for i in self.identifiers if i.state == state)
-
-
-@dataclass(frozen=True)
 class AuditView:
-    """One audited session."""
+    """One audited session: its compactions' audits and, beside each, its summary (the carrier;
+    None when the audit was redacted or stored without it)."""
 
     source: str | None
     session: str | None
     format: str
     redacted: bool
     skipped_lines: int
-    compactions: tuple[CompactionView, ...]
+    compactions: tuple[CompactionAudit, ...]
+    summaries: tuple[str | None, ...]
     stored_as: int | None = None
 
     @property
@@ -67,7 +48,7 @@ def _get(data: Mapping[str, Any], key: str, kind: type, where: str,
     return value
 
 
-def _compaction(c: Any, n: int) -> CompactionView:
+def _compaction(c: Any, n: int) -> tuple[CompactionAudit, str | None]:
     where = f"audit document: compaction #{n}"
     if not isinstance(c, Mapping):
         raise ConfigError(f"{where}: must be an object")
@@ -87,13 +68,13 @@ def _compaction(c: Any, n: int) -> CompactionView:
             _get(x, "kind", str, where), _get(x, "value", str, where),
             _get(x, "first_seen_at", int, where),
             tuple(str(s) for s in _get(x, "signatures", list, where))))
-    return CompactionView(
+    audit = CompactionAudit(
         index=_get(c, "index", int, where), at=_get(c, "at", int, where),
         kind=str(c.get("type") or "summary"), trigger=_get(c, "trigger", str, where, optional=True),
         tokens_before=_get(c, "tokens_before", int, where, optional=True),
         tokens_after=_get(c, "tokens_after", int, where, optional=True),
-        summary=_get(c, "summary", str, where, optional=True),
         identifiers=tuple(identifiers), lost_and_needed=tuple(lost), new_after=tuple(new))
+    return audit, _get(c, "summary", str, where, optional=True)
 
 
 def audit_view(doc: Mapping[str, Any]) -> AuditView:
@@ -111,13 +92,13 @@ def audit_view(doc: Mapping[str, Any]) -> AuditView:
     if not isinstance(doc, Mapping):
         raise ConfigError("audit document: must be an object")
     where = "audit document"
-    compactions = tuple(_compaction(c, n) for n, c in
-                        enumerate(_get(doc, "compactions", list, where), 1))
+    read = [_compaction(c, n) for n, c in enumerate(_get(doc, "compactions", list, where), 1)]
     return AuditView(
         source=_get(doc, "source", str, where, optional=True),
         session=_get(doc, "session", str, where, optional=True),
         format=_get(doc, "format", str, where), redacted=bool(doc.get("redacted")),
-        skipped_lines=int(doc.get("skipped_lines") or 0), compactions=compactions,
+        skipped_lines=int(doc.get("skipped_lines") or 0),
+        compactions=tuple(a for a, _ in read), summaries=tuple(s for _, s in read),
         stored_as=_get(doc, "stored_as", int, where, optional=True))
 
 

@@ -14,7 +14,8 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from foldscope.core.audit_view import AuditView, CompactionView, summary_spans
+from foldscope.core.audit import CompactionAudit
+from foldscope.core.audit_view import AuditView, summary_spans
 from foldscope.core.text import literal
 from foldscope.ui.widgets.carrier_diff_view import CarrierDiffView
 from foldscope.ui.widgets.carrier_view import CarrierView
@@ -25,7 +26,7 @@ def _one_line(text: str) -> str:
     return literal(text, keep_newlines=False)
 
 
-def _tokens(c: CompactionView) -> str:
+def _tokens(c: CompactionAudit) -> str:
     if c.tokens_before is None and c.tokens_after is None:
         return "tokens not recorded"
     show = (lambda n: "?" if n is None else f"{n:,}")
@@ -185,6 +186,7 @@ class AuditScreen(Screen[None]):
         index = min(self.compaction_index, len(view.compactions) - 1)
         c = view.compactions[index]
         previous = view.compactions[index - 1] if index > 0 else None
+        summary = view.summaries[index]
         self.query_one("#compaction-title", Static).update(Text(
             f"compaction {c.index}/{len(view.compactions)} at {view.where} {c.at} · "
             f"{_one_line(c.kind)} · {_tokens(c)}"
@@ -192,21 +194,21 @@ class AuditScreen(Screen[None]):
             + f" · {c.count('present')} present · {c.count('mutated')} mutated · "
             f"{c.count('missing')} missing · {len(c.lost_and_needed)} lost and needed"
             + "   [ ] step compactions"))
-        if c.summary is None:
+        if summary is None:
             why = "redacted audit" if view.redacted else "not stored with this audit"
             summary_view.show(f"(summary {why}: identifier states are in the table)")
             diff.show_diff(None, "", title=f"no summary to compare ({why})")
         else:
             # Session text is data: CarrierView and CarrierDiffView show it through
             # core.text.literal and never parse it as markup.
-            summary_view.show(c.summary, summary_spans(c.summary, c.identifiers))
+            summary_view.show(summary, summary_spans(summary, c.identifiers))
             lost = [i.value for i in c.identifiers if i.state != "present"]
             gained = ([i.altered for i in c.identifiers if i.altered]
                       + [n.value for n in c.new_after])
-            before = previous.summary if previous is not None else None
+            before = view.summaries[index - 1] if previous is not None else None
             title = (f"summary {previous.index} → {c.index}" if previous is not None
                      else f"summary {c.index} (no summary before it)")
-            diff.show_diff(before, c.summary, lost=lost, gained=gained, title=title)
+            diff.show_diff(before, summary, lost=lost, gained=gained, title=title)
         self._fill_tables(view, c, *tables)
 
     def _session_title(self, view: AuditView) -> Text:
@@ -223,7 +225,7 @@ class AuditScreen(Screen[None]):
             parts.append(f"stored as audit {view.stored_as}")
         return Text(" · ".join(parts), style="bold")
 
-    def _fill_tables(self, view: AuditView, c: CompactionView, idents: DataTable,
+    def _fill_tables(self, view: AuditView, c: CompactionAudit, idents: DataTable,
                      lost: DataTable, new: DataTable) -> None:
         """The three lists, states marked and coloured as in the sweep's fact table."""
         colours = self.app.get_css_variables()
