@@ -18,7 +18,7 @@ from foldscope.core.errors import ConfigError
 from foldscope.ui.app import FoldscopeApp
 from foldscope.ui.screens.audit import AuditScreen
 from foldscope.ui.screens.picker import SweepPicker
-from foldscope.ui.widgets.carrier_diff_view import CarrierDiffView
+from foldscope.ui.widgets.diff_view import DiffView
 from foldscope.ui.widgets.carrier_view import CarrierView
 from foldscope.ui.widgets.session_table import SessionTable
 
@@ -74,14 +74,14 @@ async def test_stepping_compactions_shows_what_audit_json_says(capsys):
 
         await pilot.press("d")
         await pilot.pause()
-        diff = screen.query_one("#diff", CarrierDiffView)
+        diff = screen.query_one("#diff", DiffView)
         assert diff.plain_lines[0] == "summary 1 → 2"
         assert any(line.startswith("- ") and "kid-7F3A9C2l" in line for line in diff.plain_lines)
         assert any(line.startswith("+ ") and "62114" in line for line in diff.plain_lines)
 
         # Values the second summary lost are marked on the removed line in the lost style
         # (the wrapped diff fits the pane, so every row is drawn).
-        lost_style = diff.get_component_rich_style("carrier-view--lost", partial=True)
+        lost_style = diff.get_component_rich_style("diff-view--lost", partial=True)
         segments = [seg for y in range(diff.size.height) for seg in diff.render_line(y)]
         marked = " ".join(seg.text for seg in segments
                           if seg.style is not None and seg.style.reverse and
@@ -154,7 +154,7 @@ async def test_hostile_summary_text_is_shown_literally(tmp_path):
         assert lines == ["[bold red]port 62114[/] ␛[31mred␛[0m \ufffdevil"]
         await pilot.press("d")
         await pilot.pause()
-        diff = app.screen.query_one("#diff", CarrierDiffView).plain_lines
+        diff = app.screen.query_one("#diff", DiffView).plain_lines
         assert "+ [bold red]port 62114[/] ␛[31mred␛[0m \ufffdevil" in diff
 
 

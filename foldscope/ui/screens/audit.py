@@ -17,8 +17,8 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 from foldscope.core.audit import CompactionAudit
 from foldscope.core.audit_view import AuditView, summary_spans
 from foldscope.core.text import literal
-from foldscope.ui.widgets.carrier_diff_view import CarrierDiffView
 from foldscope.ui.widgets.carrier_view import CarrierView
+from foldscope.ui.widgets.diff_view import DiffView
 from foldscope.ui.widgets.fact_history import STATE_MARKS
 
 
@@ -102,7 +102,7 @@ class AuditScreen(Screen[None]):
                     with TabPane("Summary", id="summary-tab"):
                         yield CarrierView(id="summary")
                     with TabPane("Diff", id="diff-tab"):
-                        yield CarrierDiffView(id="diff")
+                        yield DiffView(id="diff")
                 with Vertical(id="audit-lists"):
                     yield Static("Identifiers of the history it replaced", markup=False)
                     yield DataTable(id="identifiers", cursor_type="row", zebra_stripes=True)
@@ -115,6 +115,7 @@ class AuditScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one("#diff", DiffView).wrap = True  # summaries are long paragraphs
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._show())
         self._draw()
         self.query_one("#identifiers", DataTable).focus()
@@ -155,7 +156,7 @@ class AuditScreen(Screen[None]):
         """Wrap both text panes, or show their lines whole."""
         summary = self.query_one("#summary", CarrierView)
         summary.wrap = not summary.wrap
-        self.query_one("#diff", CarrierDiffView).wrap = summary.wrap
+        self.query_one("#diff", DiffView).wrap = summary.wrap
 
     def watch_compaction_index(self, index: int) -> None:
         self._show()
@@ -168,7 +169,7 @@ class AuditScreen(Screen[None]):
         """Map the selected session and compaction onto the titles, panes and tables."""
         view = self.view
         summary_view = self.query_one("#summary", CarrierView)
-        diff = self.query_one("#diff", CarrierDiffView)
+        diff = self.query_one("#diff", DiffView)
         tables = [self.query_one(f"#{name}", DataTable)
                   for name in ("identifiers", "lost", "new-after")]
         if view is None:
@@ -179,7 +180,7 @@ class AuditScreen(Screen[None]):
             self.query_one("#compaction-title", Static).update(
                 Text("no compaction in this session: nothing was summarised away", style="dim"))
             summary_view.show("")
-            diff.show_diff(None, "")
+            diff.show_values_diff("no compaction", None, "")
             for table in tables:
                 table.clear(columns=True)
             return
@@ -197,9 +198,9 @@ class AuditScreen(Screen[None]):
         if summary is None:
             why = "redacted audit" if view.redacted else "not stored with this audit"
             summary_view.show(f"(summary {why}: identifier states are in the table)")
-            diff.show_diff(None, "", title=f"no summary to compare ({why})")
+            diff.show_values_diff(f"no summary to compare ({why})", None, "")
         else:
-            # Session text is data: CarrierView and CarrierDiffView show it through
+            # Session text is data: CarrierView and DiffView show it through
             # core.text.literal and never parse it as markup.
             summary_view.show(summary, summary_spans(summary, c.identifiers))
             lost = [i.value for i in c.identifiers if i.state != "present"]
@@ -208,7 +209,7 @@ class AuditScreen(Screen[None]):
             before = view.summaries[index - 1] if previous is not None else None
             title = (f"summary {previous.index} → {c.index}" if previous is not None
                      else f"summary {c.index} (no summary before it)")
-            diff.show_diff(before, summary, lost=lost, gained=gained, title=title)
+            diff.show_values_diff(title, before, summary, lost=lost, gained=gained)
         self._fill_tables(view, c, *tables)
 
     def _session_title(self, view: AuditView) -> Text:

@@ -3,6 +3,8 @@ against fold k−1 with the lost values called out and the added values marked."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from foldscope.core.carrier_diff import carrier_diff
 from foldscope.core.forensics import FoldChanges
 from foldscope.core.grading import normalize, token_spans
@@ -57,22 +59,43 @@ class DiffView(LiteralLines):
         if not (changes.lost or changes.mutated or changes.added):
             lines.append(StyledLine("  no planted fact changed state", (), "diff-view--gap"))
         lines.append(StyledLine(""))
-        diff = carrier_diff(before or "", after)
-        if not diff:
-            lines.append(StyledLine("carrier unchanged", (), "diff-view--gap"))
         added_values = [f.value for f in changes.added] + [f.altered or "" for f in
                                                             changes.mutated]
-        for d in diff:
-            text = _PREFIX[d.kind] + literal(d.text, keep_newlines=False)
-            cls = {"removed": "diff-view--removed", "added": "diff-view--added",
-                   "gap": "diff-view--gap"}.get(d.kind)
-            spans: list[tuple[int, int, str]] = []
-            if d.kind == "removed":
-                spans = _value_spans(text, lost_values, "diff-view--lost")
-            elif d.kind == "added":
-                spans = _value_spans(text, added_values, "diff-view--gained")
-            lines.append(StyledLine(text, tuple(spans), cls))
-        self.set_lines(lines)
+        self.set_lines(lines + _diff_lines(before, after, lost_values, added_values))
+
+    def show_values_diff(self, title: str, before: str | None, after: str, *,
+                         lost: Sequence[str] = (), gained: Sequence[str] = ()) -> None:
+        """Show the diff of any two carriers (a session's summaries, say) with values marked.
+
+        Args:
+            title: the first line, saying what is compared (shown literally).
+            before: the earlier carrier (None: nothing before it).
+            after: the later carrier.
+            lost: values marked where they stand on removed lines.
+            gained: values marked where they stand on added lines.
+        """
+        head = StyledLine(literal(title, keep_newlines=False), (), "diff-view--head")
+        self.set_lines([head, *_diff_lines(before, after, list(lost), list(gained))])
+
+
+def _diff_lines(before: str | None, after: str, lost_values: list[str],
+                added_values: list[str]) -> list[StyledLine]:
+    """The line diff from ``before`` to ``after``, values marked on removed and added lines."""
+    lines: list[StyledLine] = []
+    diff = carrier_diff(before or "", after)
+    if not diff:
+        lines.append(StyledLine("carrier unchanged", (), "diff-view--gap"))
+    for d in diff:
+        text = _PREFIX[d.kind] + literal(d.text, keep_newlines=False)
+        cls = {"removed": "diff-view--removed", "added": "diff-view--added",
+               "gap": "diff-view--gap"}.get(d.kind)
+        spans: list[tuple[int, int, str]] = []
+        if d.kind == "removed":
+            spans = _value_spans(text, lost_values, "diff-view--lost")
+        elif d.kind == "added":
+            spans = _value_spans(text, added_values, "diff-view--gained")
+        lines.append(StyledLine(text, tuple(spans), cls))
+    return lines
 
 
 def _labelled(word: str, label: str, value: str, cls: str) -> StyledLine:
