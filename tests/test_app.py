@@ -1,5 +1,7 @@
 """The TUI driven with Pilot: a tiny sweep runs in a worker and the grid fills."""
 
+import os
+
 from conftest import definition, fresh_poll, wait_group, wait_until
 
 from foldscope.engine.launch import prepare_sweep
@@ -228,3 +230,64 @@ async def test_cell_screen_follows_a_running_row(tmp_path):
         await wait_group(app, "cell-load")
         assert screen.fold_index == 5  # it followed the row to its sixth and last fold
         assert str(screen.query_one("#rows").get_cell_at((0, SORTABLE.index("status")))) == "done"
+
+
+async def test_a_childs_error_is_a_notification_and_in_the_status_line(tmp_path, monkeypatch):
+    """The TUI's sweep runs in a child process; its one-line error reaches the person."""
+    monkeypatch.delenv("FOLDSCOPE_TEST_KEY", raising=False)
+    db = tmp_path / "key.sqlite"
+    data = definition(models=({"id": "qwen/qwen3.6-35b-a3b", "provider": "openrouter",
+                               "pin": "someprovider", "api_key_env": "FOLDSCOPE_TEST_KEY"},),
+                      arms=("j",))
+    prepared = prepare_sweep(db, data, "test")
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_until(pilot, lambda: app.sweep_status == "error", "the child's failure")
+        await wait_until(pilot, lambda: "runner:" in str(app.screen.query_one("#status").render()),
+                         "the child's error in the status line")
+        assert app.sweep_status == "error"
+        errors = [n.message for n in app._notifications if n.severity == "error"]
+        assert len(errors) == 1 and "FOLDSCOPE_TEST_KEY" in errors[0]
+        assert "FOLDSCOPE_TEST_KEY" in str(app.screen.query_one("#status").render())
+
+
+async def test_a_child_that_fails_to_start_is_reported(tmp_path, monkeypatch):
+    import foldscope.engine.runner_process as runner_process
+
+    monkeypatch.setattr(runner_process, "runner_command",
+                        lambda *a, **kw: [str(tmp_path / "no-such-python")])
+    db = tmp_path / "nostart.sqlite"
+    prepared = prepare_sweep(db, definition(), "test")
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_until(pilot, lambda: app.sweep_status == "error", "the failed start")
+        errors = [n.message for n in app._notifications if n.severity == "error"]
+        assert len(errors) == 1 and "cannot start the sweep's runner" in errors[0]
+
+
+async def test_quit_stops_the_child_runner(tmp_path):
+    from foldscope.engine.procinfo import process_alive
+    from foldscope.engine.runner_process import RunnerProcess
+
+    db = tmp_path / "child.sqlite"
+    data = definition(scenario="kestrel", models=({"id": "sim/faithful",
+                                                  "faults": {"latency_s": 0.2}},), arms=("j", "q"))
+    prepared = prepare_sweep(db, data, "test")
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await wait_until(pilot, lambda: committed_folds(db, prepared.sweep_id) > 0,
+                         "the first committed fold")
+        child = app.runner
+        assert isinstance(child, RunnerProcess) and child.pid != os.getpid()
+        with Store(db, readonly=True) as store:  # the child holds the sweep's claim
+            assert store.sweep(prepared.sweep_id)["runner_pid"] == child.pid
+        await pilot.press("ctrl+q")
+    assert not process_alive(child.pid)  # reaped: no orphan runner
+    with Store(db, readonly=True) as store:
+        sweep = store.sweep(prepared.sweep_id)
+        assert store.live_status(sweep) == "stopped" and not sweep["runner_pid"]
+    # Opened again, the TUI resumes the sweep where its committed folds end.
+    again = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+    async with again.run_test(size=(110, 30)) as pilot:
+        await settle(again, pilot)
+        assert again.sweep_status == "done"

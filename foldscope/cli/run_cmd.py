@@ -49,6 +49,10 @@ def register(subparsers: Any) -> None:
                    help="plan a new sweep even if this definition was run before")
     p.add_argument("--latency-scale", type=float, default=None,
                    help="multiply simulated latency (0 runs simulated models at full speed)")
+    p.add_argument("--stop-with-parent", action="store_true",
+                   help="with --headless: stop (recording the sweep stopped) when the process "
+                   "that started this one exits, i.e. when stdin, a pipe from it, closes or the "
+                   "parent pid changes (how the TUI runs a sweep in a child process)")
     p.set_defaults(handler=run)
 
 
@@ -106,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
                      retry_failed=args.retry_failed).run()
         return 0
     return run_headless(args.db, sweep_id, resumed=resumed, json_events=args.json_events,
-                        latency_scale=args.latency_scale, retry_failed=args.retry_failed)
+                        latency_scale=args.latency_scale, retry_failed=args.retry_failed,
+                        stop_with_parent=args.stop_with_parent)
 
 
 EXIT_CODES = {"interrupted by SIGINT": 130, "interrupted by SIGTERM": 143}
@@ -114,12 +119,14 @@ EXIT_CODES = {"interrupted by SIGINT": 130, "interrupted by SIGTERM": 143}
 
 
 def run_headless(db: str, sweep_id: str, *, resumed: bool, json_events: bool = False,
-                 latency_scale: float | None = None, retry_failed: bool = False) -> int:
+                 latency_scale: float | None = None, retry_failed: bool = False,
+                 stop_with_parent: bool = False) -> int:
     """Run a stored sweep to the end with progress on stderr; return the exit code.
 
     SIGINT (ctrl+c) and SIGTERM stop it: calls in flight are dropped, committed folds stay,
     the sweep is recorded ``stopped`` (``done`` if every row had finished) and the summary
-    line is printed; the exit code is then 130 or 143.
+    line is printed; the exit code is then 130 or 143. With ``stop_with_parent`` the run also
+    stops that way when the process that started it goes (``engine.runner_process``).
     """
     from foldscope.engine.events import Event, SweepStarted
     from foldscope.engine.progress import HeadlessProgress
@@ -135,8 +142,15 @@ def run_headless(db: str, sweep_id: str, *, resumed: bool, json_events: bool = F
         progress(event)
 
     runner.on_event = on_event
+
+    async def run_tied() -> str:
+        from foldscope.engine.runner_process import tie_to_parent
+
+        tie_to_parent(asyncio.get_running_loop(), runner.cancel)
+        return await runner.run_with_signals()
+
     try:
-        status = asyncio.run(runner.run_with_signals())
+        status = asyncio.run(run_tied() if stop_with_parent else runner.run_with_signals())
     finally:
         progress.close()
     t = runner.totals

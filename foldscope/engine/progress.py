@@ -41,6 +41,7 @@ class HeadlessProgress:
     On a TTY the status line is redrawn in place at most ``hz`` times a second; otherwise one
     plain line is written per finished row (and for stops), which reads well in CI logs.
     With ``json_events`` every event is also written as one JSON line to ``events_stream``.
+    A stream whose reader has gone (a closed pipe) is dropped: progress never stops a run.
     """
 
     def __init__(self, totals: Totals, stream: TextIO | None = None, *, json_events: bool = False,
@@ -52,11 +53,12 @@ class HeadlessProgress:
         self.events_stream = events_stream or sys.stdout
         self.min_interval = 1.0 / hz
         self._last = 0.0
+        self.stream_open = True
+        """False once the progress stream's reader has gone."""
 
     def __call__(self, event: Event) -> None:
         if self.json_events:
-            self.events_stream.write(event.to_line() + "\n")
-            self.events_stream.flush()
+            self.json_events = self._write(self.events_stream, event.to_line() + "\n")
         if isinstance(event, Stopped):
             self._line(f"stopped: {event.reason}")
         elif isinstance(event, RowFailed):
@@ -66,22 +68,29 @@ class HeadlessProgress:
             now = time.monotonic()
             if now - self._last >= self.min_interval or isinstance(event, SweepFinished):
                 self._last = now
-                self.stream.write("\r\x1b[2K" + status_line(self.totals))
-                self.stream.flush()
+                self._say("\r\x1b[2K" + status_line(self.totals))
         elif isinstance(event, (RowDone, RowFailed, SweepStarted, SweepFinished)):
-            self.stream.write(status_line(self.totals) + "\n")
-            self.stream.flush()
+            self._say(status_line(self.totals) + "\n")
 
     def _line(self, text: str) -> None:
         text = literal(text, keep_newlines=False)  # errors quote endpoint replies
-        if self.tty:
-            self.stream.write("\r\x1b[2K" + text + "\n")
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
+        self._say(("\r\x1b[2K" if self.tty else "") + text + "\n")
+
+    def _say(self, text: str) -> None:
+        if self.stream_open:
+            self.stream_open = self._write(self.stream, text)
+
+    @staticmethod
+    def _write(stream: TextIO, text: str) -> bool:
+        """Write and flush; False when the stream's reader has gone."""
+        try:
+            stream.write(text)
+            stream.flush()
+        except (BrokenPipeError, ValueError):  # a closed pipe, or a closed file
+            return False
+        return True
 
     def close(self) -> None:
         """End the live line so the shell prompt starts on a fresh line."""
         if self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
+            self._say("\n")

@@ -1,5 +1,6 @@
-"""The foldscope Textual app: registers themes, opens a sweep (or the picker), runs a sweep
-worker, and keeps the help screen, the command palette and the remembered theme."""
+"""The foldscope Textual app: registers themes, opens a sweep (or the picker), runs a sweep in a
+child process it watches through the database, and keeps the help screen, the command palette
+and the remembered theme."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from foldscope.core.errors import ConfigError, SweepClaimed
 from foldscope.core.text import literal
 from foldscope.engine.listing import SweepSummary
 from foldscope.engine.runner import SweepRunner
+from foldscope.engine.runner_process import RunnerProcess
 from foldscope.engine.store import writable
 from foldscope.engine.userconfig import read_user_config, update_user_config
 from foldscope.ui.commands import FoldscopeCommands, PaletteCommand
@@ -40,7 +42,11 @@ from foldscope.ui.widgets.reason_input import ReasonInput
 
 
 QUIT_GRACE_S = 5.0
-"""Longest wait on quit for a cancelled sweep to record its stop."""
+"""Longest wait on quit for a cancelled sweep to record its stop (then its child is killed)."""
+
+
+class RunnerFailed(Exception):
+    """The sweep's child runner ended with an error (its one-line message)."""
 
 
 class FoldscopeApp(App[None]):
@@ -49,11 +55,15 @@ class FoldscopeApp(App[None]):
     Args:
         db_path: the database.
         sweep_id: the sweep to show; None opens the sweep picker first.
-        run: start the sweep's runner in a background worker.
+        run: run the sweep (resume it) while it is shown.
         latency_scale: passed to the runner (simulated latency multiplier).
         retry_failed: the runner runs rows that failed on infrastructure again.
         audits: audited sessions to open instead of a sweep (``foldscope audit PATH``);
             ``db_path`` may then be None (no picker).
+        in_process: run the sweep in a thread of this process (tests) instead of a child
+            process. By default a child process runs it — the headless runner, tied to this
+            process so it stops when the app goes — and the app watches the database, so the
+            runner and the screen never share an interpreter.
     """
 
     TITLE = "foldscope"
@@ -71,15 +81,17 @@ class FoldscopeApp(App[None]):
 
     def __init__(self, db_path: str | None, *, sweep_id: str | None = None, run: bool = False,
                  latency_scale: float | None = None, retry_failed: bool = False,
-                 audits: list[AuditView] | None = None) -> None:
+                 audits: list[AuditView] | None = None, in_process: bool = False) -> None:
         super().__init__()
         self.audits = audits
+        self.in_process = in_process
         self.retry_failed = retry_failed
         self.db_path = db_path
         self.sweep_id = sweep_id
         self.run_sweep = run
         self.latency_scale = latency_scale
-        self.runner: SweepRunner | None = None
+        self.runner: SweepRunner | RunnerProcess | None = None
+        """What runs the sweep on display: a child process, or (tests) an in-process runner."""
         self.sweep_status: str | None = None
         self.watching_pid: int | None = None
         """Another process running the sweep on display, when this app only watches it."""
@@ -118,6 +130,8 @@ class FoldscopeApp(App[None]):
     def _show_sweep(self, sweep_id: str) -> None:
         self.sweep_id = sweep_id
         screen = SweepScreen(self.db_path, sweep_id)
+        if isinstance(self.runner, RunnerProcess) and self.runner.sweep_id == sweep_id:
+            screen.own_runner_pid = self.runner.pid
         if self.sweep_screen is None or self.screen is not self.sweep_screen:
             self.push_screen(screen)
         else:
@@ -125,8 +139,9 @@ class FoldscopeApp(App[None]):
         self.sweep_screen = screen
 
     def _start_runner(self, sweep_id: str) -> None:
-        self.runner = SweepRunner(self.db_path, sweep_id, latency_scale=self.latency_scale,
-                                  retry_failed=self.retry_failed)
+        kind = SweepRunner if self.in_process else RunnerProcess
+        self.runner = kind(self.db_path, sweep_id, latency_scale=self.latency_scale,
+                           retry_failed=self.retry_failed)
         self.execute_sweep()
 
     def _picked(self, picked: SweepSummary | StoredAudit | None) -> None:
@@ -231,13 +246,19 @@ class FoldscopeApp(App[None]):
 
     @work(thread=True, group="sweep", exit_on_error=False, description="run the sweep")
     def execute_sweep(self) -> str:
-        """Run the sweep in its own thread and event loop; every fold is committed as it lands.
+        """Run the sweep to its end (in a child process, or here in tests); return its status.
 
-        A sweep another live process already runs is watched, not run: that is not an error.
+        Every fold is committed as it lands, and the sweep screen reads them from the store. A
+        sweep another live process already runs is watched, not run: that is not an error.
+
+        Raises:
+            RunnerFailed: the child runner reported an error (or could not start).
         """
         assert self.runner is not None
         self._sweep_done.clear()
         try:
+            if isinstance(self.runner, RunnerProcess):
+                return self._run_child(self.runner)
             return asyncio.run(self.runner.run())
         except asyncio.CancelledError:
             return "cancelled"
@@ -246,6 +267,23 @@ class FoldscopeApp(App[None]):
             return "watching"
         finally:
             self._sweep_done.set()
+
+    def _run_child(self, child: RunnerProcess) -> str:
+        """Start the child runner and wait (in the worker's thread) for it to end."""
+        child.start()
+        self.call_from_thread(self._child_started, child)
+        outcome = child.wait()
+        if outcome.watching_pid is not None:
+            self.watching_pid = outcome.watching_pid
+            return "watching"
+        if outcome.error is not None:
+            raise RunnerFailed(outcome.error)
+        return outcome.status
+
+    def _child_started(self, child: RunnerProcess) -> None:
+        """The sweep screen shows the child this app started as running, not as watched."""
+        if self.sweep_screen is not None and self.sweep_screen.sweep_id == child.sweep_id:
+            self.sweep_screen.own_runner_pid = child.pid
 
     @on(Worker.StateChanged)
     def sweep_worker_changed(self, event: Worker.StateChanged) -> None:
@@ -277,9 +315,13 @@ class FoldscopeApp(App[None]):
     async def action_quit(self) -> None:
         """Quit; a running sweep is cancelled first and allowed to record that it stopped."""
         self.stop_sweep()
-        # Cancellation reaches the runner's loop at once; give it a moment to write "stopped"
-        # and close its connection before the process goes (calls in flight are dropped).
-        await asyncio.to_thread(self._sweep_done.wait, QUIT_GRACE_S)
+        # Cancellation reaches the runner at once; give it a moment to write "stopped" and
+        # close its connection before the app goes (calls in flight are dropped). A child that
+        # does not answer in time is killed: its sweep then reads interrupted, and resumes.
+        if not await asyncio.to_thread(self._sweep_done.wait, QUIT_GRACE_S):
+            if isinstance(self.runner, RunnerProcess):
+                self.runner.kill()
+                await asyncio.to_thread(self._sweep_done.wait, QUIT_GRACE_S)
         self.exit()
 
     def stop_sweep(self, reason: str = "quit from the TUI") -> None:

@@ -96,6 +96,10 @@ class SweepScreen(Screen[None]):
         self._polling: Worker[None] | None = None
         self._snapshot: SweepSnapshot | None = None
         self._shown: dict[str, Text] = {}
+        self._runner_error: str | None = None
+        """The last error of the sweep's runner (a child's one-line error), for the status."""
+        self.own_runner_pid: int | None = None
+        """The child process this app started to run the sweep: running it is not watching."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -225,14 +229,18 @@ class SweepScreen(Screen[None]):
         row_retries = sum(c.row_retries for c in view.cells)
         spend = sum(c.cost_usd for c in view.cells)
         status = h.status
-        if alive and h.runner_pid is not None and h.runner_pid != os.getpid():
+        if alive and h.runner_pid is not None and h.runner_pid not in (os.getpid(),
+                                                                       self.own_runner_pid):
             status = f"watching — run by pid {h.runner_pid}"
         running = (f"{p.running} running" if alive or not p.running
                    else f"{p.running} interrupted")
-        self._set("#status", Text(
+        line = Text(
             f"{status}{reason} · rows {p.finished}/{p.total} done "
             f"({running}, {p.failed} failed) · {p.folds} folds committed · "
-            f"retries {call_retries} calls, {row_retries} rows · ${spend:.4f}"))
+            f"retries {call_retries} calls, {row_retries} rows · ${spend:.4f}")
+        if self._runner_error is not None:
+            line.append(f" · runner: {self._runner_error}", style="bold")
+        self._set("#status", line)
         self.sub_title = f"{p.finished}/{p.total} rows"
         warnings = [f"⚠ {one_line(w)}" for w in h.warnings]
         self.query_one("#warnings", Static).display = bool(warnings)
@@ -250,7 +258,10 @@ class SweepScreen(Screen[None]):
 
     @on(SweepFinished)
     def sweep_finished(self, message: SweepFinished) -> None:
-        """The sweep worker ended: read the store now rather than at the next tick."""
+        """The sweep's runner ended: read the store now rather than at the next tick, and keep
+        its error (shown literally: it can quote an endpoint's reply) for the status line."""
+        if message.error is not None:
+            self._runner_error = literal(message.error, keep_newlines=False)
         self.poll()
 
     @on(SweepGrid.CellSelected)
