@@ -1,4 +1,5 @@
-"""The TUI driven with Pilot: a tiny sweep runs in a worker and the grid fills."""
+"""The TUI driven with Pilot: a tiny sweep runs in a child process (the product path; tests of
+screens alone run it in a thread, in_process=True) and the grid fills."""
 
 import os
 
@@ -67,7 +68,8 @@ async def test_unpinned_gateway_model_is_a_visible_warning(tmp_path):
     db = tmp_path / "warn.sqlite"
     prepared = prepare_sweep(db, definition(models=({"id": "sim/faithful", "pin": ""},),
                                             arms=("j",)), "test")
-    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0,
+                       in_process=True)  # screens, not the runner, are tested
     async with app.run_test(size=(110, 30)) as pilot:
         await settle(app, pilot)
         box = app.screen.query_one("#warnings")
@@ -80,7 +82,8 @@ async def test_grid_has_a_row_per_scenario_and_arm_when_several(tmp_path):
     data = definition(models=("sim/faithful",), arms=("j", "q"))
     data["sweep"]["scenarios"] = ["smoke", "kestrel-single"]
     prepared = prepare_sweep(db, data, "test")
-    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0,
+                       in_process=True)  # screens, not the runner, are tested
     async with app.run_test(size=(110, 30)) as pilot:
         await settle(app, pilot)
         grid = app.screen.query_one(SweepGrid)
@@ -96,7 +99,8 @@ async def test_enter_on_a_cell_opens_its_rows_and_steps_folds(tmp_path):
 
     db = tmp_path / "cell.sqlite"
     prepared = prepare_sweep(db, definition(arms=("j", "q")), "test")
-    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0,
+                       in_process=True)  # screens, not the runner, are tested
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(app, pilot)
         grid = app.screen.query_one(SweepGrid)
@@ -137,7 +141,8 @@ async def test_flag_a_fabricated_answer_from_the_keyboard(tmp_path):
 
     db = tmp_path / "flag.sqlite"
     prepared = prepare_sweep(db, definition(models=("sim/inventor",), arms=("j",)), "test")
-    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0,
+                       in_process=True)  # screens, not the runner, are tested
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(app, pilot)
         app.screen.query_one(SweepGrid).focus()
@@ -186,7 +191,8 @@ async def test_v_switches_the_grid_to_answer_classes(tmp_path):
     db = tmp_path / "view.sqlite"
     prepared = prepare_sweep(db, definition(models=("sim/inventor", "sim/describer"),
                                             arms=("j",)), "test")
-    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0,
+                       in_process=True)  # screens, not the runner, are tested
     async with app.run_test(size=(110, 30)) as pilot:
         await settle(app, pilot)
         await pilot.press("V")  # v cycles the metrics forwards; the answers view is the last

@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +113,10 @@ class RunnerProcess:
                                                  retry_failed=retry_failed)
         self.cancelled: str | None = None
         """Why the run was asked to stop, once asked."""
+        self.started: float | None = None
+        """When the child was started (``time.perf_counter``)."""
+        self.ended: float | None = None
+        """When it had exited and been reaped (``time.perf_counter``)."""
         self._proc: subprocess.Popen[str] | None = None
         self._lock = threading.Lock()
 
@@ -129,6 +134,7 @@ class RunnerProcess:
         with self._lock:
             if self.cancelled is not None:
                 return
+            self.started = time.perf_counter()
             try:
                 # A session of its own: a hang-up or ctrl+c meant for the terminal reaches the
                 # TUI, not the child, which then stops in order when the TUI goes.
@@ -158,6 +164,7 @@ class RunnerProcess:
             if on_line is not None:
                 on_line(line)
         returncode = proc.wait()
+        self.ended = time.perf_counter()
         with contextlib.suppress(OSError):
             if proc.stdin is not None:
                 proc.stdin.close()
