@@ -287,6 +287,9 @@ async def test_quit_stops_the_child_runner(tmp_path):
         assert isinstance(child, RunnerProcess) and child.pid != os.getpid()
         with Store(db, readonly=True) as store:  # the child holds the sweep's claim
             assert store.sweep(prepared.sweep_id)["runner_pid"] == child.pid
+        # Its own child is shown running, not as a sweep watched from elsewhere.
+        await wait_until(pilot, lambda: str(app.screen.query_one("#status").render())
+                         .startswith("running"), "the status line to show the run")
         await pilot.press("ctrl+q")
     assert not process_alive(child.pid)  # reaped: no orphan runner
     with Store(db, readonly=True) as store:
