@@ -6,6 +6,8 @@ import os
 from conftest import definition, fresh_poll, wait_group, wait_until
 
 from foldscope.engine.launch import prepare_sweep
+from foldscope.engine.procinfo import process_alive
+from foldscope.engine.runner_process import RunnerProcess
 from foldscope.engine.store import Store
 from foldscope.ui.app import FoldscopeApp
 from foldscope.ui.messages import SweepFinished
@@ -47,21 +49,36 @@ async def test_grid_fills_while_the_sweep_runs(tmp_path):
 async def test_quit_mid_sweep_leaves_a_consistent_database(tmp_path):
     db = tmp_path / "quit.sqlite"
     data = definition(scenario="kestrel", models=({"id": "sim/faithful",
-                                                  "faults": {"latency_s": 0.2}},), arms=("j", "q"))
+                                                  "faults": {"latency_s": 0.5}},), arms=("j", "q"))
     prepared = prepare_sweep(db, data, "test")
     app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True)
     async with app.run_test(size=(110, 30)) as pilot:
         # Quit once the sweep has committed a fold, so the quit lands mid-sweep.
         await wait_until(pilot, lambda: committed_folds(db, prepared.sweep_id) > 0,
                          "the first committed fold")
+        child = app.runner  # the sweep runs in a child process, which holds the claim
+        assert isinstance(child, RunnerProcess) and child.pid != os.getpid()
+        with Store(db, readonly=True) as store:
+            assert store.sweep(prepared.sweep_id)["runner_pid"] == child.pid
+        # Its own child is shown running, not as a sweep watched from elsewhere.
+        await wait_until(pilot, lambda: str(app.screen.query_one("#status").render())
+                         .startswith("running"), "the status line to show the run")
         await pilot.press("ctrl+q")
+    assert not process_alive(child.pid)  # stopped and reaped: no orphan runner
     store = Store(db)
     assert store.sweep(prepared.sweep_id)["status"] == "stopped"
+    assert not store.sweep(prepared.sweep_id)["runner_pid"]
     for row in store.rows(prepared.sweep_id):
         folds = store.folds(row.id)
         assert row.folds_done == len(folds)
         assert [f.fold_index for f in folds] == list(range(len(folds)))
         assert row.status != "done" or store.checks(row.id)
+    store.close()
+    # Opened again, the TUI resumes the sweep where its committed folds end.
+    again = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
+    async with again.run_test(size=(110, 30)) as pilot:
+        await settle(again, pilot)
+        assert again.sweep_status == "done"
 
 
 async def test_unpinned_gateway_model_is_a_visible_warning(tmp_path):
@@ -269,34 +286,3 @@ async def test_a_child_that_fails_to_start_is_reported(tmp_path, monkeypatch):
         await wait_until(pilot, lambda: app.sweep_status == "error", "the failed start")
         errors = [n.message for n in app._notifications if n.severity == "error"]
         assert len(errors) == 1 and "cannot start the sweep's runner" in errors[0]
-
-
-async def test_quit_stops_the_child_runner(tmp_path):
-    from foldscope.engine.procinfo import process_alive
-    from foldscope.engine.runner_process import RunnerProcess
-
-    db = tmp_path / "child.sqlite"
-    data = definition(scenario="kestrel", models=({"id": "sim/faithful",
-                                                  "faults": {"latency_s": 0.2}},), arms=("j", "q"))
-    prepared = prepare_sweep(db, data, "test")
-    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True)
-    async with app.run_test(size=(110, 30)) as pilot:
-        await wait_until(pilot, lambda: committed_folds(db, prepared.sweep_id) > 0,
-                         "the first committed fold")
-        child = app.runner
-        assert isinstance(child, RunnerProcess) and child.pid != os.getpid()
-        with Store(db, readonly=True) as store:  # the child holds the sweep's claim
-            assert store.sweep(prepared.sweep_id)["runner_pid"] == child.pid
-        # Its own child is shown running, not as a sweep watched from elsewhere.
-        await wait_until(pilot, lambda: str(app.screen.query_one("#status").render())
-                         .startswith("running"), "the status line to show the run")
-        await pilot.press("ctrl+q")
-    assert not process_alive(child.pid)  # reaped: no orphan runner
-    with Store(db, readonly=True) as store:
-        sweep = store.sweep(prepared.sweep_id)
-        assert store.live_status(sweep) == "stopped" and not sweep["runner_pid"]
-    # Opened again, the TUI resumes the sweep where its committed folds end.
-    again = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True, latency_scale=0.0)
-    async with again.run_test(size=(110, 30)) as pilot:
-        await settle(again, pilot)
-        assert again.sweep_status == "done"
