@@ -134,7 +134,13 @@ async def test_hostile_text_is_inert_on_every_screen(hostile_db):
         assert_inert(app, "help", shows_markup=False)
 
 
-async def test_a_failing_sweeps_notification_is_inert(hostile_db, monkeypatch):
+@pytest.mark.parametrize("where", ["thread", "child"])
+async def test_a_failing_sweeps_notification_is_inert(hostile_db, monkeypatch, tmp_path, where):
+    """The runner's error, whether raised in a thread or printed by the child process that
+    runs the sweep, reaches the notification and the status line inert."""
+    import sys
+
+    import foldscope.engine.runner_process as runner_process
     from foldscope.engine.runner import SweepRunner
 
     db, _, clean = hostile_db  # a clean sweep: only the error text is hostile
@@ -143,7 +149,12 @@ async def test_a_failing_sweeps_notification_is_inert(hostile_db, monkeypatch):
         raise RuntimeError(HOSTILE)
 
     monkeypatch.setattr(SweepRunner, "run", explode)
-    app = FoldscopeApp(str(db), sweep_id=clean, run=True)
+    said = tmp_path / "error.txt"
+    said.write_text(HOSTILE, encoding="utf-8")
+    monkeypatch.setattr(runner_process, "runner_command", lambda *a, **kw: [
+        sys.executable, "-c", "import sys; sys.stderr.write('foldscope: error: ' + "
+        f"open({str(said)!r}, encoding='utf-8').read() + '\\n'); sys.exit(2)"])
+    app = FoldscopeApp(str(db), sweep_id=clean, run=True, in_process=where == "thread")
     async with app.run_test(size=(160, 50), notifications=True) as pilot:
         await wait_group(app, "sweep")
         for _ in range(50):  # the toast is mounted a few message cycles after notify()
