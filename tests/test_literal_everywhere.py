@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from conftest import definition, fresh_poll, run_sweep, wait_group
+from conftest import definition, fresh_poll, run_sweep, wait_group, wait_until
 
 from foldscope.engine.store import Store
 from foldscope.ui.app import FoldscopeApp
@@ -156,7 +156,7 @@ async def test_a_failing_sweeps_notification_is_inert(hostile_db, monkeypatch, t
         f"open({str(said)!r}, encoding='utf-8').read() + '\\n'); sys.exit(2)"])
     app = FoldscopeApp(str(db), sweep_id=clean, run=True, in_process=where == "thread")
     async with app.run_test(size=(160, 50), notifications=True) as pilot:
-        await wait_group(app, "sweep")
+        await wait_until(pilot, lambda: app.sweep_status == "error", "the runner's failure")
         for _ in range(50):  # the toast is mounted a few message cycles after notify()
             if app.screen.query("Toast"):
                 break
