@@ -234,6 +234,11 @@ def advance_histories(histories: Sequence[FactHistory], fold: FoldFacts
                 returned = True
         elif now.state != "not_yet" and lost is None:
             lost = fold.fold
+        if (planted, first, lost, returned, now.state, now.altered, now.rule) == (
+                hist.planted_fold, hist.first_carried_fold, hist.lost_fold, hist.returned,
+                hist.final_state, hist.final_altered, hist.final_rule):
+            out.append(hist)  # most courses do not move in a fold: keep the record as it is
+            continue
         out.append(FactHistory(hist.label, hist.value, hist.graded, hist.chunk, planted, first,
                                lost, returned, now.state, now.altered, now.rule))
     return tuple(out)
