@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "foldscope.cli.audit_cmd",
     "foldscope.cli.inspect_cmd",
     "foldscope.cli.reindex_cmd",
+    "foldscope.cli.control_cmd",
 )
 
 EXIT_USAGE = 2

@@ -32,6 +32,20 @@ class Event:
         t = data.pop("t")
         return {"event": self.kind, "t": t, **data}
 
+    def about_model(self) -> str | None:
+        """The model the event is about, if one (the event log filters by it)."""
+        model = getattr(self, "model", None)
+        return model or None
+
+    def persisted(self) -> bool:
+        """Whether the event log in the database keeps this event (``PERSISTED_KINDS``); a
+        finished row is kept only when it is invalid, so the log stays small."""
+        return self.kind in PERSISTED_KINDS
+
+    def summary(self) -> str:
+        """One line saying what happened, for the event log (fields as ``name=value``)."""
+        return " ".join(f"{k}={v}" for k, v in self.as_json().items() if k not in ("event", "t"))
+
     def to_line(self) -> str:
         """The event as one JSON line (no trailing newline); text stays readable UTF-8, and
         nothing in it can act on a terminal (``core.text.json_text``)."""
@@ -59,6 +73,9 @@ class ModelWarning(Event):
     kind: ClassVar[str] = "warning"
     model: str
     warning: str
+
+    def summary(self) -> str:
+        return self.warning
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,6 +112,11 @@ class Retry(Event):
     delay_s: float
     limit: int
     """The endpoint's concurrency limit after the fault."""
+    model: str = ""
+    """The model whose call is retried."""
+
+    def summary(self) -> str:
+        return (f"{self.fault}: retry in {self.delay_s:g}s · limit now {self.limit} in flight")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,6 +132,11 @@ class LimitChanged(Event):
     cause: str
     """The fault kind that cut it, or ``success``."""
 
+    def summary(self) -> str:
+        verb = "grew" if self.limit > self.previous else "cut"
+        return (f"{self.endpoint}: limit {verb} {self.previous} → {self.limit} in flight "
+                f"({self.cause})")
+
 
 @dataclass(frozen=True, kw_only=True)
 class RowDone(Event):
@@ -123,6 +150,12 @@ class RowDone(Event):
     valid: bool
     reason: str
 
+    def persisted(self) -> bool:
+        return not self.valid  # valid rows are in the grid; an invalid one says why here
+
+    def summary(self) -> str:
+        return f"row {self.row} ({self.arm}) invalid: {self.reason} · recall {self.recall:.2f}"
+
 
 @dataclass(frozen=True, kw_only=True)
 class RowFailed(Event):
@@ -134,6 +167,10 @@ class RowFailed(Event):
     arm: str
     error: str
     retryable: bool
+
+    def summary(self) -> str:
+        return (f"row {self.row} ({self.arm}) failed: {self.error}"
+                + (" — will retry" if self.retryable else ""))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,6 +189,32 @@ class Stopped(Event):
     kind: ClassVar[str] = "stopped"
     reason: str
 
+    def summary(self) -> str:
+        return self.reason
+
+
+@dataclass(frozen=True, kw_only=True)
+class Paused(Event):
+    """The run was paused (``foldscope pause``, or the TUI): no new calls start; calls in flight
+    finish and commit."""
+
+    kind: ClassVar[str] = "paused"
+    reason: str
+
+    def summary(self) -> str:
+        return f"paused: {self.reason}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Resumed(Event):
+    """A paused run goes on."""
+
+    kind: ClassVar[str] = "resumed"
+    reason: str
+
+    def summary(self) -> str:
+        return f"resumed: {self.reason}"
+
 
 @dataclass(frozen=True, kw_only=True)
 class SweepFinished(Event):
@@ -164,14 +227,24 @@ class SweepFinished(Event):
     rows_done: int
     rows_failed: int
 
+    def summary(self) -> str:
+        why = f" ({self.reason})" if self.reason else ""
+        return (f"{self.status}{why}: {self.rows_done} rows done, {self.rows_failed} failed")
+
 
 EVENT_TYPES: tuple[type[Event], ...] = (SweepStarted, ModelWarning, RowStarted, FoldCommitted, Retry,
-                                        LimitChanged, RowDone, RowFailed, RowRetry, Stopped,
-                                        SweepFinished)
+                                        LimitChanged, RowDone, RowFailed, RowRetry, Stopped, Paused,
+                                        Resumed, SweepFinished)
 """Every kind of event the runner emits, in the order a run meets them."""
 
 EVENT_KINDS: tuple[str, ...] = tuple(t.kind for t in EVENT_TYPES)
 """Their ``event`` names."""
+
+PERSISTED_KINDS: frozenset[str] = frozenset({
+    "sweep_started", "warning", "retry", "limit", "row_done", "row_failed", "row_retry", "stopped",
+    "paused", "resumed", "sweep_finished"})
+"""Kinds the database's event log keeps (``Event.persisted``): what a watcher needs to see, not
+per-fold progress (folds and row starts are in the rows themselves)."""
 
 EventSink = Callable[[Event], None]
 """Where the runner sends events (the headless progress, a test's list, the TUI)."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from foldscope.engine.procinfo import RunnerId, runner_alive
-from foldscope.engine.store import Store
+from foldscope.engine.store import LIVE_STATUSES, Store
 from foldscope.engine.sweep import stored_scenarios
 
 
@@ -37,7 +37,7 @@ class SweepSummary:
 def runner_pid(sweep: dict[str, Any]) -> int | None:
     """The live process running a stored sweep, or None (a dead runner's pid is not one)."""
     pid = sweep.get("runner_pid")
-    if (sweep.get("status") != "running" or not pid
+    if (sweep.get("status") not in LIVE_STATUSES or not pid
             or not runner_alive(RunnerId(pid, sweep.get("runner_started")))):
         return None
     return int(pid)

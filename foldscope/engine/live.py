@@ -8,12 +8,17 @@ changed since the last, whatever the size of the sweep.
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from foldscope.core.pace import run_pace
 from foldscope.core.tally import NO_CHECKS, CellTally, Progress, Tallies
+from foldscope.engine.activity import RunnerStatus, StoredEvent
 from foldscope.engine.listing import runner_pid
-from foldscope.engine.store import Store
+from foldscope.engine.store import LIVE_STATUSES, Store
 from foldscope.engine.sweep import stored_mode, stored_scenarios
 
 
@@ -37,6 +42,77 @@ class SweepHeader:
     """Pin and endpoint warnings, each ``model: warning``."""
     runner_pid: int | None = None
     """The live process running the sweep, if any (``engine.listing.runner_pid``)."""
+    pins: tuple[PinInfo, ...] = ()
+    """Each model's recorded pin (empty before the runner recorded them)."""
+
+
+@dataclass(frozen=True)
+class PinInfo:
+    """One model's pin as the runner recorded it with the sweep (``Store.set_pins``)."""
+
+    model: str
+    provider: str
+    pin: str | None
+    """The endpoint the model is held to; None: unpinned."""
+    endpoint: str | None
+    """The pinned endpoint's name as the gateway lists it, when it was found."""
+    quantization: str | None
+    context_length: int | None
+    price_prompt_per_mtok: float | None
+    price_completion_per_mtok: float | None
+    warnings: tuple[str, ...]
+
+
+def pin_infos(pins: dict[str, Any]) -> tuple[PinInfo, ...]:
+    """The stored pins of a sweep as records, in the order they were recorded."""
+    out = []
+    for model, entry in pins.items():
+        endpoint = entry.get("endpoint") or {}
+        out.append(PinInfo(
+            model=model, provider=str(entry.get("provider", "?")), pin=entry.get("pin"),
+            endpoint=endpoint.get("name") or endpoint.get("provider_name"),
+            quantization=endpoint.get("quantization"),
+            context_length=endpoint.get("context_length"),
+            price_prompt_per_mtok=endpoint.get("price_prompt_per_mtok"),
+            price_completion_per_mtok=endpoint.get("price_completion_per_mtok"),
+            warnings=tuple(str(w) for w in entry.get("warnings", []))))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class RunState:
+    """The run's numbers for the header: status, time, pace, spend, retries, invalid rows."""
+
+    status: str
+    elapsed_s: float | None
+    """Time since the last run started (to its end, once it ended); None if never run."""
+    eta_s: float | None
+    """Time left at this run's pace, while it runs (None: unknown, or not running)."""
+    folds_per_s: float | None
+    spend_usd: float
+    call_retries: int
+    row_retries: int
+    invalid_rows: int
+    """Finished rows that may not enter an aggregate (failed, incomplete, ...)."""
+    runner_pid: int | None
+
+
+@dataclass(frozen=True)
+class EndpointLine:
+    """One provider endpoint, for the line under the grid: calls in flight against the adaptive
+    limit, and the 429s and errors its models met in the last minute."""
+
+    endpoint: str
+    models: tuple[str, ...]
+    in_flight: int
+    limit: int
+    ceiling: int
+    rate_limited_1m: int
+    errors_1m: int
+
+
+WINDOW_S = 60.0
+"""The window of the endpoint lines' 429 and error counts."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +123,10 @@ class LiveView:
     cells: tuple[CellTally, ...]
     progress: Progress
     changed_rows: int
+    run: RunState | None = None
+    endpoints: tuple[EndpointLine, ...] = ()
+    new_events: tuple[StoredEvent, ...] = ()
+    """Events logged since the last poll (all kept ones on the first), oldest first."""
 
 
 class LiveSweep:
@@ -62,6 +142,10 @@ class LiveSweep:
         self.seq: int | None = None
         """The highest change sequence read so far (None before the first poll)."""
         self._tallies = Tallies()
+        self.event_id = 0
+        """The newest event log entry read so far."""
+        self._faults: deque[tuple[float, str | None, bool]] = deque()
+        """Recent retries and row failures: (time, model, whether a 429)."""
 
     def poll(self) -> LiveView | None:
         """Read what changed since the last poll; None when there is no sweep to show."""
@@ -75,6 +159,8 @@ class LiveSweep:
                 return None
             status = store.live_status(sweep)
             rows, classes, finals = store.changes(self.sweep_id, self.seq)
+            events = store.events(self.sweep_id, since=self.event_id)
+            runner = store.runner_status(self.sweep_id)
         for row in rows:
             # A changed row's checks were read with it: none there means it has none now.
             self._tallies.update(row, classes.get(row.id, NO_CHECKS), finals.get(row.id))
@@ -92,6 +178,60 @@ class LiveSweep:
             design=s["design"], mode=stored_mode(config),
             warnings=tuple(f"{model}: {w}" for model, entry in sweep["pins"].items()
                            for w in entry.get("warnings", [])),
-            runner_pid=runner_pid(sweep))
-        return LiveView(header, tuple(self._tallies.cells()), self._tallies.progress(), len(rows))
+            runner_pid=runner_pid(sweep),
+            pins=pin_infos(sweep["pins"]))
+        cells = tuple(self._tallies.cells())
+        progress = self._tallies.progress()
+        now = time.time()
+        endpoints = self._endpoint_lines(events, runner, status, now)
+        return LiveView(header, cells, progress, len(rows),
+                        run_state(status, header.runner_pid, cells, progress, runner, now),
+                        endpoints, tuple(events))
+
+    def _endpoint_lines(self, events: list[StoredEvent], runner: RunnerStatus | None,
+                        status: str, now: float) -> tuple[EndpointLine, ...]:
+        """Fold new events into the one-minute window and count it per endpoint."""
+        if events:
+            self.event_id = events[-1].id
+        for e in events:
+            if e.kind in ("retry", "row_failed"):
+                self._faults.append((e.t, e.model, e.kind == "retry" and e.fault == "rate_limited"))
+        while self._faults and self._faults[0][0] < now - WINDOW_S:
+            self._faults.popleft()
+        if runner is None:
+            return ()
+        live = status in LIVE_STATUSES
+        out = []
+        for ep in runner.endpoints:
+            mine = [f for f in self._faults if f[1] in ep.models]
+            limited = sum(1 for f in mine if f[2])
+            out.append(EndpointLine(ep.endpoint, ep.models, ep.in_flight if live else 0,
+                                    ep.limit, ep.ceiling, limited, len(mine) - limited))
+        return tuple(out)
+
+
+def run_state(status: str, pid: int | None, cells: tuple[CellTally, ...], progress: Progress,
+              runner: RunnerStatus | None, now: float) -> RunState:
+    """The header's numbers from the cells' sums, the progress and the runner's own record.
+
+    Pace counts this run's own work only (rows an earlier run finished are not its speed), and
+    the ETA is given only while the sweep runs.
+    """
+    elapsed = eta = rate = None
+    if runner is not None:
+        live = status in LIVE_STATUSES
+        end = runner.finished_at or (now if live else runner.updated_at)
+        pace = run_pace(end - runner.started_at, progress.folds - runner.folds_at_start,
+                        progress.finished - runner.finished_at_start,
+                        progress.total - progress.finished)
+        elapsed, rate = pace.elapsed_s, pace.folds_per_s
+        eta = pace.eta_s if status == "running" else None
+    finished = sum(c.done_rows + c.failed_rows for c in cells)
+    return RunState(
+        status=status, elapsed_s=elapsed, eta_s=eta, folds_per_s=rate,
+        spend_usd=sum(c.cost_usd for c in cells),
+        call_retries=sum(c.call_retries for c in cells),
+        row_retries=sum(c.row_retries for c in cells),
+        invalid_rows=max(0, finished - sum(c.valid_rows for c in cells)),
+        runner_pid=pid if status in LIVE_STATUSES else None)
 

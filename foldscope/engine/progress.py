@@ -6,31 +6,20 @@ import sys
 import time
 from typing import TextIO
 
+from foldscope.core.pace import format_duration, run_pace
 from foldscope.core.text import literal
 from foldscope.engine.events import Event, RowDone, RowFailed, Stopped, SweepFinished, SweepStarted
 from foldscope.engine.runner import Totals
 
 
-def format_duration(seconds: float) -> str:
-    """Format seconds as H:MM:SS (or M:SS under an hour)."""
-    seconds = max(0, int(round(seconds)))
-    h, rem = divmod(seconds, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
 def status_line(totals: Totals, now: float | None = None) -> str:
     """One line: rows done/total, folds/s, ETA, retries, errors and spend."""
     now = time.monotonic() if now is None else now
-    elapsed = max(1e-6, now - totals.started)
     finished = totals.rows_done + totals.rows_failed
-    rate = totals.folds / elapsed
-    remaining = totals.rows_total - finished
-    eta = "--:--"
-    if finished and remaining >= 0:
-        eta = format_duration(elapsed / max(1, finished - totals.initial_finished)
-                              * remaining) if finished > totals.initial_finished else "--:--"
-    return (f"rows {finished}/{totals.rows_total} · {rate:.1f} folds/s · ETA {eta} · "
+    pace = run_pace(now - totals.started, totals.folds, finished - totals.initial_finished,
+                    max(0, totals.rows_total - finished))
+    eta = "--:--" if pace.eta_s is None else format_duration(pace.eta_s)
+    return (f"rows {finished}/{totals.rows_total} · {pace.folds_per_s:.1f} folds/s · ETA {eta} · "
             f"retries {totals.call_retries}+{totals.row_retries} rows · errors {totals.errors} · "
             f"${totals.cost_usd:.4f}")
 

@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import os
 import signal
 import sqlite3
 import threading
@@ -46,11 +47,14 @@ from foldscope.engine.events import (
     RowDone,
     RowFailed,
     RowRetry,
+    Paused,
+    Resumed,
     RowStarted,
     Stopped,
     SweepFinished,
     SweepStarted,
 )
+from foldscope.engine.activity import EndpointState, RunnerStatus
 from foldscope.engine.limiter import AdaptiveLimiter
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import ModelConfig, resolve_model
@@ -59,6 +63,12 @@ from foldscope.engine.procinfo import this_runner
 from foldscope.engine.store import ROW_DONE, ROW_FAILED, ROW_PLANNED, ROW_RUNNING, Store
 from foldscope.engine.sweep import EXECUTION_MODES, SweepConfig, stored_mode
 from foldscope.engine.wire import body_digest
+
+CONTROL_POLL_S = 0.25
+"""How often the runner reads its control requests (pause, resume, cancel) from the database."""
+
+STATUS_EVERY_S = 1.0
+"""The runner writes its status and new log events at most this often (and when it ends)."""
 
 @dataclass
 class Totals:
@@ -175,10 +185,21 @@ class SweepRunner:
         self._task: asyncio.Task[Any] | None = None
         self._lock = threading.Lock()
         self._closing = False
+        self._journal: list[Event] = []
+        """Events the database's log keeps, waiting for the next write (``_flush``)."""
+        self._gate: asyncio.Event | None = None
+        """Set while calls may start; cleared while the run is paused."""
+        self._status: RunnerStatus | None = None
+        self._written: tuple[RunnerStatus | None, float] = (None, 0.0)
+        self._control_seen = 0.0
+        self.limiters: dict[str, AdaptiveLimiter] = {}
+        self._endpoint_models: dict[str, tuple[str, ...]] = {}
         self.mode: str | None = None
         """The sweep's execution mode, read from its stored definition when the run starts."""
 
     def _emit(self, event: Event) -> None:
+        if event.persisted():
+            self._journal.append(event)
         self.on_event(event)
 
     # -- set-up ------------------------------------------------------------------------------
@@ -224,6 +245,8 @@ class SweepRunner:
                 store.record_fault(self.sweep_id, exc)
                 raise
             finally:
+                with contextlib.suppress(sqlite3.Error):
+                    self._flush(store, final=True)
                 with contextlib.suppress(sqlite3.Error):
                     store.release(self.sweep_id, runner)
 
@@ -319,8 +342,11 @@ class SweepRunner:
                                                 on_change=self._limit_hook(key))
             limiter = model_limiter[mid] = limiters[key]
             clients[mid] = make_client(cfg, transport=self.transport,
-                                       on_retry=self._retry_hook(limiter), gate=limiter)
+                                       on_retry=self._retry_hook(limiter, mid), gate=limiter)
         self.limiters = limiters
+        for mid in models:
+            key = next(k for k, lim in limiters.items() if lim is model_limiter[mid])
+            self._endpoint_models[key] = (*self._endpoint_models.get(key, ()), mid)
         self._cache_on = {mid: cache_enabled(s.cache, cfg) for mid, cfg in models.items()}
         await self._record_pins(store, models, clients)
         # Each chunk's token estimate and content class, once per scenario for every row.
@@ -349,6 +375,14 @@ class SweepRunner:
         self.totals.cost_usd = sum(r.cost_usd for r in rows)
         self.totals.tokens = sum(r.prompt_tokens + r.completion_tokens for r in rows)
         store.set_sweep_status(self.sweep_id, "running")
+        # A request made before this run began (a cancel of an earlier run) is not for it.
+        store.clear_control(self.sweep_id)
+        self._gate = asyncio.Event()
+        self._gate.set()
+        self._status = RunnerStatus(
+            pid=os.getpid(), started_at=time.time(), updated_at=time.time(), finished_at=None,
+            folds_at_start=sum(r.folds_done for r in rows),
+            finished_at_start=self.totals.initial_finished, paused=False, endpoints=())
         self._emit(SweepStarted(sweep=self.sweep_id, rows=len(rows), pending=len(pending),
                                 mode=self.mode, units=len(units)))
         queue: asyncio.Queue[list[RowRecord]] = asyncio.Queue()
@@ -368,6 +402,7 @@ class SweepRunner:
                         store, row, s, inputs[row.scenario], clients[row.model],
                         models[row.model], model_limiter[row.model])
 
+        heartbeat = asyncio.create_task(self._heartbeat(store))
         workers = [asyncio.create_task(worker())
                    for _ in range(min(s.concurrency, max(1, len(units))))]
         try:
@@ -379,6 +414,8 @@ class SweepRunner:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
             raise
+        finally:
+            heartbeat.cancel()
 
     def _finish(self, store: Store) -> str:
         """Record and announce how the run ended; return the status."""
@@ -395,6 +432,66 @@ class SweepRunner:
                                  rows_done=self.totals.rows_done,
                                  rows_failed=self.totals.rows_failed))
         return status
+
+    # -- what watchers see, and what they ask ---------------------------------------------------
+
+    async def _heartbeat(self, store: Store) -> None:
+        """While the run lasts: obey control requests and keep the status and log written."""
+        while True:
+            self._obey(store)
+            self._flush(store)
+            await asyncio.sleep(CONTROL_POLL_S)
+
+    def _obey(self, store: Store) -> None:
+        """Apply the newest control request made since the last one seen (pause, resume, cancel).
+
+        Pausing stops new calls only (``_call`` waits at the gate): calls in flight finish and
+        their folds commit.
+        """
+        request = store.control(self.sweep_id)
+        if request is None or request.requested_at <= self._control_seen or self._gate is None:
+            return
+        self._control_seen = request.requested_at
+        if request.request == "pause" and self._gate.is_set():
+            self._gate.clear()
+            store.set_sweep_status(self.sweep_id, "paused", request.reason)
+            self._emit(Paused(reason=request.reason))
+        elif request.request == "resume" and not self._gate.is_set():
+            self._gate.set()
+            store.set_sweep_status(self.sweep_id, "running")
+            self._emit(Resumed(reason=request.reason))
+        elif request.request == "cancel":
+            self.cancel(request.reason)
+
+    def runner_status(self, *, final: bool = False) -> RunnerStatus | None:
+        """This run's status now: its limiters per endpoint, paused or not (None before it
+        started)."""
+        if self._status is None:
+            return None
+        endpoints = tuple(EndpointState(key, self._endpoint_models.get(key, ()), lim.in_flight,
+                                        lim.limit, lim.ceiling)
+                          for key, lim in self.limiters.items())
+        paused = self._gate is not None and not self._gate.is_set()
+        return dataclasses.replace(self._status, updated_at=time.time(), endpoints=endpoints,
+                                   paused=paused and not final,
+                                   finished_at=time.time() if final else None)
+
+    def _flush(self, store: Store, *, final: bool = False) -> None:
+        """Write the waiting log events and the status when it changed, at most once every
+        ``STATUS_EVERY_S`` (always when the run ends), so watchers cost the run little."""
+        now = time.monotonic()
+        if not final and now - self._written[1] < STATUS_EVERY_S:
+            return
+        status = self.runner_status(final=final)
+        events, self._journal = self._journal, []
+        with store.atomic():
+            store.add_events(self.sweep_id, events)
+            unchanged = (status is not None and self._written[0] is not None
+                         and dataclasses.replace(status, updated_at=0.0)
+                         == dataclasses.replace(self._written[0], updated_at=0.0))
+            if status is not None and not unchanged:
+                store.set_runner_status(self.sweep_id, status)
+        self._written = (status if status is not None else self._written[0], now)
 
     def _budget_exceeded(self, s: Any) -> bool:
         if self._stop_reason:
@@ -428,9 +525,10 @@ class SweepRunner:
                 return
             row = dataclasses.replace(row, status=ROW_FAILED)
 
-    def _retry_hook(self, limiter: AdaptiveLimiter) -> Callable[[str, float], None]:
+    def _retry_hook(self, limiter: AdaptiveLimiter, model: str) -> Callable[[str, float], None]:
         def on_retry(kind: str, delay: float) -> None:
-            self._emit(Retry(fault=kind, delay_s=round(delay, 3), limit=limiter.limit))
+            self._emit(Retry(fault=kind, delay_s=round(delay, 3), limit=limiter.limit,
+                             model=model))
         return on_retry
 
     def _limit_hook(self, endpoint: str) -> Callable[[int, int, str], None]:
@@ -480,6 +578,8 @@ class SweepRunner:
             _RowFailed: the call failed; infrastructure faults (retries exhausted) make the row
                 retryable, a rejected request does not.
         """
+        if self._gate is not None:
+            await self._gate.wait()  # paused: no new call starts until the run is resumed
         try:
             return await self._call_once(store, client, limiter, request, model, repeat)
         except InfraError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import dataclasses
 import json
 import operator
 import os
@@ -30,10 +31,23 @@ from foldscope.core.row import (
 from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.fabrication import CLEARED, HumanVerdict, flag_refusal
 from foldscope.core.tally import FinalCarrier, RowClasses
+from foldscope.core.text import storable
 from foldscope.core.validity import Validity
+from foldscope.engine.activity import (
+    CONTROL_REQUESTS,
+    ControlRequest,
+    EndpointState,
+    RunnerStatus,
+    StoredEvent,
+)
+from foldscope.engine.events import Event
 from foldscope.engine.procinfo import RunnerId, runner_alive
 
-SCHEMA_VERSION = 9
+EVENT_CAP = 2000
+"""The most events a sweep's log keeps (the oldest go first): a 429 storm stays a few hundred
+kilobytes, and a watcher reads the newest."""
+
+SCHEMA_VERSION = 10
 """The schema this foldscope writes. Older databases are migrated; newer ones are refused."""
 
 # How a check stored before schema 4 reads in today's answer classes (``core.answers``).
@@ -263,16 +277,50 @@ _MIGRATIONS: dict[int, str] = {
         SELECT id, 'fabricated', NULL, 'unknown', CAST(strftime('%s', 'now') AS REAL)
         FROM checks WHERE flagged
     """,
+    # 10: what a watcher in another process needs of a live run. The runner's event log (the
+    # kinds ``engine.events.PERSISTED_KINDS`` lists, capped per sweep), the runner's own status
+    # (its limiter per endpoint, written at most about once a second), and the control requests
+    # (pause, resume, cancel) the runner polls between calls.
+    10: """
+    CREATE TABLE IF NOT EXISTS events (
+        id INTEGER PRIMARY KEY,
+        sweep_id TEXT NOT NULL,
+        t REAL NOT NULL,
+        kind TEXT NOT NULL,
+        model TEXT,
+        summary TEXT NOT NULL,
+        data_json TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS events_sweep ON events(sweep_id, id);
+    CREATE TABLE IF NOT EXISTS runner_status (
+        sweep_id TEXT PRIMARY KEY,
+        pid INTEGER NOT NULL,
+        started_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        finished_at REAL,
+        folds_at_start INTEGER NOT NULL,
+        finished_at_start INTEGER NOT NULL,
+        paused INTEGER NOT NULL DEFAULT 0,
+        endpoints_json TEXT NOT NULL DEFAULT '[]'
+    );
+    CREATE TABLE IF NOT EXISTS sweep_control (
+        sweep_id TEXT PRIMARY KEY,
+        request TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        requested_at REAL NOT NULL
+    );
+    """,
 }
 
-READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8)
+READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9)
 """Older schemas a read-only open still reads without migrating (they lack ``seq`` and the
 checks' carrier state, and their answer classes are read through the version 4 renaming;
 versions before 5 lack the ``audits`` table, which then reads as empty; before 6 a claim has
 no start token, and is judged by its pid; before 7 reply bodies sit in their own columns and
 nothing is marked cut; before 8 the folds' mutations and the facts' stored courses are
 missing, and are derived; before 9 there is no ``verdicts`` table: flags read as
-``fabricated`` by an unknown author)."""
+``fabricated`` by an unknown author; before 10 there is no event log, runner status or
+control table, which then read as empty)."""
 
 _JSON_FOLD_FIELDS = {"fact_status": "fact_status_json", "fact_mutations": "fact_mutations_json"}
 _FOLD_COLUMNS: tuple[str, ...] = tuple(_JSON_FOLD_FIELDS.get(f, f) for f in FOLD_FIELDS)
@@ -372,6 +420,9 @@ def _fold(values: Iterable[Any]) -> FoldRecord:
 def _row(values: Iterable[Any], answer: str | None = None) -> RowRecord:
     data = {name: _from_sql(value, _ROW_TYPES[name]) for name, value in zip(ROW_FIELDS, values)}
     return RowRecord(**data, answer=answer)
+
+LIVE_STATUSES = ("running", "paused")
+"""Sweep statuses that mean a runner holds the sweep (a paused run still holds it)."""
 
 ROW_DONE = "done"
 ROW_FAILED = "failed"
@@ -517,6 +568,7 @@ class Store:
             raise StoreError(f"{self.path}: not a foldscope database (tables: {', '.join(sorted(tables))})")
         self._has_seq = version >= 3 or version == 0
         self._has_blobs = version >= 7 or version == 0
+        self._has_activity = version >= 10 or version == 0
         self._check_columns = (_CHECK_COLUMNS if version >= 4 or version == 0
                                else _LEGACY_CHECK_COLUMNS)
         self._has_timeline = version >= 8 or version == 0
@@ -540,6 +592,7 @@ class Store:
                     "ON CONFLICT(key) DO UPDATE SET value=excluded.value", [str(target)])
         self._has_seq = True
         self._has_blobs = True
+        self._has_activity = True
         self._check_columns = _CHECK_COLUMNS
         self._has_timeline = True
 
@@ -608,12 +661,13 @@ class Store:
         return out
 
     def live_status(self, sweep: dict[str, Any]) -> str:
-        """A sweep's status as a reader should show it: "running" only while its runner lives.
+        """A sweep's status as a reader should show it: "running" (or "paused") only while its
+        runner lives.
 
         A runner killed outright (kill -9, a crash, a closed pipe) cannot record that it
         stopped; its sweep reads as "interrupted" until it is run again.
         """
-        if sweep["status"] == "running":
+        if sweep["status"] in LIVE_STATUSES:
             pid = sweep.get("runner_pid")
             if not pid or not runner_alive(RunnerId(pid, sweep.get("runner_started"))):
                 return "interrupted"
@@ -1151,6 +1205,78 @@ class Store:
             "SELECT COALESCE(SUM(folds_done),0) FROM rows WHERE sweep_id=?", [sweep_id]).fetchone()[0]
         out["total"] = sum(out[s] for s in (ROW_PLANNED, ROW_RUNNING, ROW_DONE, ROW_FAILED))
         return out
+
+    # -- a live run's event log, status and control (schema 6) ---------------------------------
+
+    def add_events(self, sweep_id: str, events: list[Event], cap: int = EVENT_CAP) -> None:
+        """Append events to a sweep's log in one transaction, keeping only its newest ``cap``."""
+        if not events:
+            return
+        with self.db.atomic():
+            self.db.conn.executemany(
+                "INSERT INTO events (sweep_id, t, kind, model, summary, data_json) "
+                "VALUES (?,?,?,?,?,?)",
+                [(sweep_id, e.t, e.kind, e.about_model(), storable(e.summary()),
+                  json.dumps(e.as_json(), ensure_ascii=False)) for e in events])
+            self.db.execute(
+                "DELETE FROM events WHERE sweep_id=? AND id <= (SELECT id FROM events WHERE "
+                "sweep_id=? ORDER BY id DESC LIMIT 1 OFFSET ?)", [sweep_id, sweep_id, cap])
+
+    def events(self, sweep_id: str, *, since: int = 0, limit: int = EVENT_CAP
+               ) -> list[StoredEvent]:
+        """A sweep's logged events after event id ``since``, oldest first (at most ``limit``,
+        the newest of them); none in a database from before the event log."""
+        if not self._has_activity:
+            return []
+        found = self.db.execute(
+            "SELECT id, sweep_id, t, kind, model, summary, json_extract(data_json, '$.fault') "
+            "FROM events WHERE sweep_id=? AND id>? ORDER BY id DESC LIMIT ?",
+            [sweep_id, since, limit]).fetchall()
+        return [StoredEvent(*values) for values in reversed(found)]
+
+    def set_runner_status(self, sweep_id: str, status: RunnerStatus) -> None:
+        """Record the live runner's status (one row per sweep, replaced)."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO runner_status (sweep_id, pid, started_at, updated_at, "
+            "finished_at, folds_at_start, finished_at_start, paused, endpoints_json) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            [sweep_id, status.pid, status.started_at, status.updated_at, status.finished_at,
+             status.folds_at_start, status.finished_at_start, int(status.paused),
+             json.dumps([dataclasses.asdict(e) for e in status.endpoints], ensure_ascii=False)])
+
+    def runner_status(self, sweep_id: str) -> RunnerStatus | None:
+        """The last status a runner of this sweep recorded, or None."""
+        if not self._has_activity:
+            return None
+        found = self.db.execute(
+            "SELECT pid, started_at, updated_at, finished_at, folds_at_start, finished_at_start, "
+            "paused, endpoints_json FROM runner_status WHERE sweep_id=?", [sweep_id]).fetchone()
+        if found is None:
+            return None
+        *head, paused, endpoints = found
+        return RunnerStatus(*head, paused=bool(paused), endpoints=tuple(
+            EndpointState(e["endpoint"], tuple(e["models"]), e["in_flight"], e["limit"],
+                          e["ceiling"]) for e in json.loads(endpoints)))
+
+    def request_control(self, sweep_id: str, request: str, reason: str) -> None:
+        """Ask the sweep's runner to pause, resume or cancel (it polls this between calls)."""
+        if request not in CONTROL_REQUESTS:
+            raise StoreError(f"unknown control request '{request}' "
+                             f"(known: {', '.join(CONTROL_REQUESTS)})")
+        self.db.execute("INSERT OR REPLACE INTO sweep_control (sweep_id, request, reason, "
+                        "requested_at) VALUES (?,?,?,?)", [sweep_id, request, reason, time.time()])
+
+    def control(self, sweep_id: str) -> ControlRequest | None:
+        """The last control request for a sweep, or None."""
+        if not self._has_activity:
+            return None
+        found = self.db.execute("SELECT request, reason, requested_at FROM sweep_control "
+                                "WHERE sweep_id=?", [sweep_id]).fetchone()
+        return ControlRequest(*found) if found else None
+
+    def clear_control(self, sweep_id: str) -> None:
+        """Forget a sweep's control request (a new run starts unpaused)."""
+        self.db.execute("DELETE FROM sweep_control WHERE sweep_id=?", [sweep_id])
 
     # -- session audits ---------------------------------------------------------------------
 
