@@ -201,7 +201,7 @@ async def test_metrics_transpose_and_a_theme_switch_recolours_drawn_cells(two_sw
         grid = app.screen.query_one(SweepGrid)
         assert grid.cursor_coordinate == (0, 1)  # the first data cell, not the arm label
         assert "2/2" in grid.get_cell("q", "sim/describer").plain
-        assert "1 repeat" not in str(app.screen.query_one("#title").content)
+        assert "1 repeat" not in str(app.screen.query_one("#run-header").content)
 
         def colour() -> str:
             cell = grid.get_cell("q", "sim/describer")

@@ -1,6 +1,8 @@
 """Snapshot tests of the main screens at a fixed terminal size (plain ``def``: snap_compare is sync)."""
 
 import asyncio
+import sqlite3
+import time
 
 import pytest
 from conftest import definition, fresh_poll, wait_group
@@ -13,11 +15,19 @@ from foldscope.ui.app import FoldscopeApp
 @pytest.fixture
 def finished_db(tmp_path, monkeypatch):
     monkeypatch.setattr(launch, "new_sweep_id", lambda: "snapshot01")
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
     db = tmp_path / "snap.sqlite"
     prepared = launch.prepare_sweep(db, definition(models=("sim/faithful", "sim/describer",
                                                            "sim/gister"), repeats=2), "test")
     asyncio.run(SweepRunner(db, prepared.sweep_id, latency_scale=0.0).run())
-    return db
+    with sqlite3.connect(db) as conn:  # fixed times: the header's elapsed, the log's clock
+        conn.execute("UPDATE events SET t = 1780000000 + id")
+        conn.execute("UPDATE runner_status SET started_at = 1780000000, "
+                     "updated_at = 1780000042, finished_at = 1780000042")
+    yield db
+    monkeypatch.delenv("TZ")
+    time.tzset()
 
 
 def test_sweep_grid_snapshot(snap_compare, finished_db):
@@ -28,6 +38,18 @@ def test_sweep_grid_snapshot(snap_compare, finished_db):
         await fresh_poll(app, pilot)
 
     assert snap_compare(app, terminal_size=(100, 24), run_before=settle)
+
+
+def test_header_endpoints_and_event_log_snapshot(snap_compare, finished_db):
+    app = FoldscopeApp(str(finished_db), sweep_id="snapshot01")
+
+    async def settle(pilot):
+        await pilot.pause()
+        await fresh_poll(app, pilot)
+        await pilot.press("i")  # the pins panel too
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(130, 44), run_before=settle)
 
 
 def test_cell_screen_snapshot(snap_compare, finished_db):

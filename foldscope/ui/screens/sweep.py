@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from functools import partial
 
@@ -18,6 +17,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.metrics import METRIC_BY_NAME, METRICS
 from foldscope.core.text import literal
+from foldscope.engine.control import request_control
 from foldscope.engine.live import LiveSweep
 from foldscope.ui.commands import PaletteCommand
 from foldscope.ui.messages import SweepFinished, SweepSnapshot
@@ -25,6 +25,10 @@ from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.screens.fabrication import FabricationScreen
 from foldscope.ui.screens.study import StudyScreen
 from foldscope.ui.screens.survival import SurvivalScreen
+from foldscope.ui.widgets.endpoint_lines import EndpointLines
+from foldscope.ui.widgets.event_log import EventLog
+from foldscope.ui.widgets.pins_panel import PinsPanel
+from foldscope.ui.widgets.run_header import RunHeader
 from foldscope.ui.widgets.sweep_grid import VIEWS, SweepGrid
 
 ANSWERS_LEGEND = ("answers: honest abstentions (A), fabrications (F), carried corruptions (C), "
@@ -40,11 +44,6 @@ def legend(view: str) -> str:
     return f"{m.label}: {m.definition} · valid rows / planned rows · ⟳ running"
 
 
-def plural(n: int, word: str) -> str:
-    """``1 repeat``, ``2 repeats``."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 POLL_HZ = 4.0
 """How often the screen re-reads the store; updates are coalesced to this rate."""
 
@@ -55,12 +54,12 @@ class SweepScreen(Screen[None]):
     DEFAULT_CSS = """
     SweepScreen {
         #body { padding: 0 1; }
-        #title { margin: 1 0 0 0; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
         #progress { margin: 1 0 0 0; }
-        #status { color: $text-muted; margin: 0 0 1 0; height: 1; text-wrap: nowrap;
-                  text-overflow: ellipsis; }
         #warnings { color: $warning; margin: 0 0 1 0; display: none; }
         #legend { margin: 1 0 0 0; height: 2; }
+        #endpoints { margin: 1 0 0 0; }
+        #pins { display: none; margin: 1 0 0 0; }
+        #events { margin: 1 0 0 0; }
     }
     """
 
@@ -82,6 +81,15 @@ class SweepScreen(Screen[None]):
                 tooltip="Inspect the cell's rows fold by fold"),
         Binding("f", "review", "Fabrication", tooltip="How failing rows failed, and the "
                 "fabricated and corrupted values to mark by hand"),
+        Binding("p", "pause_resume", "Pause/resume", tooltip="Pause the sweep (no new calls; "
+                "calls in flight finish and commit), or resume it: works on a sweep any process "
+                "runs, through the database"),
+        Binding("C", "cancel_sweep", "Cancel sweep", show=False, tooltip="Stop the sweep "
+                "(recorded 'stopped'; it resumes the next time it is run)"),
+        Binding("e", "toggle_panel('events')", "Event log", tooltip="Show or hide the event log "
+                "(retries, 429s, limiter cuts, invalid rows, stops, warnings)"),
+        Binding("i", "toggle_panel('pins')", "Model pins", tooltip="Show or hide each model's "
+                "pin: provider, endpoint, quantization, context length, prices"),
     ]
     """Key bindings of the sweep screen."""
 
@@ -104,12 +112,14 @@ class SweepScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="body"):
-            yield Static(id="title")
+            yield RunHeader(id="run-header")
             yield ProgressBar(id="progress", show_eta=False)
-            yield Static(id="status")
             yield Static(id="warnings")
             yield SweepGrid(id="grid")
             yield Static(id="legend")
+            yield EndpointLines(id="endpoints")
+            yield PinsPanel(id="pins")
+            yield EventLog(id="events")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -209,40 +219,26 @@ class SweepScreen(Screen[None]):
         h = view.header
         grid = self.query_one(SweepGrid)
         grid.set_layout(list(h.arms), list(h.models), list(h.scenarios))
-        # Running marks only while a runner lives: a killed runner leaves rows marked running.
-        alive = h.status == "running"
+        # Running marks only while a runner lives (paused too): a killed runner leaves rows
+        # marked running.
+        alive = h.status in ("running", "paused")
         grid.update_cells(view.cells, running=alive)
         p = view.progress
         bar = self.query_one(ProgressBar)
         if (bar.total, bar.progress) != (max(1, p.total), p.finished):
             bar.update(total=max(1, p.total), progress=p.finished)
-        # Ids, names and warnings are data: shown literally, on one line.
-        one_line = partial(literal, keep_newlines=False)
         simulated = h.simulated or any(c.simulated for c in view.cells)
-        sim = " · simulated models" if simulated else ""
-        self._set("#title", Text.assemble(
-            (f"sweep {one_line(h.id)}", "bold"),
-            f" · {one_line(', '.join(h.scenarios))} · arms {one_line(' '.join(h.arms))}"
-            f" · {plural(h.repeats, 'repeat')} · {h.design} · {h.mode} mode{sim}"))
-        reason = f" · {one_line(h.stop_reason)}" if h.stop_reason else ""
-        call_retries = sum(c.call_retries for c in view.cells)
-        row_retries = sum(c.row_retries for c in view.cells)
-        spend = sum(c.cost_usd for c in view.cells)
-        status = h.status
-        if alive and h.runner_pid is not None and h.runner_pid not in (os.getpid(),
-                                                                       self.own_runner_pid):
-            status = f"watching — run by pid {h.runner_pid}"
-        running = (f"{p.running} running" if alive or not p.running
-                   else f"{p.running} interrupted")
-        line = Text(
-            f"{status}{reason} · rows {p.finished}/{p.total} done "
-            f"({running}, {p.failed} failed) · {p.folds} folds committed · "
-            f"retries {call_retries} calls, {row_retries} rows · ${spend:.4f}")
-        if self._runner_error is not None:
-            line.append(f" · runner: {self._runner_error}", style="bold")
-        self._set("#status", line)
+        if view.run is not None:
+            self.query_one(RunHeader).show(h, view.run, p, simulated,
+                                           own_runner=self.own_runner_pid,
+                                           runner_error=self._runner_error)
+        self.query_one(EndpointLines).show(view.endpoints)
+        log = self.query_one(EventLog)
+        log.set_models(h.models)
+        log.add(view.new_events)
+        self.query_one(PinsPanel).show(h.pins)
         self.sub_title = f"{p.finished}/{p.total} rows"
-        warnings = [f"⚠ {one_line(w)}" for w in h.warnings]
+        warnings = [literal(f"⚠ {w}", keep_newlines=False) for w in h.warnings]
         self.query_one("#warnings", Static).display = bool(warnings)
         self._set("#warnings", Text("\n".join(warnings)))
 
@@ -280,11 +276,46 @@ class SweepScreen(Screen[None]):
 
     def _runner_alive(self) -> bool:
         """The sweep's runner is alive, as of the last poll."""
-        return self._snapshot is not None and self._snapshot.view.header.status == "running"
+        return (self._snapshot is not None
+                and self._snapshot.view.header.status in ("running", "paused"))
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:
         """Surface a failed poll in the status line rather than crashing the app."""
         if event.state == WorkerState.ERROR and event.worker.group == "poll":
-            self._set("#status", Text(literal(f"cannot read {self.db_path}: {event.worker.error}",
-                                              keep_newlines=False)))
+            self.notify(literal(f"cannot read {self.db_path}: {event.worker.error}",
+                                keep_newlines=False), severity="error", markup=False)
+        elif event.worker.group == "control" and event.state == WorkerState.SUCCESS:
+            self.notify(str(event.worker.result), timeout=4, markup=False)
+        elif event.worker.group == "control" and event.state == WorkerState.ERROR:
+            self.notify(literal(str(event.worker.error), keep_newlines=False),
+                        severity="warning", timeout=8, markup=False)
+
+    # -- control and panels ---------------------------------------------------------------------
+
+    def action_pause_resume(self) -> None:
+        """Pause the sweep on display, or resume it when it is paused."""
+        paused = self._snapshot is not None and self._snapshot.view.header.status == "paused"
+        self._control("resume" if paused else "pause")
+
+    def action_cancel_sweep(self) -> None:
+        """Stop the sweep on display (committed folds stay; running it again resumes it)."""
+        self._control("cancel")
+
+    def _control(self, request: str) -> None:
+        sweep_id = self._snapshot.sweep_id if self._snapshot else self.sweep_id
+        if sweep_id is None:
+            self.notify("no sweep on display", timeout=3)
+            return
+        self._send_control(sweep_id, request)
+
+    @work(thread=True, group="control", exit_on_error=False, description="pause/resume/cancel")
+    def _send_control(self, sweep_id: str, request: str) -> str:
+        """Record the request in the database (the runner, wherever it runs, obeys it)."""
+        pid = request_control(self.db_path, sweep_id, request, f"{request} from the TUI")
+        return f"{request} requested for sweep {sweep_id} (runner pid {pid})"
+
+    def action_toggle_panel(self, panel: str) -> None:
+        """Show or hide a panel under the grid (the event log or the model pins)."""
+        widget = self.query_one(f"#{panel}")
+        widget.display = not widget.display
