@@ -9,14 +9,15 @@ from typing import Any
 
 from foldscope.cli.paths import DEFAULT_DB
 from foldscope.core.designs import balance_note
-from foldscope.core.errors import ConfigError
 from foldscope.engine.launch import (
+    SweepFields,
     check_credentials,
     check_resumable,
+    definition_from_fields,
     prepare_sweep,
     stored_config,
 )
-from foldscope.engine.sweep import DEFAULT_MODE, EXECUTION_MODES, load_sweep_file
+from foldscope.engine.sweep import DEFAULT_MODE, EXECUTION_MODES
 
 def register(subparsers: Any) -> None:
     """Add the ``run`` command."""
@@ -57,36 +58,15 @@ def register(subparsers: Any) -> None:
 
 
 def definition_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    """Merge the sweep file (if any) with flags; flags win. Returns (data, source name)."""
-    data: dict[str, Any] = {"sweep": {}, "models": []}
-    source = "command line"
-    if args.sweep_file:
-        data = load_sweep_file(args.sweep_file)
-        data.setdefault("sweep", {})
-        data.setdefault("models", [])
-        source = args.sweep_file
-    s = data["sweep"]
-    if not isinstance(s, dict):
-        raise ConfigError(f"{source}: sweep: must be a table")
-    if args.scenario:
-        names = [n.strip() for n in args.scenario.split(",") if n.strip()]
-        s.pop("scenarios", None)
-        s["scenario"] = names[0]
-        if len(names) > 1:
-            s["scenarios"] = names
-    if args.arms:
-        s["arms"] = [a.strip() for a in args.arms.split(",") if a.strip()]
-    for key in ("repeats", "design", "concurrency", "mode", "seed"):
-        value = getattr(args, key, None)  # commands sharing this parser may lack a flag
-        if value is not None:
-            s[key] = value
-    if args.models:
-        by_id = {m.get("id"): m for m in data["models"] if isinstance(m, dict)}
-        data["models"] = [by_id.get(mid.strip(), {"id": mid.strip()})
-                          for mid in args.models.split(",") if mid.strip()]
-    if "arms" not in s:
-        raise ConfigError(f"{source}: sweep.arms: required (or pass --arms)")
-    return data, source
+    """Merge the sweep file (if any) with flags; flags win. Returns (data, source name).
+
+    The merge itself is ``engine.launch.definition_from_fields``, which the TUI's form uses too.
+    """
+    # Commands sharing this parser may lack a flag.
+    fields = SweepFields(**{name: getattr(args, name, None) for name in (
+        "sweep_file", "scenario", "models", "arms", "repeats", "design", "concurrency", "mode",
+        "seed")})
+    return definition_from_fields(fields)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,13 @@ from typing import Any
 
 from foldscope.core.errors import ConfigError
 from foldscope.engine.store import Store
-from foldscope.engine.sweep import SweepConfig, build_config, new_sweep_id, plan_rows
+from foldscope.engine.sweep import (
+    SweepConfig,
+    build_config,
+    load_sweep_file,
+    new_sweep_id,
+    plan_rows,
+)
 
 
 @dataclass(frozen=True)
@@ -78,3 +84,78 @@ def check_resumable(db_path: str | Path, sweep_id: str) -> None:
         if store.sweep(sweep_id) is None:
             known = ", ".join(s["id"] for s in store.sweeps()[:5]) or "none"
             raise ConfigError(f"{db_path}: no sweep '{sweep_id}' to resume (recent: {known})")
+
+
+@dataclass(frozen=True)
+class SweepFields:
+    """What a person gives besides (or over) a sweep file: the CLI's flags, the TUI's form.
+
+    Lists are comma-separated text, as typed; None leaves the file's value (or the default).
+    """
+
+    sweep_file: str | None = None
+    scenario: str | None = None
+    models: str | None = None
+    arms: str | None = None
+    repeats: int | None = None
+    design: str | None = None
+    concurrency: int | None = None
+    mode: str | None = None
+    seed: int | None = None
+
+
+def whole_number(text: str, name: str) -> int | None:
+    """A count typed into a form (blank: not given), or a one-line error naming the field."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"{name}: must be a whole number (got {text!r})") from None
+
+
+def definition_from_fields(fields: SweepFields) -> tuple[dict[str, Any], str]:
+    """Merge the sweep file (if any) with the fields; fields win. Returns (data, source name).
+
+    The one merge the CLI's ``run``/``plan`` and the TUI's form share, so both validate alike
+    (``build_config`` then checks the whole definition).
+    """
+    data: dict[str, Any] = {"sweep": {}, "models": []}
+    source = "command line"
+    if fields.sweep_file:
+        data = load_sweep_file(fields.sweep_file)
+        data.setdefault("sweep", {})
+        data.setdefault("models", [])
+        source = fields.sweep_file
+    s = data["sweep"]
+    if not isinstance(s, dict):
+        raise ConfigError(f"{source}: sweep: must be a table")
+    if fields.scenario:
+        names = [n.strip() for n in fields.scenario.split(",") if n.strip()]
+        s.pop("scenarios", None)
+        s["scenario"] = names[0]
+        if len(names) > 1:
+            s["scenarios"] = names
+    if fields.arms:
+        s["arms"] = [a.strip() for a in fields.arms.split(",") if a.strip()]
+    for key in ("repeats", "design", "concurrency", "mode", "seed"):
+        value = getattr(fields, key)
+        if value is not None:
+            s[key] = value
+    if fields.models:
+        by_id = {m.get("id"): m for m in data["models"] if isinstance(m, dict)}
+        data["models"] = [by_id.get(mid.strip(), {"id": mid.strip()})
+                          for mid in fields.models.split(",") if mid.strip()]
+    if "arms" not in s:
+        raise ConfigError(f"{source}: sweep.arms: required (or pass --arms)")
+    return data, source
+
+
+def start_from_fields(db_path: str | Path, fields: SweepFields) -> Prepared:
+    """Validate the fields as ``foldscope run`` does and store the plan (or find the sweep an
+    identical definition planned); refuse one whose API key variable is unset."""
+    data, source = definition_from_fields(fields)
+    prepared = prepare_sweep(db_path, data, source)
+    check_credentials(stored_config(db_path, prepared.sweep_id))
+    return prepared

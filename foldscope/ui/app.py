@@ -32,6 +32,7 @@ from foldscope.ui.screens.audit import AuditScreen
 from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.screens.fabrication import FabricationScreen
 from foldscope.ui.screens.help import HelpScreen, KeyPlace
+from foldscope.ui.screens.new_sweep import NewSweepScreen
 from foldscope.ui.screens.picker import SweepPicker
 from foldscope.ui.screens.study import StudyScreen
 from foldscope.ui.screens.survival import SurvivalScreen
@@ -74,6 +75,8 @@ class FoldscopeApp(App[None]):
         Binding("question_mark,f1", "help", "Help", key_display="? F1",
                 tooltip="This help: every key, metric and symbol"),
         Binding("s", "pick_sweep", "Sweeps", tooltip="Pick another sweep of this database"),
+        Binding("n", "new_sweep", "New sweep", tooltip="Plan and run a sweep from a form (or a "
+                "sweep file), by the rules of foldscope run"),
         Binding("T", "next_theme", "Theme", show=False,
                 tooltip="Next theme: dark, light, colour-blind safe, high contrast (remembered)"),
     ]
@@ -174,7 +177,24 @@ class FoldscopeApp(App[None]):
         assert self.db_path is not None
         self.push_screen(SweepPicker(self.db_path, self.sweep_id), self._picked)
 
+    def action_new_sweep(self) -> None:
+        """Open the new-sweep form; the sweep it plans opens and runs here."""
+        if not self._sweep_done.is_set():
+            self.notify("a sweep is already running here: pause or cancel it, or start the new "
+                        "one from another terminal", severity="warning", timeout=6)
+            return
+        self.push_screen(NewSweepScreen(self.db_path), self._new_sweep_planned)
+
+    def _new_sweep_planned(self, sweep_id: str | None) -> None:
+        if sweep_id is None:
+            return
+        self._show_sweep(sweep_id)
+        self._start_runner(sweep_id)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "new_sweep":  # from the grid or the picker, not over a cell or a dialog
+            return (self.sweep_screen is None or self.screen is self.sweep_screen
+                    or isinstance(self.screen, SweepPicker))
         if action == "pick_sweep":
             # From the grid (or before any sweep is open), not from inside a cell or a dialog.
             return self.db_path is not None and (
@@ -192,6 +212,7 @@ class FoldscopeApp(App[None]):
                 ("Fabrication review", FabricationScreen.BINDINGS),
                 ("Reason for a verdict", ReasonInput.BINDINGS),
                 ("Sweep picker", SweepPicker.BINDINGS),
+                ("New-sweep form", NewSweepScreen.BINDINGS),
                 ("Study tables", StudyScreen.BINDINGS),
                 ("Session audit", AuditScreen.BINDINGS),
                 ("Tables", [Binding("up,down,left,right", "", "Move the cursor"),
