@@ -2,7 +2,7 @@
 valid form plans the sweep, opens it and runs it here."""
 
 import pytest
-from conftest import definition, run_sweep, wait_until
+from conftest import definition, run_sweep, wait_group, wait_until
 from textual.widgets import Button, Input, Select, Static
 
 from foldscope.cli.run_cmd import definition_from_args, register
@@ -30,6 +30,8 @@ async def start(pilot, form):
     button = form.query_one("#start", Button)
     await wait_until(pilot, lambda: not button.disabled, "the Start button")
     await pilot.click("#start")
+    await pilot.pause()
+    await wait_group(pilot.app, "new-sweep")  # the plan is made in a thread
     await pilot.pause()
 
 
