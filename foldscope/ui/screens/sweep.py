@@ -242,15 +242,11 @@ class SweepScreen(Screen[None]):
         self.query_one("#warnings", Static).display = bool(warnings)
         self._set("#warnings", Text("\n".join(warnings)))
 
-    FIXED = frozenset({"#title", "#status"})
-    """Lines of a fixed height: updating them never needs a layout pass (polls and keys stay
-    cheap while a sweep runs)."""
-
     def _set(self, selector: str, text: Text) -> None:
         """Update a line only when its text changed (a redraw costs the runner's thread time)."""
         if self._shown.get(selector) != text:
             self._shown[selector] = text
-            self.query_one(selector, Static).update(text, layout=selector not in self.FIXED)
+            self.query_one(selector, Static).update(text)
 
     @on(SweepFinished)
     def sweep_finished(self, message: SweepFinished) -> None:
