@@ -59,7 +59,9 @@ async def test_the_form_shows_errors_inline_then_starts_a_sweep(one_sweep):
         form.query_one("#repeats", Input).value = "1"
         form.query_one("#arms", Input).value = "j,zz"  # an unknown arm: build_config's rule
         await start(pilot, form)
-        await wait_until(pilot, lambda: "zz" in str(error.content), "the inline arm error")
+        # The plan is made in a thread: allow it many turns on a loaded machine.
+        await wait_until(pilot, lambda: "zz" in str(error.content), "the inline arm error",
+                         attempts=5000)
         assert isinstance(app.screen, NewSweepScreen)
 
         form.query_one("#arms", Input).value = "j,q"
@@ -67,7 +69,8 @@ async def test_the_form_shows_errors_inline_then_starts_a_sweep(one_sweep):
         form.query_one("#scenario", Select).value = "smoke"
         await start(pilot, form)
         await wait_until(pilot, lambda: isinstance(app.screen, SweepScreen)
-                         and app.screen.sweep_id != first, "the new sweep's screen")
+                         and app.screen.sweep_id != first, "the new sweep's screen",
+                         attempts=5000)
         new = app.screen.sweep_id
         await app.workers.wait_for_complete()
         await wait_until(pilot, lambda: app.sweep_status == "done", "the new sweep to run")

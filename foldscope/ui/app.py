@@ -75,7 +75,7 @@ class FoldscopeApp(App[None]):
         Binding("question_mark,f1", "help", "Help", key_display="? F1",
                 tooltip="This help: every key, metric and symbol"),
         Binding("s", "pick_sweep", "Sweeps", tooltip="Pick another sweep of this database"),
-        Binding("n", "new_sweep", "New sweep", tooltip="Plan and run a sweep from a form (or a "
+        Binding("n", "new_sweep", "New sweep", show=False, tooltip="Plan and run a sweep from a form (or a "
                 "sweep file), by the rules of foldscope run"),
         Binding("T", "next_theme", "Theme", show=False,
                 tooltip="Next theme: dark, light, colour-blind safe, high contrast (remembered)"),
