@@ -61,8 +61,8 @@ async def test_quit_mid_sweep_leaves_a_consistent_database(tmp_path):
         with Store(db, readonly=True) as store:
             assert store.sweep(prepared.sweep_id)["runner_pid"] == child.pid
         # Its own child is shown running, not as a sweep watched from elsewhere.
-        await wait_until(pilot, lambda: str(app.screen.query_one("#status").render())
-                         .startswith("running"), "the status line to show the run")
+        await wait_until(pilot, lambda: str(app.screen.query_one("#run-header").render())
+                         .split("\n")[1].startswith("running"), "the header to show the run")
         await pilot.press("ctrl+q")
     assert not process_alive(child.pid)  # stopped and reaped: no orphan runner
     store = Store(db)
@@ -266,12 +266,12 @@ async def test_a_childs_error_is_a_notification_and_in_the_status_line(tmp_path,
     app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True)
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_until(pilot, lambda: app.sweep_status == "error", "the child's failure")
-        await wait_until(pilot, lambda: "runner:" in str(app.screen.query_one("#status").render()),
+        await wait_until(pilot, lambda: "runner:" in str(app.screen.query_one("#run-header").render()),
                          "the child's error in the status line")
         assert app.sweep_status == "error"
         errors = [n.message for n in app._notifications if n.severity == "error"]
         assert len(errors) == 1 and "FOLDSCOPE_TEST_KEY" in errors[0]
-        assert "FOLDSCOPE_TEST_KEY" in str(app.screen.query_one("#status").render())
+        assert "FOLDSCOPE_TEST_KEY" in str(app.screen.query_one("#run-header").render())
 
 
 async def test_a_child_that_fails_to_start_is_reported(tmp_path, monkeypatch):
