@@ -246,26 +246,47 @@ def test_abstains():
     assert not abstains(check("fabricated", "missing"))
 
 
-def test_icc_line_is_the_row_weighted_mean_of_cell_iccs():
-    def ck(*values):
-        return [check("correct") if v else check("honest_abstention", "missing") for v in values]
-    rows = [row("A", "j", 0, 1.0, checks=ck(1, 1)), row("A", "j", 1, 0.0, checks=ck(0, 0)),
-            # Every check alike: the cell's ICC is undefined and is skipped.
-            row("A", "q", 0, 1.0, checks=ck(1, 1)), row("A", "q", 1, 1.0, checks=ck(1, 1))]
+def _ck(*values):
+    return [check("correct") if v else check("honest_abstention", "missing") for v in values]
+
+
+def test_icc_line_is_the_pooled_icc_with_the_cells_mean_as_a_diagnostic():
+    rows = [row("A", "j", 0, 1.0, checks=_ck(1, 1)), row("A", "j", 1, 0.0, checks=_ck(0, 0)),
+            # Every check alike: the cell's ICC is undefined and the diagnostic skips it.
+            row("A", "q", 0, 1.0, checks=_ck(1, 1)), row("A", "q", 1, 1.0, checks=_ck(1, 1))]
     [rec] = study_tables(rows, ["A"], ["j", "q"]).table("icc").records()
-    # Cell j: rows agree inside and differ between -> ICC 1; m = 2, DE = 1 + 1·1 = 2.
-    assert rec == {"valid_rows": 4, "checks": 8, "m": 2.0, "icc": 1.0, "cells_used": 1,
-                   "icc_used": 1.0, "design_effect": 2.0, "effective_n": 4.0}
+    # Pooled over the four rows: grand mean 0.75, MSB = 1.5 / 3, MSW = 0 -> ICC 1; m = 2, DE 2.
+    assert rec == {"valid_rows": 4, "checks": 8, "m": 2.0, "icc_pooled": 1.0, "icc_used": 1.0,
+                   "design_effect": 2.0, "effective_n": 4.0, "icc_cells_diagnostic": 1.0,
+                   "cells_used": 1}
+
+
+def test_pooled_and_per_cell_iccs_differ_and_only_the_pooled_one_discounts():
+    # Cell j: rows alike between, different inside (ICC -1); cell q: all-or-nothing (ICC 1).
+    rows = [row("A", "j", 0, 0.5, checks=_ck(1, 0)), row("A", "j", 1, 0.5, checks=_ck(1, 0)),
+            row("A", "q", 0, 1.0, checks=_ck(1, 1)), row("A", "q", 1, 0.0, checks=_ck(0, 0)),
+            row("A", "q", 2, 1.0, checks=_ck(1, 1), valid=False)]
+    [rec] = study_tables(rows, ["A"], ["j", "q"]).table("icc").records()
+    assert rec["icc_cells_diagnostic"] == pytest.approx(0.0) and rec["cells_used"] == 2
+    # Pooled: MSB = 1/3, MSW = 1/4, n0 = 2 -> ICC = (1/12) / (7/12) = 1/7; DE = 8/7.
+    assert rec["icc_pooled"] == pytest.approx(1 / 7) and rec["icc_used"] == pytest.approx(1 / 7)
+    assert rec["design_effect"] == pytest.approx(8 / 7)
+    assert rec["effective_n"] == pytest.approx(7.0) and rec["valid_rows"] == 4
 
 
 def test_a_negative_icc_is_shown_raw_and_never_discounts_below_independent_checks():
-    def ck(*values):
-        return [check("correct") if v else check("honest_abstention", "missing") for v in values]
     # Rows alike between, different inside: MSB = 0, MSW = 0.5, n0 = 2 -> ICC = -1.
-    rows = [row("A", "j", 0, 0.5, checks=ck(1, 0)), row("A", "j", 1, 0.5, checks=ck(1, 0))]
+    rows = [row("A", "j", 0, 0.5, checks=_ck(1, 0)), row("A", "j", 1, 0.5, checks=_ck(1, 0))]
     [rec] = study_tables(rows, ["A"], ["j"]).table("icc").records()
-    assert rec["icc"] == pytest.approx(-1.0) and rec["icc_used"] == 0.0
+    assert rec["icc_pooled"] == pytest.approx(-1.0) and rec["icc_used"] == 0.0
     assert rec["design_effect"] == 1.0 and rec["effective_n"] == 4.0
+
+
+def test_an_undefined_pooled_icc_counts_each_row_as_one_trial():
+    rows = [row("A", "j", r, 1.0, checks=_ck(1, 1, 1)) for r in range(3)]
+    [rec] = study_tables(rows, ["A"], ["j"]).table("icc").records()
+    assert rec["icc_pooled"] is None and rec["icc_used"] == 1.0
+    assert rec["design_effect"] == 3.0 and rec["effective_n"] == 3.0
 
 
 def test_rows_recalled_with_a_wilson_interval_over_rows():

@@ -16,11 +16,15 @@ def register(subparsers: Any) -> None:
     """Add the ``report`` command."""
     p = subparsers.add_parser(
         "report", help="report a stored sweep (table or JSON)",
-        description="Report a stored sweep: per arm x model cell, valid rows, mean recall, ICC and "
-        "design effect. Each cell's interval (check_ci95) is wilson_design_effect: a Wilson 95 % "
-        "interval on checks / design effect, since a row's checks are not independent trials "
-        "(JSON: interval_method, effective_checks). A negative ICC is shown as measured, with the "
-        "design effect floored at 1 and a note (design_effect_raw keeps 1 + (m - 1) * ICC).")
+        description="Report a stored sweep: per arm x model cell, valid rows, mean recall and the "
+        "cell's own ICC and design effect (a diagnostic), and per scenario the pooled ICC(1) over "
+        "every valid row's checks with its design effect and effective n (study.scenarios[]."
+        "tables.icc: icc_pooled). Each cell's interval (check_ci95) is wilson_design_effect: a "
+        "Wilson 95 % interval on checks / the scenario's pooled design effect, since a row's "
+        "checks are not independent trials (JSON: interval_method, interval_design_effect, "
+        "interval_design_effect_source, effective_checks). A negative cell ICC is shown as "
+        "measured, its design effect floored at 1 with a note (design_effect_raw keeps "
+        "1 + (m - 1) * ICC).")
     p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
     p.add_argument("--sweep", metavar="SWEEP_ID", help="which sweep (default: the newest)")
     p.add_argument("--format", choices=["table", "json", "md", "csv"], default="table",
@@ -39,6 +43,23 @@ def _show(line: str) -> None:
 
 def _pct(x: float | None) -> str:
     return "  —  " if x is None else f"{x:5.2f}"
+
+
+def _num(x: float | None, spec: str) -> str:
+    return "—" if x is None else format(x, spec)
+
+
+def _pooled_line(scenario: dict[str, Any]) -> str:
+    """One scenario's pooled ICC line (its study ``icc`` table) for the table output."""
+    table = scenario["tables"].get("icc")
+    if not table or not table["rows"]:
+        return f"{scenario['scenario']}: no pooled ICC"
+    r = table["rows"][0]
+    return (f"{scenario['scenario']}: icc_pooled {_num(r['icc_pooled'], '.3f')} "
+            f"(used {_num(r['icc_used'], '.3f')}) · DE {_num(r['design_effect'], '.2f')} · "
+            f"effective n {_num(r['effective_n'], '.1f')} · {r['valid_rows']} valid rows, "
+            f"{r['checks']} checks · icc_cells_diagnostic "
+            f"{_num(r['icc_cells_diagnostic'], '.3f')} ({r['cells_used']} cells)")
 
 
 def report(args: argparse.Namespace) -> int:
@@ -62,7 +83,7 @@ def report(args: argparse.Namespace) -> int:
         _show(f"warning: {warning}")
     if data["design_note"]:
         _show(f"note: {data['design_note']}")
-    _show(f"{'model':<28} {'arm':<4} {'recall':>6} {'valid/rows':>10} {'ICC':>6} {'DE':>6} "
+    _show(f"{'model':<28} {'arm':<4} {'recall':>6} {'valid/rows':>10} {'cICC':>6} {'cDE':>6} "
           f"{'abst':>5} {'fabr':>5} {'hedg':>5} {'parse':>5} {'len':>4} {'retry c/r':>9}")
     for c in data["cells"]:
         icc = "—" if c["icc"] is None else f"{c['icc']:.2f}"
@@ -75,6 +96,10 @@ def report(args: argparse.Namespace) -> int:
     for c in data["cells"]:
         if c.get("icc_note"):
             _show(f"note: {c['model']} {c['arm']}: {c['icc_note']}")
+    _show("cICC, cDE: each cell's own ICC and design effect (a diagnostic); intervals use the "
+          "pooled DE below")
+    for scenario in data["study"]["scenarios"]:
+        _show(_pooled_line(scenario))
     total = data["accounting"]["total"]
     _show(f"spend ${total['cost_usd']:.4f} · prompt tokens {total['prompt_tokens']:,} reported / "
           f"{total['est_prompt_tokens']:,} estimated · retries {total['call_retries']} calls, "

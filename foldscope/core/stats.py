@@ -171,6 +171,15 @@ def clamped_icc(icc: float) -> float:
     return icc if math.isnan(icc) else min(1.0, max(0.0, icc))
 
 
+def interval_icc(icc: float) -> float:
+    """The ICC an interval discounts checks by: clamped to [0, 1], and 1 when undefined.
+
+    A negative ICC would claim more information than independent checks hold; when the ICC is
+    undefined (e.g. every check identical) the safe assumption is that a row is one trial.
+    """
+    return 1.0 if math.isnan(icc) else clamped_icc(icc)
+
+
 def effective_n(n_checks: float, de: float) -> float:
     """Effective number of independent checks: n ÷ DE.
 
@@ -202,6 +211,22 @@ class Clustering:
     """Rows (clusters) with at least one check."""
     m: float
     """Mean checks per row."""
+
+    @property
+    def icc_used(self) -> float:
+        """The ICC intervals and discounts use (``interval_icc``: clamped, undefined → 1)."""
+        return interval_icc(self.icc)
+
+    @property
+    def design_effect_used(self) -> float:
+        """1 + (m − 1) · ``icc_used``: the design effect an interval on these checks uses
+        (NaN with no rows)."""
+        return design_effect(self.m, self.icc_used)
+
+    @property
+    def effective_n_used(self) -> float:
+        """Checks ÷ ``design_effect_used``."""
+        return effective_n(self.checks, self.design_effect_used)
 
 
 def clustering(groups: Sequence[Sequence[int | bool]]) -> Clustering:
@@ -297,21 +322,25 @@ class CellSummary:
     """m: checks ÷ rows."""
     effective_checks: float
     """Checks ÷ the design effect the interval used."""
+    interval_design_effect: float = NAN
+    """The design effect the interval used."""
 
 
 def cell_summary(row_recalls: Sequence[float], check_groups: Sequence[Sequence[int | bool]],
-                 confidence: float = 0.95) -> CellSummary:
+                 confidence: float = 0.95, interval_de: float | None = None) -> CellSummary:
     """Summarise one cell: mean recall with rows, a cluster-aware interval, ICC and DE.
 
-    The interval is a Wilson interval with the effective number of checks, N ÷ DE. For that
-    discount only, the ICC is clamped to [0, 1] and a NaN ICC is taken as 1: a negative ICC would
-    claim more information than the checks hold, and when the ICC is undefined (e.g. every
-    check identical) the safe assumption is that each row counts as one trial.
+    The interval is a Wilson interval with the effective number of checks, N ÷ DE. The DE is
+    ``interval_de`` when given (the report passes its scenario's pooled design effect,
+    ``Clustering.design_effect_used``); otherwise the cell's own, with the ICC taken through
+    ``interval_icc`` (clamped to [0, 1], undefined → 1). The cell's raw ICC and DE are kept
+    beside it either way.
 
     Args:
         row_recalls: recall of each valid row.
         check_groups: the 0/1 checks of each valid row (same rows).
         confidence: level of the interval.
+        interval_de: the design effect the interval uses (None: the cell's own).
 
     Returns:
         The summary; NaN fields where a quantity is undefined (e.g. no rows).
@@ -322,14 +351,15 @@ def cell_summary(row_recalls: Sequence[float], check_groups: Sequence[Sequence[i
     m = checks / groups if groups else NAN
     icc = icc_binary(check_groups)
     de = design_effect(m, icc)
-    icc_for_ci = 1.0 if math.isnan(icc) else clamped_icc(icc)
-    n_eff = effective_n(checks, design_effect(m, icc_for_ci)) if groups else NAN
+    de_for_ci = design_effect(m, interval_icc(icc)) if interval_de is None else interval_de
+    n_eff = effective_n(checks, de_for_ci) if groups else NAN
     if rows and not math.isnan(n_eff) and n_eff > 0 and 0.0 <= mean <= 1.0:
         ci = wilson_interval(mean * n_eff, n_eff, confidence)
     else:
         ci = (NAN, NAN)
     return CellSummary(rows=rows, mean_recall=mean, ci=ci, icc=icc, design_effect=de,
-                       checks=checks, mean_checks_per_row=m, effective_checks=n_eff)
+                       checks=checks, mean_checks_per_row=m, effective_checks=n_eff,
+                       interval_design_effect=de_for_ci if groups else NAN)
 
 
 @dataclass(frozen=True)

@@ -34,9 +34,8 @@ from foldscope.core.inference import (
 from foldscope.core.planning import pooled_cell_icc
 from foldscope.core.row import FOLD_FIELDS, Check, RowRecord
 from foldscope.core.stats import (
-    clamped_icc,
-    design_effect,
-    effective_n,
+    Clustering,
+    clustering,
     icc_binary,
     row_mean,
     wilson_interval,
@@ -460,31 +459,49 @@ def answer_class_table(cells: _Cells) -> Table:
                   "label(s) asked, items reached: labels up to its last line",))
 
 
-def icc_table(cells: _Cells) -> Table:
-    """The ICC/DE line: the row-weighted mean of the cells' ICCs, the design effect, effective n.
+ICC_POOLED_NOTE = ("icc_pooled: one-way random-effects ICC(1) (ANOVA estimator, "
+                   "core.stats.icc_binary) over every valid row's graded checks of this scenario, "
+                   "all models and arms pooled, rows as clusters; icc_used: clamped to [0, 1] "
+                   "(undefined taken as 1: a row is one trial); DE = 1 + (m − 1)·icc_used; "
+                   "effective n = checks ÷ DE. The report's check-level intervals (cells' "
+                   "check_ci95) use this DE")
+"""What the ``icc`` table's pooled figures are, printed under it."""
 
-    ICCs are taken within cells (``core.planning.pooled_cell_icc``): pooling cells would count
-    the differences between arms and models as clustering.
+
+def pooled_clustering(rows: Sequence[StudyRow]) -> Clustering:
+    """The scenario's pooled clustering: ``core.stats.clustering`` over the graded checks of
+    every valid row (all models and arms together), rows as clusters."""
+    return clustering([[int(c.correct) for c in r.checks] for r in valid_rows(rows)])
+
+
+def icc_table(cells: _Cells) -> Table:
+    """The ICC/DE line: the pooled ICC(1) over all valid rows, its design effect and effective n,
+    with the per-cell ICCs' row-weighted mean beside it as a diagnostic.
+
+    The pooled figure (``pooled_clustering``) is the study's: it is what the check-level
+    intervals discount by. Pooling counts differences between arms and models as clustering,
+    which is why it is larger than the per-cell figure (``core.planning.pooled_cell_icc``, the
+    ICC ``foldscope plan`` reads a sweep with), shown only as a diagnostic.
     """
+    pooled = pooled_clustering([r for key in cells.keys() for r in cells.by[key]])
     per_cell = []
-    checks = rows_n = 0
     for model, arm in cells.keys():
         groups = [[int(c.correct) for c in r.checks] for r in cells.valid(model, arm) if r.checks]
-        checks += sum(len(g) for g in groups)
-        rows_n += len(groups)
         per_cell.append((len(groups), icc_binary(groups)))
-    icc, used = pooled_cell_icc(per_cell)
-    m = checks / rows_n if rows_n else math.nan
-    discount = clamped_icc(icc)
-    de = design_effect(m, discount)
-    return Table("icc", "Clustering of checks in rows: ICC and design effect",
-                 ("valid_rows", "checks", "m", "icc", "cells_used", "icc_used", "design_effect",
-                  "effective_n"),
-                 ((rows_n, checks, _num(m), _num(icc), used, _num(discount), _num(de),
-                   _num(effective_n(checks, de))),),
-                 ("icc: row-weighted mean of per-cell one-way ICC(1) over valid rows, cells with "
-                  "an undefined ICC skipped (as foldscope plan reads a sweep); icc_used: clamped "
-                  "to [0, 1]; DE = 1 + (m − 1)·icc_used; effective n = checks ÷ DE",))
+    cell_icc, used = pooled_cell_icc(per_cell)
+    rows_n = pooled.rows
+    return Table("icc", "Clustering of checks in rows: pooled ICC and design effect",
+                 ("valid_rows", "checks", "m", "icc_pooled", "icc_used", "design_effect",
+                  "effective_n", "icc_cells_diagnostic", "cells_used"),
+                 ((rows_n, pooled.checks, _num(pooled.m), _num(pooled.icc),
+                   _num(pooled.icc_used) if rows_n else None,
+                   _num(pooled.design_effect_used), _num(pooled.effective_n_used),
+                   _num(cell_icc), used),),
+                 (ICC_POOLED_NOTE,
+                  "icc_cells_diagnostic: row-weighted mean of per-cell ICC(1) over valid rows, "
+                  "cells with an undefined ICC skipped (cells_used: the cells it averages; as "
+                  "foldscope plan reads a sweep): a diagnostic of clustering within cells, used "
+                  "by no interval"))
 
 
 def rows_recalled_table(cells: _Cells) -> Table:

@@ -8,7 +8,7 @@ from typing import Any
 
 from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.designs import balance_note
-from foldscope.core.stats import CellSummary, cell_summary
+from foldscope.core.stats import CellSummary, cell_summary, clustering
 from foldscope.core.tokens import estimator_error as token_error
 from foldscope.core.row import RowRecord
 from foldscope.core.validity import aggregate_filter
@@ -25,13 +25,21 @@ ANSWER_COLUMNS = (*ANSWER_CLASSES, "flagged", "unit_dropped")
 INTERVAL_METHOD = "wilson_design_effect"
 """The per-cell interval: Wilson at 95 % on checks ÷ design effect (``core.stats.cell_summary``)."""
 
+INTERVAL_DE_POOLED = "icc_pooled"
+"""``interval_design_effect_source`` of a cell whose interval used its scenario's pooled DE
+(``study.scenarios[].tables.icc``: one-way ICC(1) over every valid row of the scenario)."""
+INTERVAL_DE_CELL = "cell"
+"""``interval_design_effect_source`` of an interval on the cell's own DE (no pooled figure)."""
 
-def _interval(summary: CellSummary) -> dict[str, Any]:
+
+def _interval(summary: CellSummary, source: str = INTERVAL_DE_CELL) -> dict[str, Any]:
     """A cell's interval, ICC and design effect as the report shows them.
 
     The interval is ``cell_summary``'s: a row's checks are not independent trials, so it counts
-    checks ÷ DE. A negative ICC is shown as measured, and the design effect the interval used is
-    floored at 1 (a note says so); the raw 1 + (m − 1)·ICC is kept beside it.
+    checks ÷ DE; ``interval_design_effect`` is the DE it used and ``interval_design_effect_source``
+    says whose (``icc_pooled``: the scenario's pooled one, as the report passes it). The cell's
+    own ICC and DE are a diagnostic: a negative ICC is shown as measured, its DE floored at 1
+    (a note says so) with the raw 1 + (m − 1)·ICC kept beside it.
     """
     ci = summary.ci
     has_ci = summary.checks > 0 and not any(math.isnan(x) for x in ci)
@@ -39,13 +47,15 @@ def _interval(summary: CellSummary) -> dict[str, Any]:
     de = None if raw_de is None else max(1.0, raw_de)
     note = None
     if icc is not None and icc < 0:
-        note = (f"negative ICC ({icc:.3f}): checks vary more within rows than between them; "
-                "design effect floored at 1 for the interval")
+        note = (f"negative ICC ({icc:.3f}): checks vary more within rows than between them in "
+                "this cell; its design effect is floored at 1")
     return {
         "check_ci95": [ci[0], ci[1]] if has_ci else None,
         "interval_method": INTERVAL_METHOD,
         "effective_checks": (summary.effective_checks
                              if has_ci and not math.isnan(summary.effective_checks) else None),
+        "interval_design_effect": _finite(summary.interval_design_effect) if has_ci else None,
+        "interval_design_effect_source": source,
         "icc": icc, "design_effect": de, "design_effect_raw": raw_de, "icc_note": note,
     }
 
@@ -77,15 +87,23 @@ def cells(store: Store, sweep_id: str,
         if key not in grouped:
             order.append(key)
         grouped[key].append(row)
+    # The interval's DE is the scenario's pooled one (every valid row of the scenario, all
+    # models and arms), the figure the study's icc table reports as icc_pooled.
+    pooled_groups: dict[str, list[list[int]]] = defaultdict(list)
+    for (scenario, _, _), group in grouped.items():
+        pooled_groups[scenario] += [checks_by_row[r.id]
+                                    for r in aggregate_filter(group, lambda r: r.verdict)]
+    pooled = {scenario: clustering(groups) for scenario, groups in pooled_groups.items()}
     out = []
     for scenario, model, arm in order:
         group = grouped[(scenario, model, arm)]
         valid = aggregate_filter(group, lambda r: r.verdict)
         recalls = [r.recall for r in valid if r.recall is not None]
         check_groups = [checks_by_row[r.id] for r in valid if checks_by_row[r.id]]
-        summary = cell_summary(recalls, check_groups)
+        summary = cell_summary(recalls, check_groups,
+                               interval_de=pooled[scenario].design_effect_used)
         correct = sum(sum(g) for g in check_groups)
-        interval = _interval(summary)
+        interval = _interval(summary, INTERVAL_DE_POOLED)
         out.append({
             "scenario": scenario, "model": model, "arm": arm, "rows": len(group),
             "valid_rows": len(valid),
