@@ -49,7 +49,8 @@ def _definition(arms: list[str], repeats: int, models: list[dict[str, Any]],
             "models": models}
 
 
-def _run(db: Path, data: dict[str, Any], latency_scale: float) -> tuple[Any, float, float]:
+def _run(db: Path, data: dict[str, Any], latency_scale: float | None
+         ) -> tuple[Any, float, float]:
     from foldscope.engine.launch import prepare_sweep
     from foldscope.engine.runner import SweepRunner
 
@@ -364,6 +365,49 @@ def measure_memory(rows: int) -> dict[str, float]:
             "peak_rss_mb": peak_kb / 1024, "db_bytes_per_fold": size / totals.folds}
 
 
+def _serve_sims(models_toml: Path) -> tuple[subprocess.Popen[str], str]:
+    """Start ``foldscope sim serve`` on a free loopback port; return it and its base URL."""
+    server = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from foldscope.cli.main import main; "
+         "sys.exit(main(sys.argv[1:]))", "sim", "serve", "--port", "0", "--config",
+         str(models_toml)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert server.stderr is not None
+    line = server.stderr.readline()  # "foldscope sim: serving N simulated models at URL (...)"
+    if " at http://" not in line:
+        server.kill()
+        raise RuntimeError(f"sim serve did not start: {line.strip()}")
+    return server, line.split(" at ", 1)[1].split()[0]
+
+
+def measure_http(concurrency: int, latency_s: float, rows: int) -> dict[str, float]:
+    """Free mode over ``foldscope sim serve`` (another process) on loopback: the path a real
+    sweep takes. Mean calls on the wire ÷ concurrency, and the runner's CPU per call."""
+    from foldscope.engine.loader import load_scenario
+
+    load_scenario("kestrel")  # generation is a one-off cost, not the run's
+    with tempfile.TemporaryDirectory() as tmp:
+        models_toml = Path(tmp) / "models.toml"
+        models_toml.write_text('[[models]]\nid = "sim/faithful"\n[models.faults]\n'
+                               f'latency_s = {latency_s}\nlatency_jitter = 0.0\n')
+        server, base_url = _serve_sims(models_toml)
+        try:
+            arms = ["j", "q", "m", "o"]
+            model = {"id": "bench/faithful", "provider": "vllm", "base_url": base_url,
+                     "model": "sim/faithful", "timeout_s": 120 + 4 * latency_s}
+            data = _definition(arms, max(1, -(-rows // len(arms))), [model], concurrency)
+            data["sweep"]["mode"] = "free"
+            totals, cpu, wall = _run(Path(tmp) / "http.sqlite", data, None)
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+    calls = totals.folds + totals.rows_done
+    in_flight = calls * latency_s / wall
+    return {"rows": totals.rows_done, "rows_failed": totals.rows_failed, "calls": calls,
+            "call_retries": totals.call_retries, "wall_s": wall,
+            "mean_in_flight": in_flight, "latency_efficiency": in_flight / concurrency,
+            "runner_cpu_ms_per_call": 1000 * cpu / max(1, calls)}
+
+
 def _child(kind: str, args: list[str]) -> dict[str, float]:
     out = subprocess.run([sys.executable, "-m", "foldscope.bench", "--child", kind, *args],
                          check=True, capture_output=True, text=True)
@@ -412,7 +456,8 @@ def main(argv: list[str] | None = None) -> int:
               "headless": measure_headless_wall,
               "tui": measure_tui_wall,
               "keys": lambda: measure_keystrokes(rest[0]),
-              "memory": lambda: measure_memory(int(rest[0]))}[args.child]
+              "memory": lambda: measure_memory(int(rest[0])),
+              "http": lambda: measure_http(int(rest[0]), float(rest[1]), int(rest[2]))}[args.child]
         print(json.dumps(fn()))
         return 0
     if args.only == "watch":

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from foldscope.core.arms import ARMS
 from foldscope.core.text import json_text
 
 
@@ -22,6 +21,8 @@ def register(subparsers: Any) -> None:
 
 def arms(args: argparse.Namespace) -> int:
     """Handle ``foldscope arms``."""
+    from foldscope.core.arms import ARMS
+
     if args.json:
         print(json_text([a.describe() for a in ARMS.values()], indent=2))
         return 0

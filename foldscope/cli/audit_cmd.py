@@ -8,16 +8,14 @@ import argparse
 import sys
 from typing import Any
 
-from foldscope.core.audit import AuditOptions, audit_json, audit_session
 from foldscope.core.text import json_text, literal
-from foldscope.engine.audit_readers import FORMATS, read_facts, read_sessions
-from foldscope.engine.kinds_file import KINDS_ENV, identifier_rules
-from foldscope.engine.rulefiles import load_signatures
-from foldscope.engine.store import Store
 
 
 def register(subparsers: Any) -> None:
     """Add the ``audit`` command."""
+    from foldscope.engine.options import SESSION_FORMATS as FORMATS
+    from foldscope.engine.options import KINDS_ENV
+
     p = subparsers.add_parser(
         "audit", help="audit a real agent session: what each compaction dropped, and what the "
         "agent needed again afterwards",
@@ -45,6 +43,12 @@ def register(subparsers: Any) -> None:
 
 def audit(args: argparse.Namespace) -> int:
     """Handle ``foldscope audit``."""
+    from foldscope.core.audit import AuditOptions, audit_json, audit_session
+    from foldscope.engine.audit_readers import read_facts, read_sessions
+    from foldscope.engine.kinds_file import identifier_rules
+    from foldscope.engine.rulefiles import load_signatures
+    from foldscope.engine.store import Store
+
     rules = identifier_rules(args.kinds)
     facts = read_facts(args.facts, rules) if args.facts else None
     sessions = read_sessions(args.path, args.format)

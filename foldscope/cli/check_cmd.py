@@ -7,7 +7,6 @@ from typing import Any
 
 from foldscope.cli.paths import DEFAULT_DB
 from foldscope.core.text import json_text, literal
-from foldscope.engine.integrity import check_database
 
 EXIT_PROBLEM = 1
 """Exit code when the database has a problem (2 stays for bad input, as everywhere)."""
@@ -26,6 +25,8 @@ def register(subparsers: Any) -> None:
 
 def check(args: argparse.Namespace) -> int:
     """Handle ``foldscope check``."""
+    from foldscope.engine.integrity import check_database
+
     report = check_database(args.db)
     if args.json:
         print(json_text(report.as_json(), indent=2))

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from foldscope.cli.grade_cmd import read_answer
-from foldscope.core.answers import ValueVerdict, classify_value
 from foldscope.core.errors import FoldscopeError
 from foldscope.core.text import json_text
-from foldscope.engine.rulefiles import SIGNATURES_ENV, load_signatures
+
+if TYPE_CHECKING:
+    from foldscope.core.answers import ValueVerdict
 
 
 def register(subparsers: Any) -> None:
@@ -18,6 +18,8 @@ def register(subparsers: Any) -> None:
     Args:
         subparsers: the object ``ArgumentParser.add_subparsers`` returned.
     """
+    from foldscope.engine.options import SIGNATURES_ENV
+
     parser = subparsers.add_parser(
         "classify",
         help="class one answer value against its carrier: fabricated, abstention, corruption...",
@@ -98,6 +100,10 @@ def run(args: argparse.Namespace) -> int:
     Returns:
         0 (the verdict is the output, not the exit code).
     """
+    from foldscope.cli.grade_cmd import read_answer
+    from foldscope.core.answers import classify_value
+    from foldscope.engine.rulefiles import load_signatures
+
     if not args.label.strip():
         raise FoldscopeError("--label is empty")
     if not args.planted.strip():

@@ -7,7 +7,6 @@ from typing import Any
 
 from foldscope.cli.paths import DEMO_DB
 from foldscope.core.errors import StoreError
-from foldscope.engine.launch import prepare_sweep
 
 DEMO_MODELS = ("sim/faithful", "sim/describer", "sim/gister", "sim/garbler")
 DEMO_ARMS = ("f", "j", "q", "m", "o")
@@ -36,6 +35,8 @@ def register(subparsers: Any) -> None:
 
 def demo(args: argparse.Namespace) -> int:
     """Plan a fresh demo sweep and open the TUI running it."""
+    from foldscope.engine.launch import prepare_sweep
+
     from foldscope.ui.app import FoldscopeApp
 
     prepared = prepare_sweep(args.db, demo_definition(args.repeats, args.latency), "demo",

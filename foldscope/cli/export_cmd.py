@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from foldscope.engine.evidence import DEFAULT_ANSWER_PREFIX, export_package
 
 
 def register(subparsers: Any) -> None:
     """Add the ``export`` command."""
+    from foldscope.engine.options import DEFAULT_ANSWER_PREFIX
+
     p = subparsers.add_parser(
         "export", help="write a sanitised evidence package (CSVs, aggregates, manifest)",
         description="Write an evidence package of every sweep in the databases: row- and "
@@ -29,6 +30,8 @@ def register(subparsers: Any) -> None:
 
 def export(args: argparse.Namespace) -> int:
     """Handle ``foldscope export``."""
+    from foldscope.engine.evidence import export_package
+
     s = export_package(args.db, args.out, answer_prefix=args.answer_prefix)
     print(f"wrote {s.out}: {s.sweeps} sweep(s), {s.rows} rows, {s.checks} checks, "
           f"{s.cells} cells, {s.contrasts} contrasts")

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.errors import FoldscopeError
-from foldscope.core.grading import AnswerMarkers, default_markers, markers_from_data
-from foldscope.core.row import Check, grade_checks
 from foldscope.core.text import json_text, literal
 
 if TYPE_CHECKING:
+    from foldscope.core.grading import AnswerMarkers
+    from foldscope.core.row import Check
     from foldscope.core.scenario import Fact
 
 
@@ -54,6 +54,8 @@ def load_markers(source: str | None) -> AnswerMarkers | None:
     Raises:
         FoldscopeError: the file is missing, unreadable or malformed (one line naming it).
     """
+    from foldscope.core.grading import default_markers, markers_from_data
+
     if source is None:
         return None
     try:
@@ -175,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
     Returns:
         0 (the grade is the output, not the exit code).
     """
+    from foldscope.core.row import grade_checks
+
     answer = read_answer(args.answer)  # before loading: a bad path should fail fast
     carrier = None
     if args.carrier is not None:

@@ -7,10 +7,7 @@ from typing import Any
 
 from foldscope.cli.paths import DEFAULT_DB
 from foldscope.core.errors import StoreError
-from foldscope.core.forensics import timeline_document
 from foldscope.core.text import json_text, literal
-from foldscope.engine.store import Store
-from foldscope.engine.timelines import read_row_timeline
 
 STATE_MARKS = {"not_yet": "·", "present": "●", "mutated": "◐", "missing": "○"}
 """One character per fact state, as the inspector's strip draws them."""
@@ -32,6 +29,10 @@ def register(subparsers: Any) -> None:
 
 def inspect(args: argparse.Namespace) -> int:
     """Handle ``foldscope inspect``."""
+    from foldscope.core.forensics import timeline_document
+    from foldscope.engine.store import Store
+    from foldscope.engine.timelines import read_row_timeline
+
     try:
         row_id = int(args.row_id)
     except ValueError:

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 
 from foldscope.core.text import json_text, literal
-from foldscope.engine.models import load_models_toml, lookup_model
-from foldscope.engine.probe import OK, format_line, probe_models
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,8 +23,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Probe the models named on the command line."""
+    from foldscope.engine.models import load_models_toml, lookup_model
+    from foldscope.engine.probe import OK, format_line, probe_models
+
     configured = load_models_toml(args.config) if args.config else None
     cfgs = [lookup_model(m, configured) for m in args.models]  # unknown id → one line, exit 2
+    import asyncio
+
     results = asyncio.run(probe_models(cfgs))
     if args.json:
         print(json_text([r.to_json() for r in results], indent=2))

@@ -9,8 +9,6 @@ from typing import Any
 from foldscope.cli.paths import DEFAULT_DB
 from foldscope.core.errors import StoreError
 from foldscope.core.text import literal
-from foldscope.engine.store import Store
-from foldscope.engine.timelines import reindex
 
 
 def register(subparsers: Any) -> None:
@@ -27,6 +25,9 @@ def register(subparsers: Any) -> None:
 
 def run_reindex(args: argparse.Namespace) -> int:
     """Handle ``foldscope reindex``."""
+    from foldscope.engine.store import Store
+    from foldscope.engine.timelines import reindex
+
     tty = sys.stderr.isatty()
 
     def progress(done: int, total: int) -> None:

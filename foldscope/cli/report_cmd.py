@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.errors import ConfigError, StoreError
 from foldscope.core.text import json_text, literal
-from foldscope.engine.report import sweep_report
-from foldscope.engine.study import study_csv, study_markdown, sweep_study, write_study_csv
 from foldscope.cli.paths import DEFAULT_DB
-from foldscope.engine.store import Store
+
+if TYPE_CHECKING:
+    from foldscope.engine.store import Store
 
 def register(subparsers: Any) -> None:
     """Add the ``report`` command."""
@@ -64,6 +64,9 @@ def _pooled_line(scenario: dict[str, Any]) -> str:
 
 def report(args: argparse.Namespace) -> int:
     """Handle ``foldscope report``."""
+    from foldscope.engine.report import sweep_report
+    from foldscope.engine.store import Store
+
     if args.out is not None and args.format != "csv":
         raise ConfigError("--out is for --format csv")
     with Store(args.db, readonly=True) as store:
@@ -109,6 +112,8 @@ def report(args: argparse.Namespace) -> int:
 
 def _study(args: argparse.Namespace, store: Store, sweep_id: str) -> int:
     """Print (or, for CSV with --out, write) the study's tables of one sweep."""
+    from foldscope.engine.study import study_csv, study_markdown, sweep_study, write_study_csv
+
     studies = sweep_study(store, sweep_id)
     if args.format == "md":
         sweep = store.sweep(sweep_id) or {}

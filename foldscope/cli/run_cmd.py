@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any
 
 from foldscope.cli.paths import DEFAULT_DB
 from foldscope.core.designs import balance_note
-from foldscope.engine.launch import (
-    SweepFields,
-    check_credentials,
-    check_resumable,
-    definition_from_fields,
-    prepare_sweep,
-    stored_config,
-)
-from foldscope.engine.sweep import DEFAULT_MODE, EXECUTION_MODES
 
 def register(subparsers: Any) -> None:
     """Add the ``run`` command."""
+    from foldscope.core.designs import DEFAULT_MODE, EXECUTION_MODES
+
     p = subparsers.add_parser("run", help="run (or resume) a compaction sweep",
                               description="Run a sweep from a TOML file and/or flags. Re-running "
                               "the same definition resumes its sweep.")
@@ -62,6 +54,8 @@ def definition_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], str]
 
     The merge itself is ``engine.launch.definition_from_fields``, which the TUI's form uses too.
     """
+    from foldscope.engine.launch import SweepFields, definition_from_fields
+
     # Commands sharing this parser may lack a flag.
     fields = SweepFields(**{name: getattr(args, name, None) for name in (
         "sweep_file", "scenario", "models", "arms", "repeats", "design", "concurrency", "mode",
@@ -71,6 +65,8 @@ def definition_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], str]
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``foldscope run``."""
+    from foldscope.engine.launch import check_credentials, check_resumable, prepare_sweep, stored_config
+
     if args.resume:
         check_resumable(args.db, args.resume)
         sweep_id, resumed = args.resume, True
@@ -108,6 +104,8 @@ def run_headless(db: str, sweep_id: str, *, resumed: bool, json_events: bool = F
     line is printed; the exit code is then 130 or 143. With ``stop_with_parent`` the run also
     stops that way when the process that started it goes (``engine.runner_process``).
     """
+    import asyncio
+
     from foldscope.engine.events import Event, SweepStarted
     from foldscope.engine.progress import HeadlessProgress
     from foldscope.engine.runner import SweepRunner

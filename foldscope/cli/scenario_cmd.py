@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from foldscope.core.scenario import Scenario
 from foldscope.core.text import json_text, literal
-from foldscope.engine.loader import list_scenarios, load_scenario
+
+if TYPE_CHECKING:
+    from foldscope.core.scenario import Scenario
 
 
 def register(subparsers: Any) -> None:
@@ -54,6 +55,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     Returns:
         Exit code 0.
     """
+    from foldscope.engine.loader import list_scenarios
+
     scenarios = list_scenarios()
     if not scenarios:
         _show("no scenarios found")
@@ -95,6 +98,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     Returns:
         Exit code 0.
     """
+    from foldscope.engine.loader import load_scenario
+
     scenario = load_scenario(args.name)
     if args.json:
         print(json_text(scenario_json(scenario), indent=2))

@@ -5,10 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from foldscope.engine.models import load_models_toml
-from foldscope.engine.sim import catalog
-from foldscope.engine.sim.endpoint import SimEndpoint
-from foldscope.engine.sim.server import SimHTTPServer
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,6 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     """Print the built-in sims, one per line."""
+    from foldscope.engine.sim import catalog
+
     for name, what in catalog.TEMPERAMENTS.items():
         print(f"{catalog.SIM_PREFIX}{name}: {what}")
     return 0
@@ -39,6 +37,10 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
+    from foldscope.engine.models import load_models_toml
+    from foldscope.engine.sim.endpoint import SimEndpoint
+    from foldscope.engine.sim.server import SimHTTPServer
+
     faults = {}
     if args.config:
         for cfg in load_models_toml(args.config).values():

@@ -10,18 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.errors import StatsError
-from foldscope.core.inference import (
-    ALTERNATIVES,
-    counts_table,
-    fisher_exact,
-    paired_bootstrap,
-    pearson,
-    rows_table,
-    separation_probability,
-    tost_one_sample,
-    tost_two_sample,
-)
-from foldscope.core.stats import clustering, group_checks
 
 EPILOG = """\
 lists are comma-separated numbers (e.g. 0.5,1,0.25); put `--` before a list that starts with a
@@ -42,6 +30,8 @@ minus sign. Every subcommand takes --json; non-finite figures are null in JSON.
 
 def register(subparsers: Any) -> None:
     """Add the ``stats`` command and its subcommands."""
+    from foldscope.core.inference import ALTERNATIVES
+
     p = subparsers.add_parser(
         "stats", help="statistics on plain numbers (fisher, separation, icc, tost, pearson, "
         "bootstrap)", description="The study's statistics on plain numbers.", epilog=EPILOG,
@@ -148,6 +138,8 @@ def _fmt(x: float, digits: int = 4) -> str:
 
 def fisher(args: argparse.Namespace) -> int:
     """Handle ``foldscope stats fisher``."""
+    from foldscope.core.inference import counts_table, fisher_exact, rows_table
+
     if args.table is not None:
         if args.groups:
             raise StatsError("give either two groups S/N or --table, not both")
@@ -176,6 +168,8 @@ def fisher(args: argparse.Namespace) -> int:
 
 def separation(args: argparse.Namespace) -> int:
     """Handle ``foldscope stats separation``."""
+    from foldscope.core.inference import separation_probability
+
     r = separation_probability(_integer(args.n, "n"), _integer(args.k, "k"))
     data = {"n": r.n, "k": r.k, "ways": r.ways, "probability": r.probability}
     return _emit(args, data, f"1 / C({r.n}, {r.k}) = 1/{r.ways} = {r.probability:.6g}")
@@ -213,6 +207,8 @@ def read_checks_csv(path: str) -> list[tuple[str, str, int]]:
 
 def icc(args: argparse.Namespace) -> int:
     """Handle ``foldscope stats icc``."""
+    from foldscope.core.stats import clustering, group_checks
+
     records = read_checks_csv(args.csv)
     try:
         groups = group_checks(records)
@@ -229,6 +225,8 @@ def icc(args: argparse.Namespace) -> int:
 
 def tost(args: argparse.Namespace) -> int:
     """Handle ``foldscope stats tost``."""
+    from foldscope.core.inference import tost_one_sample, tost_two_sample
+
     margin, alpha = _number(args.margin, "--margin"), _number(args.alpha, "--alpha")
     a = _numbers(args.a, "A")
     if args.b is None:
@@ -256,6 +254,8 @@ def tost(args: argparse.Namespace) -> int:
 
 def pearson_cmd(args: argparse.Namespace) -> int:
     """Handle ``foldscope stats pearson``."""
+    from foldscope.core.inference import pearson
+
     r = pearson(_numbers(args.x, "X"), _numbers(args.y, "Y"),
                 _number(args.confidence, "--confidence"))
     data = {"r": _json_number(r.r), "n": r.n, "p_value": _json_number(r.p_value),
@@ -267,6 +267,8 @@ def pearson_cmd(args: argparse.Namespace) -> int:
 
 def bootstrap(args: argparse.Namespace) -> int:
     """Handle ``foldscope stats bootstrap``."""
+    from foldscope.core.inference import paired_bootstrap
+
     r = paired_bootstrap(_numbers(args.a, "A"), _numbers(args.b, "B"),
                          resamples=_integer(args.resamples, "--resamples"),
                          confidence=_number(args.confidence, "--confidence"),

@@ -6,7 +6,6 @@ import argparse
 import sys
 from typing import Any
 
-from foldscope.engine.evidence import verify_package
 
 EXIT_MISMATCH = 1
 
@@ -24,6 +23,8 @@ def register(subparsers: Any) -> None:
 
 def verify(args: argparse.Namespace) -> int:
     """Handle ``foldscope verify``."""
+    from foldscope.engine.evidence import verify_package
+
     result = verify_package(args.package)
     if result.problems:
         for problem in result.problems:

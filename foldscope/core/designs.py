@@ -9,6 +9,21 @@ from foldscope.core.errors import ConfigError
 DESIGNS: tuple[str, ...] = ("latin", "williams")
 """Every design name ``execution_order`` accepts."""
 
+EXECUTION_MODES: dict[str, str] = {
+    "sequential": "each model x repeat's rows run one after another in design order "
+                  "(for carryover-sensitive studies)",
+    "blocked": "all arms of one model x repeat start together, blocks in design order "
+               "(endpoint drift cannot favour one arm)",
+    "free": "any row at any time, in plan order, up to the limits",
+}
+"""The execution modes a sweep can run in, and what each means (``engine.runner`` runs them)."""
+
+DEFAULT_MODE = "blocked"
+"""The mode of a sweep that names none."""
+
+LEGACY_MODE = "sequential"
+"""How sweeps stored before modes existed ran (their stored definition names no mode)."""
+
 
 def _check_arms(arms: Sequence[str]) -> list[str]:
     arms = list(arms)

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, TypeVar
 
-import numpy as np
-from scipy import stats as _scipy_stats
-
+from foldscope.core.distributions import norm_ppf, t_cdf, t_ppf, t_sf
 from foldscope.core.errors import StatsError
 
 NAN = float("nan")
@@ -202,9 +200,9 @@ class TostResult:
 def _tost(estimate: float, se: float, df: float, margin: float, alpha: float,
           n: tuple[int, ...]) -> TostResult:
     if se > 0:
-        p_lower = float(_scipy_stats.t.sf((estimate + margin) / se, df))
-        p_upper = float(_scipy_stats.t.cdf((estimate - margin) / se, df))
-        half = float(_scipy_stats.t.ppf(1 - alpha, df)) * se
+        p_lower = t_sf((estimate + margin) / se, df)
+        p_upper = t_cdf((estimate - margin) / se, df)
+        half = t_ppf(1 - alpha, df) * se
     else:  # every difference identical: the t statistics are ±infinite
         p_lower = 0.0 if estimate > -margin else 1.0
         p_upper = 0.0 if estimate < margin else 1.0
@@ -315,9 +313,9 @@ def pearson(x: Sequence[float], y: Sequence[float], confidence: float = 0.95) ->
         p = 0.0
     else:
         t = r * math.sqrt((n - 2) / (1 - r * r))
-        p = float(2 * _scipy_stats.t.sf(abs(t), n - 2))
+        p = 2 * t_sf(abs(t), n - 2)
     if n > 3:
-        z = float(_scipy_stats.norm.ppf(0.5 + confidence / 2))
+        z = norm_ppf(0.5 + confidence / 2)
         centre, half = math.atanh(r) if abs(r) < 1 else math.copysign(math.inf, r), z / math.sqrt(n - 3)
         ci = (math.tanh(centre - half), math.tanh(centre + half))
     else:
@@ -376,6 +374,8 @@ def paired_bootstrap(first: Sequence[float], second: Sequence[float], *, resampl
     if isinstance(resamples, bool) or not float(resamples).is_integer() or resamples < 100:
         raise StatsError(f"resamples must be an integer of at least 100, got {resamples}")
     resamples = int(resamples)
+    import numpy as np  # only the bootstrap needs it (importing it costs ~0.1 s)
+
     diffs = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     rng = np.random.default_rng(seed)
     n = len(diffs)

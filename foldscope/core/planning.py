@@ -21,9 +21,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy import stats as _scipy_stats
-
 from foldscope.core.arms import Arm
+from foldscope.core.distributions import norm_ppf
 from foldscope.core.errors import StatsError
 from foldscope.core.fold import RECALL_BUDGET, fold_call, recall_call
 from foldscope.core.scenario import Scenario
@@ -65,8 +64,8 @@ def checks_for_two_proportions(p1: float, p2: float, alpha: float = 0.05,
         raise StatsError(f"alpha must be between 0 and 1, got {alpha}")
     if not 0 < power < 1:
         raise StatsError(f"power must be between 0 and 1, got {power}")
-    z_a = float(_scipy_stats.norm.ppf(1 - alpha / 2))
-    z_b = float(_scipy_stats.norm.ppf(power))
+    z_a = norm_ppf(1 - alpha / 2)
+    z_b = norm_ppf(power)
     pbar = (p1 + p2) / 2
     top = z_a * math.sqrt(2 * pbar * (1 - pbar)) + z_b * math.sqrt(p1 * (1 - p1) + p2 * (1 - p2))
     return top * top / (p1 - p2) ** 2

@@ -13,7 +13,7 @@ import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from scipy import stats as _scipy_stats
+from foldscope.core.distributions import norm_ppf, t_ppf
 
 NAN = float("nan")
 
@@ -99,7 +99,7 @@ def row_mean_from_sums(n: int, total: float, total_sq: float, confidence: float 
 @functools.lru_cache(maxsize=1024)
 def _t_quantile(q: float, df: int) -> float:
     # scipy's quantile costs ~0.5 ms; a live grid asks for the same few (level, rows) often.
-    return float(_scipy_stats.t.ppf(q, df))
+    return t_ppf(q, df)
 
 
 def _t_interval(mean: float, n: int, sd: float, confidence: float,
@@ -292,7 +292,7 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tup
         raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
     if n == 0 or math.isnan(n):
         return NAN, NAN
-    z = float(_scipy_stats.norm.ppf(0.5 + confidence / 2))
+    z = norm_ppf(0.5 + confidence / 2)
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)

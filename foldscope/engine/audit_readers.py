@@ -20,8 +20,9 @@ from foldscope.core.errors import SessionError
 from foldscope.core.identifiers import KindRule
 from foldscope.core.text import storable
 from foldscope.engine.loader import read_toml_file
+from foldscope.engine.options import SESSION_FORMATS
 
-FORMATS: tuple[str, ...] = ("auto", "claude-code", "inspect", "jsonl")
+FORMATS = SESSION_FORMATS
 """Values of ``--format``."""
 
 INSPECT_HINT = "reading inspect_ai logs needs the optional extra: pip install 'foldscope[inspect]'"

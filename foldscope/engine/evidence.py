@@ -44,9 +44,9 @@ from foldscope.core.evidence import (
     row_problems,
 )
 from foldscope.core.sanitize import sanitize_config, scrub_answer, scrub_text
+from foldscope.engine.options import DEFAULT_ANSWER_PREFIX
 from foldscope.engine.store import Store
 
-DEFAULT_ANSWER_PREFIX = 80
 """Characters of each recall answer released by default."""
 
 MANIFEST = "manifest.json"

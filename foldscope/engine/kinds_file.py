@@ -8,9 +8,7 @@ from pathlib import Path
 
 from foldscope.core.identifiers import KindRule, default_rules, merge_rules, rules_from_data
 from foldscope.engine.loader import read_toml_file
-
-KINDS_ENV = "FOLDSCOPE_IDENTIFIER_KINDS"
-"""Environment variable naming a user identifier-kinds file (same format as the shipped one)."""
+from foldscope.engine.options import KINDS_ENV
 
 
 def _read_rules(path: Path, what: str) -> tuple[KindRule, ...]:

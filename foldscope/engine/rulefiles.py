@@ -14,9 +14,7 @@ from foldscope.core.signatures import (
     merge_signatures,
     signatures_from_data,
 )
-
-SIGNATURES_ENV = "FOLDSCOPE_SIGNATURES"
-"""Environment variable naming a user signature file (the format of ``core/data/signatures.toml``)."""
+from foldscope.engine.options import SIGNATURES_ENV
 
 
 def load_signatures(path: str | Path | None = None,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.arms import get_arm
+from foldscope.core.designs import EXECUTION_MODES
 from foldscope.core.errors import ConfigError
 from foldscope.core.fold import recall_call
 from foldscope.core.forensics import FactHistory
@@ -61,7 +62,7 @@ from foldscope.engine.models import ModelConfig, resolve_model
 from foldscope.engine.models import warnings as model_warnings
 from foldscope.engine.procinfo import this_runner
 from foldscope.engine.store import ROW_DONE, ROW_FAILED, ROW_PLANNED, ROW_RUNNING, Store
-from foldscope.engine.sweep import EXECUTION_MODES, SweepConfig, stored_mode
+from foldscope.engine.sweep import SweepConfig, stored_mode
 from foldscope.engine.wire import body_digest
 
 CONTROL_POLL_S = 0.25

@@ -12,26 +12,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from foldscope.core.arms import get_arm
-from foldscope.core.designs import execution_order
+from foldscope.core.designs import DEFAULT_MODE, LEGACY_MODE, execution_order
 from foldscope.core.errors import ConfigError
 from foldscope.core.text import ID_MAX_CHARS, check_field
 from foldscope.engine.loader import load_scenario
-
-
-EXECUTION_MODES: dict[str, str] = {
-    "sequential": "each model x repeat's rows run one after another in design order "
-                  "(for carryover-sensitive studies)",
-    "blocked": "all arms of one model x repeat start together, blocks in design order "
-               "(endpoint drift cannot favour one arm)",
-    "free": "any row at any time, in plan order, up to the limits",
-}
-"""The execution modes a sweep can run in, and what each means."""
-
-DEFAULT_MODE = "blocked"
-"""The mode of a sweep that names none."""
-
-LEGACY_MODE = "sequential"
-"""How sweeps stored before modes existed ran (their stored definition names no mode)."""
 
 
 class RateLimit(BaseModel):
