@@ -19,7 +19,14 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/ruff check foldscope tests
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/ruff check foldscope tests
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python -m foldscope.bench

@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +64,8 @@ def _run(db: Path, data: dict[str, Any], latency_scale: float | None
 
 def measure_cpu(rows_per_model_arm: int) -> dict[str, float]:
     """Zero-latency sweep: harness CPU per fold and folds per second."""
-    from foldscope.engine.loader import load_scenario
-
     import foldscope.engine.sim.transport  # noqa: F401 - one-off import cost, not per fold
+    from foldscope.engine.loader import load_scenario
 
     load_scenario("kestrel")  # generation is a one-off cost, not per fold
     with tempfile.TemporaryDirectory() as tmp:
@@ -248,6 +248,14 @@ KEYS = ("v", "down", "right", "up", "left")
 """Keys pressed in turn: each changes the screen (a metric, or the grid cursor's cell)."""
 
 
+def _then_stamp(action: Callable[..., Any], stamps: list[float]) -> Callable[..., None]:
+    """``action``, then the time it returned appended to ``stamps``."""
+    def stamped(*args: Any) -> None:
+        action(*args)
+        stamps.append(time.perf_counter())
+    return stamped
+
+
 async def _keystrokes(app: Any, presses: int, think_s: float = 0.05) -> list[float]:
     """Press ``KEYS`` in turn while the app's sweep runs; ms from each press to the first frame
     rendered after its action ran."""
@@ -269,11 +277,11 @@ async def _keystrokes(app: Any, presses: int, think_s: float = 0.05) -> list[flo
     grid = screen.query_one(SweepGrid)
     for name in ("action_next_view",):
         original = getattr(screen, name)
-        setattr(screen, name, lambda *a, _o=original: (_o(*a), acted.append(time.perf_counter())))
+        setattr(screen, name, _then_stamp(original, acted))
     for name in ("action_cursor_down", "action_cursor_up", "action_cursor_left",
                  "action_cursor_right"):
         original = getattr(grid, name)
-        setattr(grid, name, lambda *a, _o=original: (_o(*a), acted.append(time.perf_counter())))
+        setattr(grid, name, _then_stamp(original, acted))
     sweep = next(w for w in app.workers if w.group == "sweep")
     times: list[float] = []
     for i in range(presses):
@@ -417,7 +425,7 @@ def _child(kind: str, args: list[str]) -> dict[str, float]:
 def _measure_watch(runs: int) -> tuple[float, dict[str, Any]]:
     """watch_slowdown: ``runs`` headless/TUI pairs (alternating, so drift in the machine's load
     falls on both); the median ratio, printed, and each run's figures."""
-    pairs = []
+    pairs: list[dict[str, Any]] = []
     for _ in range(max(1, runs)):
         headless = _child("headless", [])
         tui = _child("tui", [])

@@ -17,8 +17,8 @@ settings.register_profile("ci", deadline=None, derandomize=True,
 settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-from foldscope.engine.launch import prepare_sweep
-from foldscope.engine.runner import SweepRunner
+from foldscope.engine.launch import prepare_sweep  # noqa: E402 - after the profile is loaded
+from foldscope.engine.runner import SweepRunner  # noqa: E402
 
 
 def definition(scenario="smoke", models=("sim/faithful", "sim/describer"), arms=("j", "q", "m"),

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from foldscope.cli.main import main
-from foldscope.core.arms import ARMS, DEDICATED_CEILING, check_catalog, get_arm, parse_arm_list
+from foldscope.core.arms import ARMS, DEDICATED_CEILING, check_catalog, get_arm
 from foldscope.core.errors import ArmError
 from foldscope.core.sections import SECTIONS
 
@@ -72,9 +72,6 @@ def test_response_format_is_strict_json_schema():
 def test_unknown_arm_is_one_clear_error():
     with pytest.raises(ArmError, match="unknown arm 'z'"):
         get_arm("z")
-    with pytest.raises(ArmError):
-        parse_arm_list("j,j")
-    assert parse_arm_list(" j, q ,m") == ["j", "q", "m"]
 
 
 def test_arms_cli(capsys):

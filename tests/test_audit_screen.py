@@ -18,8 +18,8 @@ from foldscope.core.errors import ConfigError
 from foldscope.ui.app import FoldscopeApp
 from foldscope.ui.screens.audit import AuditScreen
 from foldscope.ui.screens.picker import SweepPicker
-from foldscope.ui.widgets.diff_view import DiffView
 from foldscope.ui.widgets.carrier_view import CarrierView
+from foldscope.ui.widgets.diff_view import DiffView
 from foldscope.ui.widgets.session_table import SessionTable
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"

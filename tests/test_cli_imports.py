@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import definition, run_sweep
 
 NEVER_AT_START = ("textual", "httpx", "rich", "pygments", "scipy", "numpy", "pydantic",

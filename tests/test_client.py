@@ -23,9 +23,9 @@ from foldscope.engine.client.errors import (
 )
 from foldscope.engine.client.model_client import ModelClient
 from foldscope.engine.client.pools import POOLS
+from foldscope.engine.models import ModelConfig
 from foldscope.engine.wire import body_digest
 from foldscope.engine.wire.fastjson import dumps_json
-from foldscope.engine.models import ModelConfig
 
 SECRET = "sk-or-v1-THIS-IS-A-TEST-SECRET-0123456789"
 REQ = ChatRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=64)

@@ -10,8 +10,8 @@ import pytest
 
 from foldscope.cli.main import main
 from foldscope.engine.activity import RunnerStatus
-from foldscope.engine.live import LiveSweep
 from foldscope.engine.events import Paused, Retry, RowDone, SweepStarted
+from foldscope.engine.live import LiveSweep
 from foldscope.engine.store import EVENT_CAP, Store
 
 SWEEP = """

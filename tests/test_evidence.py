@@ -9,8 +9,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from conftest import definition, run_sweep
+
 from foldscope.cli.main import main
 from foldscope.engine.evidence import export_package, verify_package
 from foldscope.engine.report import cells as report_cells

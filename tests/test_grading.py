@@ -8,11 +8,9 @@ import unicodedata
 import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
-
 from kestrel_facts import KESTREL_FACTS, Fact
 
 from foldscope.core.grading import (
-    FactGrade,
     contains_token,
     contains_token_normalized,
     grade_answer,
@@ -20,12 +18,11 @@ from foldscope.core.grading import (
     is_structured_name,
     normalize,
     parse_answer,
-    present_in,
     presence,
+    present_in,
     recall,
     unit_dropped,
 )
-
 
 KESTREL = KESTREL_FACTS
 LABELS = [f.label for f in KESTREL]

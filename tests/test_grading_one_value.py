@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
-from kestrel_facts import KESTREL_FACTS, Fact
+from kestrel_facts import KESTREL_FACTS
 
 from foldscope.core.answers import classify_fact
 from foldscope.core.errors import ConfigError

@@ -15,15 +15,14 @@ from foldscope.core.errors import StatsError
 from foldscope.core.inference import (
     counts_table,
     fisher_exact,
-    paired_bootstrap,
     pair_by_key,
+    paired_bootstrap,
     pearson,
     rows_table,
     separation_probability,
     tost_one_sample,
     tost_two_sample,
 )
-
 
 # -- Fisher -----------------------------------------------------------------------------------
 

@@ -10,7 +10,6 @@ import json
 import sqlite3
 
 import pytest
-
 from conftest import definition, fresh_poll, run_sweep, wait_group, wait_until
 
 from foldscope.engine.store import Store

@@ -6,8 +6,8 @@ import json
 import math
 
 import pytest
-
 from conftest import definition, run_sweep
+
 from foldscope.cli.main import main
 from foldscope.core.arms import get_arm
 from foldscope.core.planning import checks_for_two_proportions, row_tokens

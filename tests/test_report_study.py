@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import definition, run_sweep
+
 from foldscope.cli.main import main
 
 
@@ -61,7 +61,7 @@ def test_markdown_prints_every_table_and_what_was_left_out(sweep_db, capsys):
                   "### Final carrier × answer", "### Abstention vs fabrication",
                   "### Clustering of checks in rows", "### Rows with recall ≥ 0.5 per cell"):
         assert title in out
-    line = next(l for l in out.splitlines() if l.startswith("| sim/describer | 2 |"))
+    line = next(t for t in out.splitlines() if t.startswith("| sim/describer | 2 |"))
     assert "over-writing description" in line and line.rstrip().endswith("| yes |")
 
 

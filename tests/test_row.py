@@ -22,7 +22,6 @@ from foldscope.core.row import (
     next_fold,
     stored_verdict,
 )
-from foldscope.engine.loader import load_scenario
 from foldscope.core.validity import (
     CATCH_UP_DISTRIBUTED,
     FAILED,
@@ -33,6 +32,7 @@ from foldscope.core.validity import (
     REQUEST_REJECTED,
     Validity,
 )
+from foldscope.engine.loader import load_scenario
 
 
 @dataclass(frozen=True)

@@ -13,23 +13,22 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kestrel_facts import KESTREL_GRADED
 
+from foldscope.core.forensics import fact_state
+from foldscope.core.identifiers import main_kind
 from foldscope.core.messages import (
     UNKNOWN,
     fold_user_message,
     headings_instruction,
     recall_user_message,
 )
-from foldscope.engine.client.chat import ChatRequest
-from foldscope.engine.connect import make_client
-from kestrel_facts import KESTREL_GRADED
-
-from foldscope.engine.models import resolve_model
-from foldscope.engine.sim.request import StringField
-from foldscope.core.forensics import fact_state
-from foldscope.core.identifiers import main_kind
 from foldscope.core.nearmiss import is_near_miss, near_miss
 from foldscope.core.signatures import signature_hits
+from foldscope.engine.client.chat import ChatRequest
+from foldscope.engine.connect import make_client
+from foldscope.engine.models import resolve_model
+from foldscope.engine.sim.request import StringField
 from foldscope.engine.sim.temperaments import garble, map_fields
 
 GRADED = KESTREL_GRADED
@@ -191,7 +190,7 @@ async def test_inventor_fabricates_at_recall():
 
 @pytest.mark.parametrize("label", list(GRADED))
 def test_inventor_stock_stand_ins_all_hit_a_signature(label):
-    from foldscope.engine.sim.temperaments import STOCK_SHARE, _STOCK
+    from foldscope.engine.sim.temperaments import _STOCK, STOCK_SHARE
 
     assert 0 < STOCK_SHARE < 1
     for words, stock, _ in _STOCK:

@@ -12,12 +12,12 @@ from scipy import stats as _scipy_stats
 from foldscope.core.stats import (
     cell_summary,
     clustering,
-    group_checks,
-    row_mean,
     design_effect,
     effective_n,
+    group_checks,
     icc_binary,
     mean_with_n,
+    row_mean,
     wilson_interval,
 )
 

@@ -19,9 +19,9 @@ from foldscope.core.study import (
     StudyRow,
     at_ceiling,
     cell_text,
-    fisher_floor,
     failure_mode,
     fill_points,
+    fisher_floor,
     study_tables,
 )
 

@@ -1,19 +1,15 @@
 """Sweep engine behaviour: cache replay, migration, budgets, retries, rate limits, pins, catch-up."""
 
 import asyncio
-import json
 import sqlite3
 
 import httpx
-import pytest
 from conftest import definition, run_sweep
 
-from foldscope.core.errors import ConfigError
 from foldscope.engine.launch import prepare_sweep
 from foldscope.engine.runner import SweepRunner
 from foldscope.engine.sim.transport import SimTransport
 from foldscope.engine.store import _MIGRATIONS, SCHEMA_VERSION, Store
-from foldscope.engine.sweep import build_config
 
 
 def test_identical_requests_replay_from_the_cache(db):

@@ -13,8 +13,8 @@ from foldscope.core.text import json_text, literal
 
 def register(subparsers: Any) -> None:
     """Add the ``audit`` command."""
-    from foldscope.engine.options import SESSION_FORMATS as FORMATS
     from foldscope.engine.options import KINDS_ENV
+    from foldscope.engine.options import SESSION_FORMATS as FORMATS
 
     p = subparsers.add_parser(
         "audit", help="audit a real agent session: what each compaction dropped, and what the "

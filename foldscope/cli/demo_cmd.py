@@ -36,7 +36,6 @@ def register(subparsers: Any) -> None:
 def demo(args: argparse.Namespace) -> int:
     """Plan a fresh demo sweep and open the TUI running it."""
     from foldscope.engine.launch import prepare_sweep
-
     from foldscope.ui.app import FoldscopeApp
 
     prepared = prepare_sweep(args.db, demo_definition(args.repeats, args.latency), "demo",
@@ -47,7 +46,8 @@ def demo(args: argparse.Namespace) -> int:
 
 def open_tui(db: str | None = None, sweep_id: str | None = None) -> int:
     """Open the TUI on a database: the named sweep, the only one, or the picker when it holds
-    several (or only stored session audits). With no ``db``, the demo database is used and a demo sweep started if it is empty.
+    several (or only stored session audits). With no ``db``, the demo database is used and a demo
+    sweep started if it is empty.
 
     An unfinished sweep is resumed here (from its last committed fold) unless another live
     process runs it — then it is watched — or the database is read-only.

@@ -6,7 +6,6 @@ import argparse
 from typing import Any
 
 
-
 def register(subparsers: Any) -> None:
     """Add the ``export`` command."""
     from foldscope.engine.options import DEFAULT_ANSWER_PREFIX

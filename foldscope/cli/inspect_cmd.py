@@ -46,7 +46,7 @@ def inspect(args: argparse.Namespace) -> int:
             raise StoreError(f"--fold {args.fold}: row {row_id} has "
                              + (f"folds 1 to {folds}" if folds else "no folds yet"))
         upto = args.fold - 1
-    doc = timeline_document(found.timeline, upto)
+    doc: dict[str, Any] = timeline_document(found.timeline, upto)
     row = found.row
     if args.json:
         print(json_text({"row": row.id, "model": row.model, "arm": row.arm,

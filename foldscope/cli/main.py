@@ -6,6 +6,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from foldscope.core.errors import FoldscopeError
 from foldscope.core.text import literal
@@ -39,7 +40,7 @@ EXIT_USAGE = 2
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are one line and exit 2."""
 
-    def error(self, message: str) -> None:  # noqa: D102 - argparse hook
+    def error(self, message: str) -> NoReturn:  # noqa: D102 - argparse hook
         self.exit(EXIT_USAGE, f"foldscope: error: {message}\n")
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from foldscope.cli.paths import DEFAULT_DB
 from foldscope.core.errors import ConfigError, StoreError
 from foldscope.core.text import json_text, literal
-from foldscope.cli.paths import DEFAULT_DB
 
 if TYPE_CHECKING:
     from foldscope.engine.store import Store

@@ -9,6 +9,7 @@ from typing import Any
 from foldscope.cli.paths import DEFAULT_DB
 from foldscope.core.designs import balance_note
 
+
 def register(subparsers: Any) -> None:
     """Add the ``run`` command."""
     from foldscope.core.designs import DEFAULT_MODE, EXECUTION_MODES

@@ -6,7 +6,6 @@ import argparse
 import sys
 
 
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``sim`` command with its ``serve`` and ``list`` subcommands."""
     p = subparsers.add_parser("sim", help="simulated models: list them or serve them over HTTP")

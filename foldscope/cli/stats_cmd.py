@@ -90,7 +90,7 @@ def register(subparsers: Any) -> None:
 
 # -- parsing ----------------------------------------------------------------------------------
 
-def _number(text: str, what: str) -> float:
+def _number(text: str | float, what: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -100,7 +100,7 @@ def _number(text: str, what: str) -> float:
     return value
 
 
-def _integer(text: str, what: str) -> int:
+def _integer(text: str | float, what: str) -> int:
     value = _number(text, what)
     if not value.is_integer():
         raise StatsError(f"{what}: must be an integer, got {text!r}")

@@ -6,7 +6,6 @@ import argparse
 import sys
 from typing import Any
 
-
 EXIT_MISMATCH = 1
 
 

@@ -230,22 +230,6 @@ def get_arm(arm_id: str) -> Arm:
         raise ArmError(f"unknown arm '{arm_id}' (known: {' '.join(ARMS)})") from None
 
 
-def parse_arm_list(text: str) -> list[str]:
-    """Parse a comma-separated arm list such as ``j,q,m``, checking every id.
-
-    Raises:
-        ArmError: an id is unknown, repeated, or the list is empty.
-    """
-    ids = [part.strip() for part in text.split(",") if part.strip()]
-    if not ids:
-        raise ArmError("no arms given (expected a comma-separated list such as j,q,m)")
-    for arm_id in ids:
-        get_arm(arm_id)
-    if len(set(ids)) != len(ids):
-        raise ArmError(f"arm listed twice in '{text}'")
-    return ids
-
-
 def check_catalog(arms: dict[str, Arm] = ARMS) -> None:
     """Enforce the catalog's invariants; raise ArmError naming the first one broken.
 

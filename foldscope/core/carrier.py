@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -121,7 +122,7 @@ def parse_schema_reply(arm: Arm, content: str) -> ParsedReply:
                        f"not JSON; whole reply carried as {first}")
 
 
-def _json_candidates(body: str, max_cuts: int = 8):
+def _json_candidates(body: str, max_cuts: int = 8) -> Iterator[tuple[str, str]]:
     """Yield JSON texts to try: as given, then closed, then cut back before a dangling member."""
     if not body:
         return
@@ -145,7 +146,8 @@ def _stringify(value: object) -> str:
 
 def _unescape(raw: str) -> str:
     try:
-        return json.loads(f'"{raw}"')
+        text: str = json.loads(f'"{raw}"')
+        return text
     except json.JSONDecodeError:
         return raw.replace('\\"', '"').replace("\\n", "\n")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from foldscope.core.errors import ConfigError
 
@@ -18,7 +19,7 @@ EXECUTION_MODES: dict[str, str] = {
 }
 """The execution modes a sweep can run in, and what each means (``engine.runner`` runs them)."""
 
-DEFAULT_MODE = "blocked"
+DEFAULT_MODE: Final = "blocked"
 """The mode of a sweep that names none."""
 
 LEGACY_MODE = "sequential"

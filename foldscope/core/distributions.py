@@ -20,7 +20,8 @@ NAN = float("nan")
 def _special() -> ModuleType:
     import scipy.special
 
-    return scipy.special
+    special: ModuleType = scipy.special
+    return special
 
 
 def norm_ppf(q: float) -> float:

@@ -231,11 +231,13 @@ def contrasts(rows: Sequence[RowRecord]) -> list[dict[str, str]]:
             for arm_b in names[i + 1:]:
                 a = [r for r in arms[arm_a] if r.valid and r.recall is not None]
                 b = [r for r in arms[arm_b] if r.valid and r.recall is not None]
-                _, first, second = pair_by_key({r.repeat: r.recall for r in a},
-                                               {r.repeat: r.recall for r in b})
+                _, first, second = pair_by_key(
+                    {r.repeat: r.recall for r in a if r.recall is not None},
+                    {r.repeat: r.recall for r in b if r.recall is not None})
                 boot = paired_bootstrap(first, second, resamples=BOOTSTRAP_RESAMPLES,
                                         seed=BOOTSTRAP_SEED) if first else None
-                table = rows_table([r.recall for r in a], [r.recall for r in b])
+                table = rows_table([r.recall for r in a if r.recall is not None],
+                                   [r.recall for r in b if r.recall is not None])
                 fisher = fisher_exact(table) if a and b else None
                 out.append({
                     "sweep": sweep, "scenario": scenario, "model": model, "arm_a": arm_a,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 from foldscope.core.grading import contains_token_normalized, normalize, token_spans
 from foldscope.core.nearmiss import NearMiss, near_miss
@@ -16,8 +16,12 @@ FactState = Literal["present", "mutated", "missing"]
 
 
 class _Planted(Protocol):
-    label: str
-    value: str
+    """A planted value as the span finder reads it (read-only, so frozen records match)."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def value(self) -> str: ...
 
 
 def _state(norm: str, value: str, kind: str | None = None
@@ -271,7 +275,10 @@ def fact_timeline(folds: Iterable[tuple[int, int, str]], facts: Sequence[Planted
     return Timeline(tuple(entries), histories)
 
 
-def display_order(facts: Iterable[PlantedFact]) -> list[PlantedFact]:
+_P = TypeVar("_P", bound=PlantedFact)
+
+
+def display_order(facts: Iterable[_P]) -> list[_P]:
     """Planted facts in the order foldscope lists them: graded first, then by chunk, then as
     given (the inspector's strip and ``foldscope inspect`` agree on it)."""
     return sorted(facts, key=lambda f: (not f.graded, f.chunk))

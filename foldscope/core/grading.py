@@ -436,7 +436,8 @@ class _LabelIndex:
 
 def _json_lines(answer_text: str) -> list[str] | None:
     """Turn a JSON-object answer into ``label: value`` lines; None when it is not one."""
-    stripped = "\n".join(l for l in answer_text.strip().splitlines() if not _FENCE_RE.match(l))
+    stripped = "\n".join(line for line in answer_text.strip().splitlines()
+                         if not _FENCE_RE.match(line))
     if not stripped.strip().startswith("{"):
         return None
     try:
@@ -978,13 +979,6 @@ class FactGrade:
     ``judge_value``). Never credited, never an abstention."""
     competitors: tuple[str, ...] = ()
     """The competing candidates the answer offered beside (or instead of) the value."""
-
-
-class KindedValue(LabelledValue, Protocol):
-    """A labelled value that may carry the scenario's free-form ``kind`` tag."""
-
-    @property
-    def kind(self) -> str: ...  # noqa: D102 - protocol member
 
 
 def grade_answer(answer_text: str, facts: Sequence[LabelledValue], *,

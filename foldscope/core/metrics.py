@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+
 from foldscope.core.stats import row_mean_from_sums
 from foldscope.core.tally import CellTally
 

@@ -318,9 +318,9 @@ def _candidates(index: _TextIndex, value: str, kind: str | None
         head = unit[0]
         n = len(head.split())
         if n == 1:
-            start = index.by_length.get(len(head), {}).get(head)
-            if start is not None:
-                yield head, start, start + len(head)
+            found = index.by_length.get(len(head), {}).get(head)
+            if found is not None:
+                yield head, found, found + len(head)
         else:
             words = index.words
             for i in range(len(words) - n + 1):

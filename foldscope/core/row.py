@@ -14,13 +14,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Protocol
 
+from foldscope.core.answers import classify_fact
 from foldscope.core.arms import Arm
 from foldscope.core.carrier import PARSE_FAILURES, carry_forward
 from foldscope.core.fold import CallSpec, fold_call
-from foldscope.core.answers import classify_fact
 from foldscope.core.forensics import (
     FactAtFold,
     FactHistory,
+    FactState,
     FoldFacts,
     PlantedFact,
     Timeline,
@@ -240,6 +241,11 @@ def fold_facts_of(record: FoldRecord, facts: Sequence[PlantedFact]) -> FoldFacts
                              record.fact_status, record.fact_mutations, facts)
 
 
+_STORED_STATES: dict[str, FactState] = {"present": "present", "mutated": "mutated",
+                                        "missing": "missing"}
+"""A stored per-fold status read back as a state (anything else reads ``missing``)."""
+
+
 def stored_fold_facts(fold_index: int, first_chunk: int, last_chunk: int,
                       status: Mapping[str, str], mutations: Mapping[str, tuple[str, str]],
                       facts: Sequence[PlantedFact]) -> FoldFacts:
@@ -254,9 +260,7 @@ def stored_fold_facts(fold_index: int, first_chunk: int, last_chunk: int,
         if fact.chunk > last_chunk:
             out.append(FactAtFold(fact.label, fact.value, "not_yet"))
             continue
-        state = status.get(fact.label, "missing")
-        if state not in ("present", "mutated", "missing"):
-            state = "missing"
+        state = _STORED_STATES.get(status.get(fact.label, "missing"), "missing")
         altered, rule = mutations.get(fact.label, ("", ""))
         if state == "mutated":
             out.append(FactAtFold(fact.label, fact.value, "mutated", altered or None, rule or None))

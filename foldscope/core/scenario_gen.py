@@ -21,7 +21,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Literal, Protocol
 
 Role = Literal["tool", "assistant", "operator"]
@@ -46,7 +46,7 @@ OPERATOR_FACT_FORMS: tuple[str, ...] = (
 )
 """How an operator turn states a fact; each contains ``the <label> is <value>.`` at its end."""
 
-_SESSION_START = datetime(2026, 7, 12, 8, 0, 0, tzinfo=timezone.utc)
+_SESSION_START = datetime(2026, 7, 12, 8, 0, 0, tzinfo=UTC)
 # Generation would loop forever if a template could only ever produce forbidden text; a
 # bounded retry turns that (a generator bug) into a loud error instead.
 _MAX_REDRAWS = 50
@@ -62,12 +62,19 @@ class FillerConflict(RuntimeError):
 
 
 class PlantedFact(Protocol):
-    """What the generator needs to know about a fact (``foldscope.core.scenario.Fact`` fits)."""
+    """What the generator needs to know about a fact (``foldscope.core.scenario.Fact`` fits).
 
-    label: str
-    value: str
-    role: Role
-    chunk: int
+    Read-only properties, so frozen records (pydantic or dataclass) match it.
+    """
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def role(self) -> Role: ...
+    @property
+    def chunk(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -359,7 +366,7 @@ class _Writer:
         proc, pid, message = family.proc(rng), rng.randint(100, 32000), family.message(rng)
         return f"{_level(rng, message)} {proc}[{pid}] {message}"
 
-    def _log_lines(self, family: _Family, count: int = 0, chars: int = 0) -> list[str]:
+    def _log_lines(self, family: _Family, count: int = 0, chars: float = 0) -> list[str]:
         """Log lines: ``count`` of them, or as many as fill ``chars``; at least one."""
         lines: list[str] = []
         size = 0
@@ -376,7 +383,7 @@ class _Writer:
                     lines[i] = f"{stamp} {self._clean(lambda: self._log_rest(family))}"
         return lines
 
-    def filler_round(self, budget_chars: int) -> list[Turn]:
+    def filler_round(self, budget_chars: float) -> list[Turn]:
         """A tool-call round: maybe some prose, a call, a long output, maybe an operator remark."""
         rng = self.rng
         self.clock.tick(rng, 5_000, 90_000)

@@ -233,8 +233,9 @@ def contrast(a: Sequence[StudyRow], b: Sequence[StudyRow]) -> Contrast:
     b − a (seed and resamples as the evidence package's contrasts); Fisher's exact test compares
     the valid rows with recall ≥ 0.5 under each arm.
     """
-    _, first, second = pair_by_key({r.row.repeat: r.row.recall for r in b},
-                                   {r.row.repeat: r.row.recall for r in a})
+    _, first, second = pair_by_key(
+        {r.row.repeat: r.row.recall for r in b if r.row.recall is not None},
+        {r.row.repeat: r.row.recall for r in a if r.row.recall is not None})
     boot = (paired_bootstrap(first, second, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED)
             if first else None)
     ra, rb = _recalls(a), _recalls(b)
@@ -421,8 +422,8 @@ def carrier_answer_table(rows: Sequence[StudyRow]) -> Table:
     for r in valid_rows(rows):
         for c in r.checks:
             counts.setdefault(c.carrier_state, Counter())[c.classification] += 1
-    out = tuple((state, *(n[k] for k in ANSWER_CLASSES), sum(n.values()))
-                for state, n in counts.items())
+    out: tuple[tuple[Value, ...], ...] = tuple(
+        (state, *(n[k] for k in ANSWER_CLASSES), sum(n.values())) for state, n in counts.items())
     return Table("carrier_answer", "Final carrier × answer (graded facts of valid rows)",
                  ("carrier", *ANSWER_CLASSES, "total"), out,
                  ("carrier: the final carrier's state of the fact; columns: the answer class "

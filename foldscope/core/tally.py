@@ -10,6 +10,7 @@ as in the report.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.row import RowRecord
@@ -142,6 +143,11 @@ def _cell_part(row: RowRecord, classes: RowClasses,
     return (*(part[name] for name in _SUMS), *counted.counts)
 
 
+def _sums(values: list[float]) -> dict[str, Any]:
+    """Running sums by ``CellTally`` field name, counts back as ints."""
+    return {name: float(v) if name in _FLOATS else int(v) for name, v in zip(_SUMS, values)}
+
+
 def _progress_part(row: RowRecord) -> tuple[int, ...]:
     return tuple(int(row.status == s) for s in _PROGRESS[:4]) + (row.folds_done,)
 
@@ -183,9 +189,7 @@ class Tallies:
     def cells(self) -> list[CellTally]:
         """Every cell's tally, in the order cells were first seen (plan order on a first read)."""
         n = len(_SUMS)
-        return [CellTally(*key, *(float(v) if name in _FLOATS else int(v)
-                                  for name, v in zip(_SUMS, sums[:n])),
-                          class_counts=tuple(int(v) for v in sums[n:]))
+        return [CellTally(*key, **_sums(sums[:n]), class_counts=tuple(int(v) for v in sums[n:]))
                 for key, sums in self._cells.items()]
 
     def progress(self) -> Progress:

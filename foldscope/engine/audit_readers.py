@@ -183,7 +183,8 @@ def read_claude_code(lines: Iterable[str], name: str | None = None) -> Session:
 def _tool_call_text(call: Any) -> str | None:
     if not isinstance(call, dict):
         return None
-    inner = call.get("function") if isinstance(call.get("function"), dict) else call
+    function = call.get("function")
+    inner = function if isinstance(function, dict) else call
     name = inner.get("name") if isinstance(inner.get("name"), str) else ""
     args = inner.get("arguments", inner.get("input"))
     if isinstance(args, str):
@@ -304,7 +305,7 @@ def read_inspect(path: Path) -> list[Session]:
         raise SessionError(INSPECT_HINT) from None
     try:
         log = read_eval_log(str(path), resolve_attachments=True)
-    except Exception as exc:  # inspect_ai raises many types for a bad file; report it in one line
+    except Exception as exc:  # noqa: BLE001 - inspect_ai raises many types for a bad file
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SessionError(f"{path}: not a readable inspect_ai log: {first}") from None
     return [_inspect_sample(sample) for sample in (log.samples or [])]

@@ -262,9 +262,9 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
     manifest = {"format": "foldscope-evidence/1",
                 "files": {name: sha256_file(out / name) for name in sorted(files)}}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    rows = parse_rows(row_recs)
+    package_rows = parse_rows(row_recs)
     return ExportSummary(out=out, sweeps=len(configs), rows=len(row_recs), checks=len(check_recs),
-                         cells=len(aggregates(rows, parse_checks(check_recs))),
+                         cells=len(aggregates(package_rows, parse_checks(check_recs))),
                          contrasts=files["contrasts.csv"].count("\n") - 1)
 
 

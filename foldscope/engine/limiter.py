@@ -82,7 +82,7 @@ class AdaptiveLimiter:
             now = self._clock()
             while self.starts and now - self.starts[0] >= 60.0:
                 self.starts.popleft()
-            if len(self.starts) < self.rpm:  # type: ignore[operator]
+            if len(self.starts) < self.rpm:
                 self.starts.append(now)
                 return
             await asyncio.sleep(60.0 - (now - self.starts[0]) + 1e-3)

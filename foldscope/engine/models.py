@@ -165,17 +165,6 @@ class ModelConfig(BaseModel):
         return self.provider in ROUTING_GATEWAYS
 
 
-def builtin_model(model_id: str) -> ModelConfig | None:
-    """Return the config of a built-in sim id, or None if it is not one.
-
-    ``sim/<temperament>`` ids are built in; so are tagged variants (``sim/faithful:slow``), which
-    behave like their temperament and exist so a sweep can give one sim several fault profiles.
-    """
-    if catalog.temperament_of(model_id) is None:
-        return None
-    return ModelConfig(**_builtin_fields(model_id))
-
-
 def _builtin_fields(model_id: str) -> dict[str, Any]:
     return {"id": model_id, "provider": "sim", "pin": catalog.SIM_ENDPOINT_TAG,
             "price_prompt_per_mtok": 0.0, "price_completion_per_mtok": 0.0,

@@ -87,7 +87,7 @@ def plan_sweep(config: SweepConfig, *, p1: float, p2: float, icc: float, icc_sou
     """
     s = config.sweep
     scenarios = {name: load_scenario(name) for name in s.scenario_names()}
-    per_scenario = []
+    per_scenario: list[dict[str, Any]] = []
     for name, scenario in scenarios.items():
         need = rows_needed(p1, p2, len(scenario.graded), icc, alpha, power)
         per_scenario.append({"scenario": name, "m": need.m, "design_effect": need.design_effect,

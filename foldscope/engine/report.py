@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.designs import balance_note
 from foldscope.core.stats import CellSummary, cell_summary, clustering
 from foldscope.core.tokens import estimator_error as token_error
-from foldscope.core.row import RowRecord
 from foldscope.core.validity import aggregate_filter
 from foldscope.engine.review import failing_row_table, failing_rows_json, flag_agreement_json
 from foldscope.engine.store import Store
 from foldscope.engine.study import study_json, sweep_study
 from foldscope.engine.sweep import stored_mode, stored_scenarios
 
+if TYPE_CHECKING:
+    from foldscope.core.row import RowRecord
 
 ANSWER_COLUMNS = (*ANSWER_CLASSES, "flagged", "unit_dropped")
 """Per-cell counts of answer classes (see ``core.answers.classify_fact``) and flags."""
@@ -167,7 +168,9 @@ def accounting(rows: list[RowRecord]) -> dict[str, Any]:
                               "est_prompt_tokens", "row_retries", "call_retries",
                               "cached_calls", "wall_s"), 0)
 
-    total, by_model, by_arm = empty(), defaultdict(empty), defaultdict(empty)
+    total = empty()
+    by_model: defaultdict[str, dict[str, Any]] = defaultdict(empty)
+    by_arm: defaultdict[str, dict[str, Any]] = defaultdict(empty)
     for r in rows:
         add(total, r)
         add(by_model[r.model], r)

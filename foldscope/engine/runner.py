@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.arms import get_arm
-from foldscope.core.designs import EXECUTION_MODES
+from foldscope.core.designs import DEFAULT_MODE, EXECUTION_MODES
 from foldscope.core.errors import ConfigError
 from foldscope.core.fold import recall_call
 from foldscope.core.forensics import FactHistory
@@ -35,6 +35,7 @@ from foldscope.core.row import (
 )
 from foldscope.core.scenario import Scenario
 from foldscope.core.text import storable
+from foldscope.engine.activity import EndpointState, RunnerStatus
 from foldscope.engine.client.chat import ChatReply, ChatRequest
 from foldscope.engine.client.errors import ClientError, InfraError
 from foldscope.engine.connect import make_client
@@ -44,18 +45,17 @@ from foldscope.engine.events import (
     FoldCommitted,
     LimitChanged,
     ModelWarning,
+    Paused,
+    Resumed,
     Retry,
     RowDone,
     RowFailed,
     RowRetry,
-    Paused,
-    Resumed,
     RowStarted,
     Stopped,
     SweepFinished,
     SweepStarted,
 )
-from foldscope.engine.activity import EndpointState, RunnerStatus
 from foldscope.engine.limiter import AdaptiveLimiter
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import ModelConfig, resolve_model
@@ -195,7 +195,7 @@ class SweepRunner:
         self._control_seen = 0.0
         self.limiters: dict[str, AdaptiveLimiter] = {}
         self._endpoint_models: dict[str, tuple[str, ...]] = {}
-        self.mode: str | None = None
+        self.mode: str = DEFAULT_MODE
         """The sweep's execution mode, read from its stored definition when the run starts."""
 
     def _emit(self, event: Event) -> None:
@@ -289,7 +289,7 @@ class SweepRunner:
         run cancelled (no row starts after that) and cancels its task, which stops at the
         next call; a second signal finds the run already stopping and changes nothing.
         """
-        previous: dict[int, Any] = {}
+        previous: dict[signal.Signals, Any] = {}
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
                 previous[sig] = signal.signal(sig, self._on_signal)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import dataclasses
+import hashlib
 import json
 import operator
 import os
@@ -16,8 +16,10 @@ from typing import Any
 
 import sqlite_utils
 
+from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.audit import StoredAudit
 from foldscope.core.errors import FlagRefused, StoreError, SweepClaimed
+from foldscope.core.fabrication import CLEARED, HumanVerdict, flag_refusal
 from foldscope.core.forensics import FactHistory
 from foldscope.core.row import (
     FOLD_FIELDS,
@@ -28,8 +30,6 @@ from foldscope.core.row import (
     RowResult,
     StoredCheck,
 )
-from foldscope.core.answers import ANSWER_CLASSES
-from foldscope.core.fabrication import CLEARED, HumanVerdict, flag_refusal
 from foldscope.core.tally import FinalCarrier, RowClasses
 from foldscope.core.text import storable
 from foldscope.core.validity import Validity
@@ -406,7 +406,7 @@ def fold_values(fold: FoldRecord) -> list[Any]:
 
 
 def _fold(values: Iterable[Any]) -> FoldRecord:
-    data = {}
+    data: dict[str, Any] = {}
     for name, value in zip(FOLD_FIELDS, values):
         if name == "fact_mutations":
             data[name] = {k: (v[0], v[1]) for k, v in json.loads(value).items()}
@@ -1253,8 +1253,10 @@ class Store:
             "paused, endpoints_json FROM runner_status WHERE sweep_id=?", [sweep_id]).fetchone()
         if found is None:
             return None
-        *head, paused, endpoints = found
-        return RunnerStatus(*head, paused=bool(paused), endpoints=tuple(
+        pid, started_at, updated_at, finished_at, folds_at_start, finished_at_start, paused, \
+            endpoints = found
+        return RunnerStatus(pid, started_at, updated_at, finished_at, folds_at_start,
+                            finished_at_start, paused=bool(paused), endpoints=tuple(
             EndpointState(e["endpoint"], tuple(e["models"]), e["in_flight"], e["limit"],
                           e["ceiling"]) for e in json.loads(endpoints)))
 

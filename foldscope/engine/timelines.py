@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from foldscope.core.answers import CarrierAnswerTable, checks_table
 from foldscope.core.errors import ScenarioError, StoreError
 from foldscope.core.forensics import (
     FoldFacts,
@@ -96,14 +95,6 @@ def sweep_forensics(store: Store, sweep_id: str) -> SweepForensics:
         timelines.append((row.model, row.arm, Timeline(tuple(entries), courses)))
     return SweepForensics(survival_curves(timelines), death_table((t for _, _, t in timelines),
                                                                   kinds), len(timelines))
-
-
-def cell_cross_tab(store: Store, sweep_id: str, scenario: str | None, model: str,
-                   arm: str) -> CarrierAnswerTable:
-    """A cell's carrier × answer cross-tab: its rows' graded checks counted together."""
-    checks = [c for r in store.cell_rows(sweep_id, scenario, model, arm)
-              for c in store.checks(r.id)]
-    return checks_table(checks)
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,6 @@ from foldscope.ui.theme import FACT_VARIABLES, FOLDSCOPE_DARK, discover_themes
 from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.reason_input import ReasonInput
 
-
 QUIT_GRACE_S = 5.0
 """Longest wait on quit for a cancelled sweep to record its stop (then its child is killed)."""
 
@@ -103,6 +102,13 @@ class FoldscopeApp(App[None]):
         self._sweep_done = threading.Event()
         self._sweep_done.set()  # nothing running until a sweep worker starts
 
+    @property
+    def _db(self) -> str:
+        """The database path: only an app opened on session audits has none, and it opens no
+        sweep."""
+        assert self.db_path is not None
+        return self.db_path
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(FACT_VARIABLES)
 
@@ -124,6 +130,7 @@ class FoldscopeApp(App[None]):
         elif self.sweep_id is None and self.db_path is not None:
             self.push_screen(SweepPicker(self.db_path), self._picked)
         else:
+            assert self.sweep_id is not None  # no picker: the command named the sweep
             self._show_sweep(self.sweep_id)
             if self.run_sweep:
                 self._start_runner(self.sweep_id)
@@ -132,7 +139,7 @@ class FoldscopeApp(App[None]):
 
     def _show_sweep(self, sweep_id: str) -> None:
         self.sweep_id = sweep_id
-        screen = SweepScreen(self.db_path, sweep_id)
+        screen = SweepScreen(self._db, sweep_id)
         if isinstance(self.runner, RunnerProcess) and self.runner.sweep_id == sweep_id:
             screen.own_runner_pid = self.runner.pid
         if self.sweep_screen is None or self.screen is not self.sweep_screen:
@@ -143,7 +150,7 @@ class FoldscopeApp(App[None]):
 
     def _start_runner(self, sweep_id: str) -> None:
         kind = SweepRunner if self.in_process else RunnerProcess
-        self.runner = kind(self.db_path, sweep_id, latency_scale=self.latency_scale,
+        self.runner = kind(self._db, sweep_id, latency_scale=self.latency_scale,
                            retry_failed=self.retry_failed)
         self.execute_sweep()
 
@@ -159,7 +166,7 @@ class FoldscopeApp(App[None]):
             return
         self._show_sweep(picked.id)
         if (picked.status != "done" and picked.runner_pid is None and self._sweep_done.is_set()
-                and writable(self.db_path)):
+                and writable(self._db)):
             self._start_runner(picked.id)
 
     def _show_audit(self, stored: StoredAudit) -> None:
@@ -183,7 +190,7 @@ class FoldscopeApp(App[None]):
             self.notify("a sweep is already running here: pause or cancel it, or start the new "
                         "one from another terminal", severity="warning", timeout=6)
             return
-        self.push_screen(NewSweepScreen(self.db_path), self._new_sweep_planned)
+        self.push_screen(NewSweepScreen(self._db), self._new_sweep_planned)
 
     def _new_sweep_planned(self, sweep_id: str | None) -> None:
         if sweep_id is None:

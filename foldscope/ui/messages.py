@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from textual.message import Message
 
 from foldscope.engine.live import LiveView

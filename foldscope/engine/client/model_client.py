@@ -1,7 +1,8 @@
 """The model client: async Chat Completions calls with pinning, retries and typed errors.
 
 One dialect (OpenAI Chat Completions) covers OpenRouter, OpenAI, vLLM, llama.cpp server, Ollama
-and the simulated models (whose transport the caller injects). Infrastructure faults (connect errors, timeouts, 429, 5xx) are retried
+and the simulated models (whose transport the caller injects). Infrastructure faults (connect
+errors, timeouts, 429, 5xx) are retried
 with bounded exponential backoff; rejections of the request itself are raised at once, typed, so a
 probe can tell the harness's parameters from the model. A reply that does not fit its schema is
 the model's behaviour and is returned like any other.

@@ -16,6 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldscope.engine.sim import catalog, temperaments
+from foldscope.engine.sim.body_check import BodyProblem, check_chat_body, decode_body
+from foldscope.engine.sim.faults import FaultConfig, draw_faults
+from foldscope.engine.sim.request import CHARS_PER_TOKEN, parse_request
 from foldscope.engine.wire import (
     RETRY_COUNT_HEADER,
     ROW_ATTEMPT_HEADER,
@@ -23,10 +27,6 @@ from foldscope.engine.wire import (
     SIMULATED_HEADER,
     body_digest,
 )
-from foldscope.engine.sim import catalog, temperaments
-from foldscope.engine.sim.body_check import BodyProblem, check_chat_body, decode_body
-from foldscope.engine.sim.faults import FaultConfig, draw_faults
-from foldscope.engine.sim.request import CHARS_PER_TOKEN, parse_request
 
 PARAMS_REJECTED_MESSAGE = "No endpoints found that can handle the requested parameters."
 REASONING_MANDATORY_MESSAGE = "reasoning is mandatory for this endpoint and cannot be disabled"
@@ -188,7 +188,9 @@ class SimEndpoint:
 
     def _chat(self, raw: bytes, headers: Mapping[str, str]) -> SimResponse:
         body = decode_body(raw)
-        problem = body if isinstance(body, BodyProblem) else check_chat_body(body)
+        if isinstance(body, BodyProblem):
+            return error_response(400, body.message, param=body.param)
+        problem = check_chat_body(body)
         if problem is not None:
             return error_response(400, problem.message, param=problem.param)
         model = body["model"]
@@ -204,7 +206,8 @@ class SimEndpoint:
 
         # Routing and parameter refusals come first, as a gateway decides them before any
         # provider sees the request.
-        provider = body.get("provider") if isinstance(body.get("provider"), dict) else {}
+        routing = body.get("provider")
+        provider = routing if isinstance(routing, dict) else {}
         order = [str(p).casefold() for p in provider.get("order") or []]
         if order and provider.get("allow_fallbacks") is False and not any(
                 p.split("/", 1)[0] == catalog.SIM_ENDPOINT_TAG for p in order):

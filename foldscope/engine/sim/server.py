@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from foldscope.core.errors import ConfigError
 from foldscope.engine.sim.endpoint import SimEndpoint, SimResponse, error_response
@@ -146,7 +147,7 @@ class SimHTTPServer(ThreadingHTTPServer):
         self.latency_scale = latency_scale
         self.verbose = verbose
 
-    def handle_error(self, request: object, client_address: object) -> None:
+    def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hung up mid-reply is not the server's problem: no traceback on stderr."""
         if self.verbose:
             super().handle_error(request, client_address)
@@ -154,8 +155,9 @@ class SimHTTPServer(ThreadingHTTPServer):
     @property
     def base_url(self) -> str:
         """The Chat Completions base URL (``http://127.0.0.1:PORT/v1``)."""
-        host, port = self.server_address[:2]
-        host = f"[{host}]" if ":" in str(host) else host
+        address, port = self.server_address[:2]
+        host = address.decode() if isinstance(address, bytes) else str(address)
+        host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{port}/v1"
 
 

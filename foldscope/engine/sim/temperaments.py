@@ -180,7 +180,8 @@ def fit_text(draft: Draft, ceiling: int | None, headed: bool) -> str:
                   prose=list(draft.prose), fact_style=draft.fact_style)
     text = _render(draft, headed)
     while ceiling is not None and len(text) > ceiling:
-        longest = max(draft.notes.items(), key=lambda kv: len(kv[1]), default=(None, []))
+        longest: tuple[str | None, list[str]] = max(
+            draft.notes.items(), key=lambda kv: len(kv[1]), default=(None, []))
         if len(draft.prose) > 1:
             draft.prose.pop(1)  # keep the running totals line; drop the oldest paragraph
         elif longest[0] is not None and len(longest[1]) > 1:
@@ -315,9 +316,10 @@ def _json_reply(shape: Shape, strings: dict[str, str], draft: Draft | None) -> s
     return json.dumps(obj, ensure_ascii=False)
 
 
-def _neutral(prop: dict) -> Any:
-    return {"integer": 0, "number": 0, "boolean": False, "object": {}, "null": None}.get(
-        prop.get("type"), "")
+def _neutral(prop: dict[str, Any]) -> Any:
+    neutral: dict[Any, Any] = {"integer": 0, "number": 0, "boolean": False, "object": {},
+                               "null": None}
+    return neutral.get(prop.get("type"), "")
 
 
 def render_fold(draft: Draft, shape: Shape) -> str:
@@ -450,9 +452,9 @@ STOCK_SHARE = 0.6
 
 
 def _random_uuid(r: random.Random) -> str:
-    return "%08x-%04x-4%03x-%04x-%012x" % (r.getrandbits(32), r.getrandbits(16),
-                                            r.getrandbits(12), 0x8000 | r.getrandbits(14),
-                                            r.getrandbits(48))
+    a, b, c = r.getrandbits(32), r.getrandbits(16), r.getrandbits(12)  # drawn in this order
+    d, e = 0x8000 | r.getrandbits(14), r.getrandbits(48)
+    return f"{a:08x}-{b:04x}-4{c:03x}-{d:04x}-{e:012x}"
 
 
 def _random_time(r: random.Random) -> str:

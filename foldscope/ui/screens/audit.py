@@ -254,7 +254,7 @@ class AuditScreen(Screen[None]):
         new.clear(columns=True)
         for label in ("kind", "value", "first at", "signatures"):
             new.add_column(label, key=label)
-        for n, x in enumerate(c.new_after):
-            new.add_row(Text(x.kind), Text(_one_line(x.value)),
-                        Text(f"{view.where} {x.first_seen_at}"),
-                        Text(", ".join(x.signatures) or "—"), key=f"n{n}")
+        for n, after in enumerate(c.new_after):
+            new.add_row(Text(after.kind), Text(_one_line(after.value)),
+                        Text(f"{view.where} {after.first_seen_at}"),
+                        Text(", ".join(after.signatures) or "—"), key=f"n{n}")

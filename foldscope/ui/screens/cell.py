@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -30,7 +31,6 @@ from foldscope.ui.widgets.carrier_view import CarrierView
 from foldscope.ui.widgets.fold_inspector import FoldInspector
 from foldscope.ui.widgets.literal_lines import LiteralLines
 from foldscope.ui.widgets.rows_table import SORTABLE, RowsTable
-
 
 
 @dataclass
@@ -114,7 +114,7 @@ class CellScreen(Screen[None]):
         """Whether the sweep's runner is alive (rows it left running read interrupted)."""
         self._data: CellData | None = None
         self._seq: int | None = None
-        self._loading: Worker[None] | None = None
+        self._loading: Worker[Any] | None = None
         self._open_row = row_id
         """The row to open on (at its last fold) instead of the first, once it is read."""
 
@@ -139,7 +139,7 @@ class CellScreen(Screen[None]):
         # Rows still folding are followed live; a finished cell is read once.
         self.set_interval(1.0, self._refresh_if_running)
 
-    def load(self) -> Worker[None] | None:
+    def load(self) -> Worker[Any] | None:
         """Read what changed in the cell since the last read, unless a read is running."""
         if self._loading is not None and not self._loading.is_finished:
             return None  # polls never overlap: this tick is skipped

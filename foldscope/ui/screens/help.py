@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -38,7 +38,7 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
 )
 """The marks the screens draw, and what each means."""
 
-KeyPlace = tuple[str, Sequence[Binding]]
+KeyPlace = tuple[str, Sequence[BindingType]]
 """A place in the app (a screen or widget) and its key bindings."""
 
 

@@ -115,7 +115,7 @@ class NewSweepScreen(ModalScreen[str | None]):
         """Hand the planned sweep back, or show why it was refused."""
         if event.worker.group != "new-sweep":
             return
-        if event.state == WorkerState.SUCCESS:
+        if event.state == WorkerState.SUCCESS and event.worker.result is not None:
             self.dismiss(event.worker.result.sweep_id)
         elif event.state == WorkerState.ERROR:
             self.query_one("#start", Button).disabled = False

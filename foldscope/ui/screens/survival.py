@@ -3,7 +3,9 @@ where facts die (fold of loss by chunk planted in, and by kind of value)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -134,14 +136,14 @@ class SurvivalScreen(Screen[None]):
 def _fill(table: DataTable, deaths: DeathTable, by: str) -> None:
     """Fill one death table: a line per chunk (or kind), a column per fold of loss."""
     table.clear(columns=True)
-    keys = deaths.chunks if by == "chunk" else deaths.kinds
-    counts = deaths.by_chunk if by == "chunk" else deaths.by_kind
+    keys: tuple[int | str, ...] = deaths.chunks if by == "chunk" else deaths.kinds
+    counts: Mapping[tuple[str, Any], int] = deaths.by_chunk if by == "chunk" else deaths.by_kind
     table.add_column(by, key="key")
     for fold in deaths.folds:
         table.add_column("kept" if fold == NEVER_LOST else f"lost {fold}", key=fold)
     table.add_column("total", key="total")
     for key in keys:
-        cells = [counts.get((fold, key), 0) for fold in deaths.folds]  # type: ignore[call-overload]
+        cells = [counts.get((fold, key), 0) for fold in deaths.folds]
         table.add_row(Text(literal(str(key), keep_newlines=False)),
                       *[Text(str(n) if n else "·", justify="right") for n in cells],
                       Text(str(sum(cells)), justify="right"), key=str(key))

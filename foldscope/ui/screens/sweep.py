@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -101,7 +102,7 @@ class SweepScreen(Screen[None]):
         self.db_path = db_path
         self.set_reactive(SweepScreen.sweep_id, sweep_id)
         self._live = LiveSweep(db_path, sweep_id)
-        self._polling: Worker[None] | None = None
+        self._polling: Worker[Any] | None = None
         self._snapshot: SweepSnapshot | None = None
         self._shown: dict[str, Text] = {}
         self._runner_error: str | None = None
@@ -189,7 +190,7 @@ class SweepScreen(Screen[None]):
         """Re-read the store now."""
         self.poll()
 
-    def poll(self) -> Worker[None] | None:
+    def poll(self) -> Worker[Any] | None:
         """Read what changed since the last poll, unless a poll is still running.
 
         Polls never overlap and are never cancelled: a tick that finds one running is skipped,

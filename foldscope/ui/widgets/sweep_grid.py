@@ -159,7 +159,7 @@ class SweepGrid(DataTable):
     def _build(self) -> None:
         self.clear(columns=True)
         self._shown, self._refs, self._tallies = {}, {}, {}
-        arm_refs = {}
+        arm_refs: dict[str, tuple[str | None, str]] = {}
         for key in self._arms:
             scenario, _, arm = key.rpartition(" ")
             arm_refs[key] = (scenario or (self._scenarios[0] if self._scenarios else None), arm)
@@ -178,8 +178,8 @@ class SweepGrid(DataTable):
                          *[GridCell(self, [("·", "none")]) for _ in columns], key=line)
             for col in columns:
                 model, arm_key = (line, col) if self.transposed else (col, line)
-                scenario, arm = arm_refs[arm_key]
-                self._refs[(line, col)] = CellRef(scenario, model, arm)
+                ref_scenario, ref_arm = arm_refs[arm_key]
+                self._refs[(line, col)] = CellRef(ref_scenario, model, ref_arm)
         if columns and lines:
             self.move_cursor(row=0, column=1, animate=False)
         self.update_cells(self._last)
