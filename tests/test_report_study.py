@@ -29,11 +29,12 @@ def test_json_keeps_its_keys_and_adds_the_study(sweep_db, capsys):
                 "estimator"):
         assert key in data
     study = data["study"]
-    assert study["thresholds"] == {"row_recalled": 0.5, "gist_fill": 0.1,
+    assert study["thresholds"] == {"row_recalled": 0.5, "gist_fill": 0.5,
                                    "at_ceiling_tolerance": 0.005}
     [kestrel] = study["scenarios"]
     assert kestrel["scenario"] == "kestrel"
-    assert "ceiling table (j vs t) left out: no t arm in this sweep" in kestrel["notes"]
+    assert "capacity table (j vs t, m vs u) left out: no t arm and no u arm in this sweep" \
+        in kestrel["notes"]
     tables = kestrel["tables"]
     assert "ceiling" not in tables
     partition = {r["model"]: r for r in tables["partition"]["rows"]}
@@ -55,7 +56,7 @@ def test_markdown_prints_every_table_and_what_was_left_out(sweep_db, capsys):
     assert main(["report", "--db", str(sweep_db), "--format", "md"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# Study tables · sweep ")
-    assert "> ceiling table (j vs t) left out: no t arm in this sweep" in out
+    assert "> capacity table (j vs t, m vs u) left out: no t arm and no u arm in this sweep" in out
     for title in ("### Recall by model × arm", "### Capacity-matched partition",
                   "### Ladder j → q → m", "### The ceiling as a target",
                   "### Final carrier × answer", "### Abstention vs fabrication",

@@ -168,6 +168,43 @@ async def test_describer_loses_facts_in_one_slot_but_not_when_divided():
     assert correct(m_answers) == 14
 
 
+def _with_ceiling(ceiling: int) -> dict:
+    rf = json.loads(json.dumps(J_SCHEMA))
+    rf["json_schema"]["schema"]["properties"]["summary"]["maxLength"] = ceiling
+    return rf
+
+
+@pytest.mark.parametrize("ceiling", [9600, 4800, 1024])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+async def test_describer_fills_most_of_an_undivided_slot_with_description(ceiling, seed):
+    # The study's describers fill 59–100 % of the ceiling; the sim reads the ceiling from the
+    # request's schema alone and writes description, not values.
+    rf = _with_ceiling(ceiling)
+    _, replies, answers = await fold_through("sim/describer", rf, seed=seed)
+    assert correct(answers) <= 2
+    for r in replies:
+        summary = json.loads(r.content)["summary"]
+        assert 0.59 * ceiling <= len(summary) <= ceiling and r.finish_reason == "stop"
+    final = json.loads(replies[-1].content)["summary"]
+    present = [label for label, value in GRADED.items() if value in final]
+    assert len(present) <= 2
+    _, faithful, _ = await fold_through("sim/faithful", rf, seed=seed)
+    gist_carrier, _, _ = await fold_through("sim/gister", rf, seed=seed)
+    # Over-writing vs under-writing: the gister stays under half the ceiling (the default
+    # failure-mode cut), the describer above it.
+    assert len(gist_carrier) < 0.5 * ceiling < len(final)
+    if ceiling == 9600:  # and more than the healthy faithful sim, which holds every value
+        assert len(final) > len(json.loads(faithful[-1].content)["summary"])
+
+
+async def test_describer_length_follows_the_declared_ceiling_not_anything_else():
+    # Same conversation, only the schema's maxLength differs: the describer's reply follows it.
+    _, big, _ = await fold_through("sim/describer", _with_ceiling(9600))
+    _, small, _ = await fold_through("sim/describer", _with_ceiling(2000))
+    assert len(json.loads(big[-1].content)["summary"]) > 3 * 2000 * 0.59
+    assert len(json.loads(small[-1].content)["summary"]) <= 2000
+
+
 @pytest.mark.parametrize("rf", [J_SCHEMA, Q_SCHEMA, None])
 async def test_gister_loses_facts_whatever_the_shape(rf):
     carrier, replies, answers = await fold_through("sim/gister", rf)

@@ -8,9 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from foldscope.core.errors import StatsError
 from foldscope.core.fabrication import abstains
 from foldscope.core.row import Check, RowRecord
 from foldscope.core.study import (
+    GIST_FILL,
     NO_FILL,
     OVER_WRITING,
     RECALLED,
@@ -19,6 +21,7 @@ from foldscope.core.study import (
     StudyRow,
     at_ceiling,
     cell_text,
+    check_gist_fill,
     failure_mode,
     fill_points,
     fisher_floor,
@@ -58,10 +61,10 @@ def checks_for(recall, n=4):
 
 
 def two_models():
-    """D over-writes in j (fill 0.3) and is rescued by q; G writes a gist (fill 0.04) in both."""
+    """D over-writes in j (fill 0.7) and is rescued by q; G writes a gist (fill 0.04) in both."""
     rows = []
     for rep in (0, 1):
-        rows.append(row("D", "j", rep, 0.0, folds=[fold(0, fill=0.2), fold(1, fill=0.3)],
+        rows.append(row("D", "j", rep, 0.0, folds=[fold(0, fill=0.2), fold(1, fill=0.7)],
                         checks=checks_for(0.0)))
         rows.append(row("D", "q", rep, [1.0, 0.5][rep], folds=[fold(0, fill=0.4)],
                         checks=checks_for([1.0, 0.5][rep])))
@@ -75,10 +78,31 @@ def two_models():
 
 
 def test_failure_mode_rule():
+    assert GIST_FILL == 0.5  # inside the study's gap: not rescued at 6 % and 36 %, rescued ≥ 59 %
     assert failure_mode(0.5, 0.01) == RECALLED
-    assert failure_mode(0.49, 0.10) == OVER_WRITING
-    assert failure_mode(0.0, 0.0999) == UNDER_WRITING
+    assert failure_mode(0.49, 0.5) == OVER_WRITING and failure_mode(0.3, 0.59) == OVER_WRITING
+    assert failure_mode(0.0, 0.4999) == UNDER_WRITING and failure_mode(0.3, 0.36) == UNDER_WRITING
     assert failure_mode(0.0, None) == NO_FILL
+    # The cut is a parameter.
+    assert failure_mode(0.0, 0.36, gist_fill=0.1) == OVER_WRITING
+    assert failure_mode(0.0, 0.36, gist_fill=0.4) == UNDER_WRITING
+
+
+@pytest.mark.parametrize("bad", [0, 1, -0.1, 1.5, float("nan"), float("inf"), True, "0.5"])
+def test_the_cut_must_lie_between_0_and_1(bad):
+    with pytest.raises(StatsError, match="between 0 and 1"):
+        check_gist_fill(bad)
+    with pytest.raises(StatsError):
+        study_tables([], ["A"], ["j"], gist_fill=bad)
+
+
+def test_the_cut_is_shown_with_the_tables_and_moves_the_modes():
+    study = study_tables(two_models(), ["D", "G"], ["j", "q"], gist_fill=0.8)
+    assert study.gist_fill == 0.8
+    partition = {r["model"]: r for r in study.table("partition").records()}
+    assert partition["D"]["failure_mode"] == UNDER_WRITING  # 0.7 < 0.8
+    assert any("fill ≥ 0.8" in n for n in study.table("partition").notes)
+    assert "0.8" in study.table("failure_mode_separation").title
 
 
 def test_recall_table_counts_rows_and_uses_only_valid_rows():
@@ -98,7 +122,7 @@ def test_partition_contrast_names_the_failure_mode_and_whether_q_rescues():
     by_model = {r["model"]: r for r in study.table("partition").records()}
     d, g = by_model["D"], by_model["G"]
     assert d["j_rows"] == 2 and d["j_recall"] == 0.0
-    assert d["j_fill"] == pytest.approx(0.3)  # the final fold's fill, invalid row left out
+    assert d["j_fill"] == pytest.approx(0.7)  # the final fold's fill, invalid row left out
     assert d["failure_mode"] == OVER_WRITING
     assert d["q_recall"] == pytest.approx(0.75) and d["pairs"] == 2
     # Paired differences q − j are 1.0 and 0.5: resampled means can only be 1, 0.75 or 0.5,
@@ -167,12 +191,106 @@ def test_ceiling_table_compares_j_and_t():
     assert t["carried_chars"] == pytest.approx(600) and t["max_carried_chars"] == 700
 
 
+def test_capacity_table_has_m_and_u_rows_when_present():
+    rows = [row("A", "j", 0, 1.0, folds=[fold(0, chars=1000)]),
+            row("A", "t", 0, 0.0, folds=[fold(0, chars=500)]),
+            row("A", "m", 0, 1.0, folds=[fold(0, chars=3000)]),
+            row("A", "u", 0, 1.0, folds=[fold(0, chars=2000, clipped=300)]),
+            row("A", "q", 0, 1.0)]
+    study = study_tables(rows, ["A"], ["j", "q", "t", "m", "u"])
+    recs = {r["arm"]: r for r in study.table("ceiling").records()}
+    assert list(recs) == ["j", "t", "m", "u"]  # q is no capacity arm
+    assert recs["u"]["folds_clipped"] == 1 and recs["m"]["carried_chars"] == 3000
+    # m and u alone make the table too (the plain-text capacity pair).
+    only_plain = study_tables([row("A", a, 0, 1.0) for a in "mu"], ["A"], ["m", "u"])
+    assert [r["arm"] for r in only_plain.table("ceiling").records()] == ["m", "u"]
+
+
+def test_pooled_representation_contrast_with_fisher():
+    # Schema arms: 4 of 23 rows recalled over two models; plain text: 8 of 8.
+    rows = ([row("A", "j", r, 1.0 if r < 2 else 0.0) for r in range(12)]
+            + [row("B", "t", r, 1.0 if r < 2 else 0.25) for r in range(11)]
+            + [row(m, "m", r, 1.0) for m in "AB" for r in range(2)]
+            + [row(m, "u", r, 0.75) for m in "AB" for r in range(2)])
+    study = study_tables(rows, ["A", "B"], ["j", "t", "m", "u"])
+    recs = {r["contrast"]: r for r in study.table("representation").records()}
+    pooled = recs["schema vs plain text"]
+    assert (pooled["a_arms"], pooled["a_recalled"], pooled["a_rows"]) == ("j,t", 4, 23)
+    assert (pooled["b_arms"], pooled["b_recalled"], pooled["b_rows"]) == ("m,u", 8, 8)
+    from scipy.stats import fisher_exact as scipy_fisher
+    assert pooled["fisher_p"] == pytest.approx(scipy_fisher([[4, 19], [8, 0]])[1])
+    assert recs["full capacity"]["a_rows"] == 12 and recs["reduced capacity"]["b_rows"] == 4
+    # With only j and m the pooled line is the one contrast (not repeated per capacity).
+    jm = study_tables([row("A", a, 0, 1.0) for a in "jm"], ["A"], ["j", "m"])
+    assert [r["contrast"] for r in jm.table("representation").records()] == ["schema vs plain text"]
+    jq = study_tables([row("A", a, 0, 1.0) for a in "jq"], ["A"], ["j", "q"])
+    assert jq.table("representation") is None
+    assert any(n.startswith("representation contrast") for n in jq.notes)
+
+
+def _failing(model, fill, q_recall, reps=3):
+    out = []
+    for r in range(reps):
+        out.append(row(model, "j", r, 0.0, folds=[fold(0, fill=fill)], checks=checks_for(0.0)))
+        out.append(row(model, "q", r, q_recall, folds=[fold(0, fill=0.5)],
+                       checks=checks_for(q_recall)))
+    return out
+
+
+def test_failure_mode_separation_fills_rescues_margin_and_chance():
+    # The study's shape: six over-writers rescued (fills 0.59..1.00), two gisters not (0.06, 0.36).
+    fills = {"D1": 0.59, "D2": 0.7, "D3": 0.8, "D4": 0.9, "D5": 0.95, "D6": 1.0}
+    rows = [r for m, f in fills.items() for r in _failing(m, f, 1.0)]
+    rows += _failing("G1", 0.06, 0.0) + _failing("G2", 0.36, 0.25)
+    rows += [row("F", a, r, 1.0, folds=[fold(0, fill=0.4)]) for a in "jq" for r in range(3)]
+    models = [*fills, "G1", "G2", "F"]
+    recs = study_tables(rows, models, ["j", "q"]).table("failure_mode_separation").records()
+    over, under, sep = recs
+    assert over["group"] == OVER_WRITING and (over["models"], over["rescued"]) == (6, 6)
+    assert over["fills"] == "0.59, 0.70, 0.80, 0.90, 0.95, 1.00"
+    assert (over["fill_min"], over["fill_max"]) == (0.59, 1.0)
+    assert under["group"] == UNDER_WRITING and (under["rescued"], under["not_rescued"]) == (0, 2)
+    assert under["fills"] == "0.06, 0.36"
+    assert (sep["n"], sep["k"], sep["rescued"], sep["not_rescued"]) == (8, 2, 6, 2)
+    assert sep["margin"] == pytest.approx(0.59 - 0.36)
+    assert sep["chance"] == pytest.approx(1 / 28) and sep["cut_in_gap"] is True
+    # A cut outside the gap says so; the separation itself does not depend on the cut.
+    low = study_tables(rows, models, ["j", "q"], gist_fill=0.3).table("failure_mode_separation")
+    assert low.records()[2]["cut_in_gap"] is False
+    assert low.records()[2]["chance"] == pytest.approx(1 / 28)
+    # Overlapping fills: no clean separation, no chance figure.
+    rows += _failing("G3", 0.8, 0.0)
+    sep = study_tables(rows, [*models, "G3"], ["j", "q"]).table(
+        "failure_mode_separation").records()[2]
+    assert sep["margin"] < 0 and sep["chance"] is None and sep["k"] == 3
+
+
+def test_carrier_had_it_answer_missed_it_per_arm():
+    had = [check("correct"), check("read_failure", "present", "nothing"),
+           check("hedged", "present"), check("honest_abstention", "missing")]
+    rows = [row("A", "j", 0, 0.25, checks=had), row("B", "j", 0, 0.25, checks=had),
+            row("A", "q", 0, 1.0, checks=[check("correct")] * 4),
+            row("A", "q", 1, 0.0, checks=[check("read_failure", "present")] * 4, valid=False)]
+    recs = {r["arm"]: r for r in study_tables(rows, ["A", "B"], ["j", "q"]).table(
+        "carrier_had_answer_missed").records()}
+    j = recs["j"]
+    assert (j["valid_rows"], j["graded"], j["carrier_had"], j["answered"], j["missed"]) == \
+        (2, 8, 6, 2, 4)
+    assert j["missed_share"] == pytest.approx(4 / 6)
+    assert (j["read_failure"], j["hedged"], j["honest_abstention"]) == (2, 2, 0)
+    q = recs["q"]  # the invalid row is left out
+    assert (q["carrier_had"], q["missed"], q["missed_share"]) == (4, 0, 0.0)
+
+
 def test_tables_that_need_a_missing_arm_are_left_out_and_say_so():
     rows = [row("A", a, 0, 1.0) for a in ("j", "m")]
     study = study_tables(rows, ["A"], ["j", "m"])
     assert study.table("partition") is None and study.table("ceiling") is None
     assert "partition contrast (j vs q) left out: no q arm in this sweep" in study.notes
-    assert "ceiling table (j vs t) left out: no t arm in this sweep" in study.notes
+    assert "capacity table (j vs t, m vs u) left out: no t arm and no u arm in this sweep" \
+        in study.notes
+    assert study.table("failure_mode_separation") is None
+    assert "failure-mode separation (j vs q) left out: no q arm in this sweep" in study.notes
     # The ladder runs over the arms it has, and says which rung is missing.
     assert [r["rung"] for r in study.table("ladder").records()] == ["j→m"]
     assert any("no q arm" in n for n in study.notes if n.startswith("ladder"))

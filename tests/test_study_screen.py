@@ -44,9 +44,10 @@ async def test_t_opens_the_study_tables_and_plots(finished):
         screen = app.screen
         assert isinstance(screen, StudyScreen) and screen.sweep_id == sweep_id
         [study] = screen.studies
-        assert "ceiling table (j vs t) left out: no t arm in this sweep" in study.notes
+        assert ("capacity table (j vs t, m vs u) left out: no t arm and no u arm in this sweep"
+                in study.notes)
         notes = screen.query_one(".study-notes", Static)
-        assert "no t arm in this sweep" in str(notes.render())
+        assert "no u arm in this sweep" in str(notes.render())
         partition = screen.query_one("#study-0-partition", DataTable)
         assert partition.row_count == 3
         rows = {str(partition.get_row_at(i)[0]): [str(c) for c in partition.get_row_at(i)]

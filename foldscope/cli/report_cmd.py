@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from foldscope.cli.paths import DEFAULT_DB
 from foldscope.core.errors import ConfigError, StoreError
+from foldscope.core.cuts import GIST_FILL
 from foldscope.core.text import json_text, literal
 
 if TYPE_CHECKING:
@@ -30,6 +31,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--format", choices=["table", "json", "md", "csv"], default="table",
                    help="table: the cells; json: the cells and the study tables (key 'study'); "
                         "md: the study tables as markdown; csv: one CSV per study table")
+    p.add_argument("--gist-fill", type=float, metavar="FILL",
+                   help="the failure-mode cut: a failing j carrier filling at least this share "
+                        "of its declared ceiling is over-writing description, less an "
+                        f"under-writing gist (default {GIST_FILL:g}, between 0 and 1)")
     p.add_argument("--out", metavar="DIR",
                    help="with --format csv: write <table>.csv files into DIR (default: every "
                         "table on stdout, each after a '# <table>' line)")
@@ -69,13 +74,17 @@ def report(args: argparse.Namespace) -> int:
 
     if args.out is not None and args.format != "csv":
         raise ConfigError("--out is for --format csv")
+    if args.gist_fill is None:
+        args.gist_fill = GIST_FILL
+    if not 0 < args.gist_fill < 1:  # also NaN
+        raise ConfigError(f"--gist-fill must be between 0 and 1, got {args.gist_fill:g}")
     with Store(args.db, readonly=True) as store:
         sweep_id = args.sweep or store.latest_sweep_id()
         if sweep_id is None:
             raise StoreError(f"{args.db}: no sweeps recorded")
         if args.format in ("md", "csv"):
             return _study(args, store, sweep_id)
-        data = sweep_report(store, sweep_id)
+        data = sweep_report(store, sweep_id, gist_fill=args.gist_fill)
     if args.format == "json":
         print(json_text(data, indent=2))
         return 0
@@ -114,7 +123,7 @@ def _study(args: argparse.Namespace, store: Store, sweep_id: str) -> int:
     """Print (or, for CSV with --out, write) the study's tables of one sweep."""
     from foldscope.engine.study import study_csv, study_markdown, sweep_study, write_study_csv
 
-    studies = sweep_study(store, sweep_id)
+    studies = sweep_study(store, sweep_id, gist_fill=args.gist_fill)
     if args.format == "md":
         sweep = store.sweep(sweep_id) or {}
         sim = " (simulated models)" if sweep.get("simulated") else ""

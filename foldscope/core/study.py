@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
 from foldscope.core.answers import ANSWER_CLASSES
+from foldscope.core.cuts import GIST_FILL
 from foldscope.core.errors import StatsError
 from foldscope.core.evidence import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from foldscope.core.fabrication import failing_rows
@@ -30,6 +31,7 @@ from foldscope.core.inference import (
     paired_bootstrap,
     pearson,
     rows_table,
+    separation_probability,
 )
 from foldscope.core.planning import pooled_cell_icc
 from foldscope.core.row import FOLD_FIELDS, Check, RowRecord
@@ -45,10 +47,17 @@ from foldscope.core.validity import aggregate_filter
 Value = str | int | float | None
 """What a table cell holds: text, a count, a figure, or None where it is undefined."""
 
-GIST_FILL = 0.10
-"""A failing carrier that fills less than this share of its declared ceiling is a gist
-(under-writing); at or above it, the carrier was written but lost the identifiers
-(over-writing description)."""
+def check_gist_fill(gist_fill: float) -> float:
+    """The failure-mode cut, checked: a number strictly between 0 and 1.
+
+    Raises:
+        StatsError: not a finite number in (0, 1).
+    """
+    if isinstance(gist_fill, bool) or not isinstance(gist_fill, (int, float)) \
+            or not math.isfinite(gist_fill) or not 0 < gist_fill < 1:
+        raise StatsError(f"the failure-mode cut (gist fill) must be a number between 0 and 1, "
+                         f"got {gist_fill!r}")
+    return float(gist_fill)
 
 AT_CEILING_TOLERANCE = 0.005
 """A fold's carrier "ends at its ceiling" when its fill fraction is within 0.5 % of 1."""
@@ -60,6 +69,12 @@ NO_FILL = "no declared ceiling"
 FAILURE_MODES: tuple[str, ...] = (RECALLED, OVER_WRITING, UNDER_WRITING, NO_FILL)
 """What ``failure_mode`` returns."""
 
+CAPACITY = ("j", "t", "m", "u")
+"""The capacity table's arms: one field at its ceiling and halved (j, t), plain text under
+headings at the full and the cut carry cap (m, u)."""
+SCHEMA_ARMS = ("j", "t")
+PLAIN_ARMS = ("m", "u")
+"""The two representations the pooled representation contrast compares."""
 PARTITION = ("j", "q")
 """The capacity-matched partition contrast: one 9,600-char field vs five 1,920-char fields."""
 CEILING = ("j", "t")
@@ -128,6 +143,8 @@ class StudyTables:
     scenario: str
     tables: tuple[Table, ...]
     notes: tuple[str, ...] = ()
+    gist_fill: float = GIST_FILL
+    """The failure-mode cut the tables used."""
 
     def table(self, name: str) -> Table | None:
         """The table of that name, or None when it was left out."""
@@ -161,25 +178,28 @@ def _recalled(recalls: Sequence[float]) -> int:
     return sum(v >= ROW_THRESHOLD for v in recalls)
 
 
-def failure_mode(recall: float, fill: float | None) -> str:
+def failure_mode(recall: float, fill: float | None, gist_fill: float = GIST_FILL) -> str:
     """How a carrier (a row, or a cell on its means) failed, from its recall and fill fraction.
 
     Recall at or above ``ROW_THRESHOLD`` is ``recalled``. Below it, a carrier that fills at
-    least ``GIST_FILL`` of its declared ceiling was written at length and still lost the
-    identifiers (``over-writing description``); one that fills less is a short gist
-    (``under-writing gist``). Without a declared ceiling there is no fill to judge.
+    least ``gist_fill`` (the cut, default ``GIST_FILL``) of its declared ceiling was written at
+    length and still lost the identifiers (``over-writing description``); one that fills less
+    is a short gist (``under-writing gist``). Without a declared ceiling there is no fill to
+    judge.
     """
     if recall >= ROW_THRESHOLD:
         return RECALLED
     if fill is None:
         return NO_FILL
-    return OVER_WRITING if fill >= GIST_FILL else UNDER_WRITING
+    return OVER_WRITING if fill >= gist_fill else UNDER_WRITING
 
 
 class _Cells:
     """A sweep's rows grouped by model and arm, in the sweep's model and arm order."""
 
-    def __init__(self, rows: Sequence[StudyRow], models: Sequence[str], arms: Sequence[str]):
+    def __init__(self, rows: Sequence[StudyRow], models: Sequence[str], arms: Sequence[str],
+                 gist_fill: float = GIST_FILL):
+        self.gist_fill = gist_fill
         self.by: dict[tuple[str, str], list[StudyRow]] = defaultdict(list)
         for r in rows:
             self.by[(r.row.model, r.row.arm)].append(r)
@@ -276,36 +296,112 @@ def rescue(mode: str, b_recall: float | None, c: Contrast) -> str:
     return "unclear"
 
 
+@dataclass(frozen=True)
+class PartitionLine:
+    """One model's j vs q contrast, with j's fill, failure mode and whether q rescues it."""
+
+    model: str
+    j_recall: float | None
+    j_fill: float | None
+    mode: str | None
+    q_recall: float | None
+    contrast: Contrast
+    rescued: str
+    """``rescue``'s verdict: yes, no, unclear or n/a."""
+
+
+def partition_lines(cells: _Cells) -> list[PartitionLine]:
+    """Every model with rows under both j and q, in the sweep's model order."""
+    out = []
+    for model in cells.models:
+        if not cells.by.get((model, "j")) or not cells.by.get((model, "q")):
+            continue
+        j, q = cells.valid(model, "j"), cells.valid(model, "q")
+        j_recall, q_recall = _mean(_recalls(j)), _mean(_recalls(q))
+        j_fill = _mean([r.fill for r in j if r.fill is not None])
+        mode = failure_mode(j_recall, j_fill, cells.gist_fill) if j_recall is not None else None
+        c = contrast(j, q)
+        out.append(PartitionLine(model, j_recall, j_fill, mode, q_recall, c,
+                                 rescue(mode or RECALLED, q_recall, c)))
+    return out
+
+
+def _cut_note(gist_fill: float) -> str:
+    return (f"failure mode: recall < {ROW_THRESHOLD} and fill ≥ {gist_fill:g} (the cut, "
+            f"gist_fill) is over-writing description, fill < {gist_fill:g} an under-writing gist")
+
+
 def partition_table(cells: _Cells) -> Table:
     """The capacity-matched partition contrast j vs q, per model, with j's fill and failure mode."""
     out = []
-    for model in cells.models:
-        j, q = cells.valid(model, "j"), cells.valid(model, "q")
-        if not cells.by.get((model, "j")) or not cells.by.get((model, "q")):
-            continue
-        j_recall, q_recall = _mean(_recalls(j)), _mean(_recalls(q))
-        fills = [r.fill for r in j if r.fill is not None]
-        j_fill = _mean(fills)
-        mode = failure_mode(j_recall, j_fill) if j_recall is not None else None
-        c = contrast(j, q)
-        out.append((model, c.a_rows, j_recall, j_fill, mode, c.b_rows, q_recall, c.pairs,
-                    c.difference, c.boot_low, c.boot_high, c.a_recalled, c.b_recalled,
-                    c.fisher_p, _num(fisher_floor(c.a_rows, c.b_rows)),
-                    rescue(mode or RECALLED, q_recall, c)))
+    for line in partition_lines(cells):
+        c = line.contrast
+        out.append((line.model, c.a_rows, line.j_recall, line.j_fill, line.mode, c.b_rows,
+                    line.q_recall, c.pairs, c.difference, c.boot_low, c.boot_high, c.a_recalled,
+                    c.b_recalled, c.fisher_p, _num(fisher_floor(c.a_rows, c.b_rows)),
+                    line.rescued))
     return Table(
         "partition", "Capacity-matched partition: j (one field) vs q (five fields), per model",
         ("model", "j_rows", "j_recall", "j_fill", "failure_mode", "q_rows", "q_recall", "pairs",
          "q_minus_j", "boot_low", "boot_high", "j_recalled", "q_recalled", "fisher_p",
          "fisher_floor", "q_rescues"),
         tuple(out),
-        (f"j_fill: mean fill fraction of j's final carriers; failure mode: recall < "
-         f"{ROW_THRESHOLD} and fill ≥ {GIST_FILL:g} is over-writing description, fill < "
-         f"{GIST_FILL:g} an under-writing gist",
+        (f"j_fill: mean fill fraction of j's final carriers; {_cut_note(cells.gist_fill)}",
          f"q_minus_j: paired bootstrap over repeats ({BOOTSTRAP_RESAMPLES} resamples, seed "
          f"{BOOTSTRAP_SEED}); fisher_p on valid rows with recall ≥ {ROW_THRESHOLD}; "
          "fisher_floor: the smallest p these row counts allow",
          f"q rescues: yes when q's mean recall ≥ {ROW_THRESHOLD} and the bootstrap interval "
          "lies above 0; no when q's recall is below it"))
+
+
+def _fills_text(fills: Sequence[float]) -> str | None:
+    return ", ".join(f"{f:.2f}" for f in sorted(fills)) or None
+
+
+def separation_table(cells: _Cells) -> Table:
+    """The failure modes apart by fill: the failing models' j fills per mode, how many q
+    rescued, and how cleanly fill separates rescued from not rescued (margin, 1 ÷ C(n, k)).
+
+    Failing models are those whose mean j recall is below ``ROW_THRESHOLD`` and whose j
+    carriers have a declared ceiling (a fill). A model whose rescue is ``unclear`` is counted
+    in its mode's row but left out of the separation.
+    """
+    failing = [x for x in partition_lines(cells)
+               if x.mode in (OVER_WRITING, UNDER_WRITING) and x.j_fill is not None]
+    out: list[tuple[Value, ...]] = []
+    for mode in (OVER_WRITING, UNDER_WRITING):
+        group = [x for x in failing if x.mode == mode]
+        fills = [x.j_fill for x in group if x.j_fill is not None]
+        out.append((mode, len(group), _fills_text(fills), min(fills, default=None),
+                    max(fills, default=None), sum(x.rescued == "yes" for x in group),
+                    sum(x.rescued == "no" for x in group),
+                    sum(x.rescued == "unclear" for x in group), None, None, None, None, None))
+    yes = [x.j_fill for x in failing if x.rescued == "yes" and x.j_fill is not None]
+    no = [x.j_fill for x in failing if x.rescued == "no" and x.j_fill is not None]
+    margin = min(yes) - max(no) if yes and no else None
+    n, k = len(yes) + len(no), len(no)
+    chance = separation_probability(n, k).probability if margin is not None and margin > 0 \
+        else None
+    in_gap = (max(no) < cells.gist_fill <= min(yes)) if margin is not None else None
+    out.append(("rescued vs not rescued", n, None, min(yes, default=None),
+                max(no, default=None), len(yes), len(no),
+                sum(x.rescued == "unclear" for x in failing), _num(margin), n, k, _num(chance),
+                in_gap))
+    return Table(
+        "failure_mode_separation",
+        f"Failure modes apart by fill: j's failing models, cut at fill {cells.gist_fill:g}",
+        ("group", "models", "fills", "fill_min", "fill_max", "rescued", "not_rescued", "unclear",
+         "margin", "n", "k", "chance", "cut_in_gap"),
+        tuple(out),
+        (f"failing models: mean j recall < {ROW_THRESHOLD} with a declared ceiling; fills: "
+         f"each one's mean final j fill; {_cut_note(cells.gist_fill)}; rescued/not_rescued/"
+         "unclear: the partition table's q_rescues",
+         "rescued vs not rescued: fill_min is the lowest fill of a rescued model, fill_max the "
+         "highest of one q did not rescue; margin = fill_min − fill_max (> 0: fill alone "
+         "separates them, and cut_in_gap says whether the cut lies between)",
+         "chance = 1 ÷ C(n, k) (core.inference.separation_probability): the probability that "
+         "the k models not rescued are the k lowest-filling of n by luck; a post-hoc ceiling on "
+         "the evidence, not a planned test; empty unless margin > 0"))
 
 
 def headings_table(rows: Sequence[StudyRow]) -> Table:
@@ -344,9 +440,10 @@ def correlation_table(rows: Sequence[StudyRow]) -> Table:
 
 
 def ceiling_table(cells: _Cells) -> Table:
-    """j vs t per model: rows recalled, the final carriers' length, and folds clipped."""
+    """The capacity table per model: j vs t (the field's ceiling halved) and m vs u (plain text,
+    carry cap cut), each arm present: rows recalled, the final carriers' length, folds clipped."""
     out = []
-    for model, arm in cells.keys(CEILING):
+    for model, arm in cells.keys(CAPACITY):
         valid = cells.valid(model, arm)
         recalls = _recalls(valid)
         finals = [r.final.carrier_chars for r in valid if r.final is not None]
@@ -354,11 +451,52 @@ def ceiling_table(cells: _Cells) -> Table:
         out.append((model, arm, len(recalls), _recalled(recalls), _mean(recalls), _mean(finals),
                     max(finals, default=None), len(folds), sum(f.clipped_chars > 0 for f in folds),
                     sum(f.clipped_chars for f in folds)))
-    return Table("ceiling", "Ceiling: j vs t (the same field, ceiling halved), per model",
+    return Table("ceiling", "Capacity: j vs t (ceiling halved) and m vs u (carry cap cut), "
+                 "per model",
                  ("model", "arm", "valid_rows", "rows_recalled", "mean_recall", "carried_chars",
                   "max_carried_chars", "folds", "folds_clipped", "clipped_chars"),
                  tuple(out), ("carried_chars: mean length of the final carrier over valid rows; "
-                              "folds_clipped: folds the carry cap cut",))
+                              "folds_clipped: folds the carry cap cut",
+                              "arms present of j, t (one schema field, ceiling 9,600 → 4,800 "
+                              "characters) and m, u (plain text under five headings, carry cap "
+                              "2,400 → 1,400 tokens)"))
+
+
+def _pooled(cells: _Cells, arms: Sequence[str]) -> list[float]:
+    return [v for model in cells.models for arm in arms
+            for v in _recalls(cells.valid(model, arm))]
+
+
+def representation_table(cells: _Cells) -> Table:
+    """The pooled representation contrast: rows recalled under the one-field schema (j, t)
+    against plain text under headings (m, u), every model pooled, with Fisher's p; and the
+    same at each capacity (j vs m, t vs u) where both arms are present."""
+    pairs: list[tuple[str, Sequence[str], Sequence[str]]] = [
+        ("schema vs plain text", [a for a in SCHEMA_ARMS if a in cells.arms],
+         [a for a in PLAIN_ARMS if a in cells.arms]),
+        ("full capacity", ["j"], ["m"]), ("reduced capacity", ["t"], ["u"])]
+    out = []
+    seen: set[tuple[str, str]] = set()
+    for name, a_arms, b_arms in pairs:
+        key = (",".join(a_arms), ",".join(b_arms))
+        if not a_arms or not b_arms or key in seen \
+                or any(x not in cells.arms for x in (*a_arms, *b_arms)):
+            continue  # an arm missing, or the same contrast as the pooled line
+        seen.add(key)
+        a, b = _pooled(cells, a_arms), _pooled(cells, b_arms)
+        p = fisher_exact(rows_table(a, b)).p_value if a and b else None
+        out.append((name, ",".join(a_arms), _recalled(a), len(a), ",".join(b_arms),
+                    _recalled(b), len(b), _num(p), _num(fisher_floor(len(a), len(b)))))
+    return Table("representation", "Representation, pooled over models: one schema field "
+                 "(j, t) vs plain text under headings (m, u)",
+                 ("contrast", "a_arms", "a_recalled", "a_rows", "b_arms", "b_recalled", "b_rows",
+                  "fisher_p", "fisher_floor"),
+                 tuple(out),
+                 (f"a_recalled/a_rows: valid rows with recall ≥ {ROW_THRESHOLD} under the a arms, "
+                  "every model of this sweep pooled (likewise b); fisher_p: Fisher's exact test "
+                  "(two-sided) on those counts, fisher_floor the smallest p they allow",
+                  "pooling puts different models' rows together: read it beside the per-model "
+                  "capacity table"))
 
 
 def ladder_table(cells: _Cells) -> Table:
@@ -428,6 +566,35 @@ def carrier_answer_table(rows: Sequence[StudyRow]) -> Table:
                  ("carrier", *ANSWER_CLASSES, "total"), out,
                  ("carrier: the final carrier's state of the fact; columns: the answer class "
                   "(core.answers)",))
+
+
+MISSED_CLASSES: tuple[str, ...] = tuple(c for c in ANSWER_CLASSES if c != "correct")
+"""How an answer can miss a fact the carrier held (every answer class but ``correct``)."""
+
+
+def carrier_had_table(cells: _Cells) -> Table:
+    """Per arm (models pooled): graded facts the final carrier held verbatim that the answer
+    still missed, and how it missed them, over valid rows."""
+    out = []
+    for arm in cells.arms:
+        valid = [r for model in cells.models for r in cells.valid(model, arm)]
+        if not any(cells.by.get((model, arm)) for model in cells.models):
+            continue
+        checks = [c for r in valid for c in r.checks]
+        had = [c for c in checks if c.carrier_state == "present"]
+        missed = Counter(c.classification for c in had if c.classification != "correct")
+        n_missed = sum(missed.values())
+        out.append((arm, len(valid), len(checks), len(had), len(had) - n_missed, n_missed,
+                    n_missed / len(had) if had else None, *(missed[k] for k in MISSED_CLASSES)))
+    return Table("carrier_had_answer_missed",
+                 "Carrier had it, answer missed it: per arm (models pooled)",
+                 ("arm", "valid_rows", "graded", "carrier_had", "answered", "missed",
+                  "missed_share", *MISSED_CLASSES),
+                 tuple(out),
+                 ("carrier_had: graded facts of valid rows that the final carrier held verbatim "
+                  "(state present); answered: of those, answered correctly; missed: answered any "
+                  "other way, by answer class (core.answers); missed_share = missed ÷ "
+                  "carrier_had",))
 
 
 def answer_class_table(cells: _Cells) -> Table:
@@ -531,25 +698,28 @@ def _lacks(missing: Sequence[str]) -> str:
 
 
 def study_tables(rows: Sequence[StudyRow], models: Sequence[str],
-                 arms: Sequence[str]) -> StudyTables:
+                 arms: Sequence[str], gist_fill: float = GIST_FILL) -> StudyTables:
     """Every study table for the rows of one scenario of one sweep.
 
     Args:
         rows: the rows (any status; only valid ones enter recall figures).
         models: the sweep's models, in its order.
         arms: the sweep's arms, in its order.
+        gist_fill: the failure-mode cut (``check_gist_fill``).
 
     Returns:
         The tables; those that need an arm the sweep lacks are left out, and ``notes`` says so.
 
     Raises:
         ValueError: rows of several scenarios (scenarios are never pooled).
+        StatsError: a cut outside (0, 1).
     """
+    gist_fill = check_gist_fill(gist_fill)
     scenarios = {r.row.scenario for r in rows}
     if len(scenarios) > 1:
         raise ValueError("study tables take one scenario's rows: got "
                          + ", ".join(sorted(scenarios)))
-    cells = _Cells(rows, models, arms)
+    cells = _Cells(rows, models, arms, gist_fill)
     present = cells.arms
     tables: list[Table] = [recall_table(cells)]
     notes: list[str] = []
@@ -562,8 +732,19 @@ def study_tables(rows: Sequence[StudyRow], models: Sequence[str],
             tables.append(build(cells))
 
     needs(PARTITION, "partition contrast (j vs q)", partition_table)
+    needs(PARTITION, "failure-mode separation (j vs q)", separation_table)
     tables += [headings_table(rows), correlation_table(rows)]
-    needs(CEILING, "ceiling table (j vs t)", ceiling_table)
+    if all(a in present for a in CEILING) or all(a in present for a in PLAIN_ARMS):
+        tables.append(ceiling_table(cells))
+    else:
+        missing = [a for pair in (CEILING, PLAIN_ARMS) for a in pair if a not in present]
+        notes.append(f"capacity table (j vs t, m vs u) left out: {_lacks(missing)}")
+    if any(a in present for a in SCHEMA_ARMS) and any(a in present for a in PLAIN_ARMS):
+        tables.append(representation_table(cells))
+    else:
+        missing = [a for a in (*SCHEMA_ARMS, *PLAIN_ARMS) if a not in present]
+        notes.append("representation contrast (j, t vs m, u) left out: "
+                     f"{' or '.join(f'no {a} arm' for a in missing)} in this sweep")
     ladder = [a for a in LADDER if a in present]
     if len(ladder) < 2:
         notes.append(f"ladder (j → q → m) left out: {_lacks(_missing(LADDER, present))}")
@@ -572,10 +753,10 @@ def study_tables(rows: Sequence[StudyRow], models: Sequence[str],
             notes.append(f"ladder (j → q → m) runs {' → '.join(ladder)}: "
                          f"{_lacks(_missing(LADDER, present))}")
         tables.append(ladder_table(cells))
-    tables += [ceiling_target_table(cells), carrier_answer_table(rows),
+    tables += [ceiling_target_table(cells), carrier_answer_table(rows), carrier_had_table(cells),
                answer_class_table(cells), icc_table(cells), rows_recalled_table(cells)]
     scenario = next(iter(scenarios), "")
-    return StudyTables(scenario, tuple(tables), tuple(notes))
+    return StudyTables(scenario, tuple(tables), tuple(notes), gist_fill)
 
 
 @dataclass(frozen=True)
@@ -591,10 +772,11 @@ class FillPoint:
     """``failure_mode`` of the row."""
 
 
-def fill_points(rows: Sequence[StudyRow]) -> list[FillPoint]:
-    """Valid rows of arms with a declared ceiling: final fill fraction, recall, failure mode."""
+def fill_points(rows: Sequence[StudyRow], gist_fill: float = GIST_FILL) -> list[FillPoint]:
+    """Valid rows of arms with a declared ceiling: final fill fraction, recall, failure mode
+    (at the cut ``gist_fill``)."""
     return [FillPoint(r.row.model, r.row.arm, r.row.repeat, r.fill, r.row.recall,
-                      failure_mode(r.row.recall, r.fill))
+                      failure_mode(r.row.recall, r.fill, gist_fill))
             for r in valid_rows(rows) if r.fill is not None and r.row.recall is not None]
 
 
@@ -608,7 +790,7 @@ def cell_text(column: str, value: Value) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if column.endswith("_p") or column in ("p_value", "fisher_floor"):
+        if column.endswith("_p") or column in ("p_value", "fisher_floor", "chance"):
             return f"{value:.3g}"
         if column.endswith("chars"):
             return f"{value:.0f}"

@@ -10,6 +10,7 @@ from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.designs import balance_note
 from foldscope.core.stats import CellSummary, cell_summary, clustering
 from foldscope.core.tokens import estimator_error as token_error
+from foldscope.core.cuts import GIST_FILL
 from foldscope.core.validity import aggregate_filter
 from foldscope.engine.review import failing_row_table, failing_rows_json, flag_agreement_json
 from foldscope.engine.store import Store
@@ -182,8 +183,10 @@ def accounting(rows: list[RowRecord]) -> dict[str, Any]:
     return {"total": total, "by_model": dict(by_model), "by_arm": dict(by_arm)}
 
 
-def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
-    """The whole report object for one sweep (what ``foldscope report --format json`` prints)."""
+def sweep_report(store: Store, sweep_id: str, gist_fill: float = GIST_FILL) -> dict[str, Any]:
+    """The whole report object for one sweep (what ``foldscope report --format json`` prints).
+
+    ``gist_fill`` is the study tables' failure-mode cut (``core.study.GIST_FILL``)."""
     sweep = store.sweep(sweep_id)
     if sweep is None:
         from foldscope.core.errors import StoreError
@@ -217,7 +220,7 @@ def sweep_report(store: Store, sweep_id: str) -> dict[str, Any]:
         "accounting": accounting(rows),
         "estimator": estimator_error(store, sweep_id),
         # The study's tables (engine.study); added beside the keys above, which stay as they are.
-        "study": study_json(sweep_study(store, sweep_id)),
+        "study": study_json(sweep_study(store, sweep_id, gist_fill=gist_fill)),
         # Issue 12: failing rows by how they failed; people's verdicts against the class.
         "abstention_vs_fabrication": failing_rows_json(failing_row_table(store, sweep_id, rows)),
         "flag_agreement": flag_agreement_json(store, sweep_id),

@@ -52,12 +52,19 @@ def study_rows(store: Store, sweep_id: str) -> list[StudyRow]:
             for r in store.rows(sweep_id)]
 
 
-def sweep_study(store: Store, sweep_id: str,
-                rows: list[StudyRow] | None = None) -> list[StudyTables]:
+def sweep_study(store: Store, sweep_id: str, rows: list[StudyRow] | None = None,
+                gist_fill: float = GIST_FILL) -> list[StudyTables]:
     """The study's tables of one sweep, one set per scenario (scenarios are never pooled).
+
+    Args:
+        store: the database.
+        sweep_id: the sweep.
+        rows: its rows when already read (``study_rows``).
+        gist_fill: the failure-mode cut (``core.study.check_gist_fill``).
 
     Raises:
         StoreError: no such sweep.
+        StatsError: a cut outside (0, 1).
     """
     sweep = store.sweep(sweep_id)
     if sweep is None:
@@ -70,26 +77,31 @@ def sweep_study(store: Store, sweep_id: str,
     by_scenario: dict[str, list[StudyRow]] = {s: [] for s in stored_scenarios(config)}
     for r in rows:
         by_scenario.setdefault(r.row.scenario, []).append(r)
-    return [study_tables(group, models, arms) for group in by_scenario.values() if group]
+    return [study_tables(group, models, arms, gist_fill)
+            for group in by_scenario.values() if group]
 
 
-def scenario_fill_points(rows: Iterable[StudyRow]) -> dict[str, list[FillPoint]]:
+def scenario_fill_points(rows: Iterable[StudyRow],
+                         gist_fill: float = GIST_FILL) -> dict[str, list[FillPoint]]:
     """The fill-vs-recall points of a sweep's valid rows, by scenario."""
     by_scenario: dict[str, list[StudyRow]] = defaultdict(list)
     for r in rows:
         by_scenario[r.row.scenario].append(r)
-    return {s: fill_points(group) for s, group in by_scenario.items()}
+    return {s: fill_points(group, gist_fill) for s, group in by_scenario.items()}
 
 
 THRESHOLDS = {"row_recalled": ROW_THRESHOLD, "gist_fill": GIST_FILL,
               "at_ceiling_tolerance": AT_CEILING_TOLERANCE}
-"""The rules' constants, reported with the tables."""
+"""The rules' constants (``gist_fill`` at its default), reported with the tables."""
 
 
 def study_json(studies: Iterable[StudyTables]) -> dict[str, Any]:
-    """The ``study`` section of ``foldscope report --format json``."""
+    """The ``study`` section of ``foldscope report --format json``; ``thresholds.gist_fill`` is
+    the cut the tables used."""
+    studies = list(studies)
+    cut = studies[0].gist_fill if studies else GIST_FILL
     return {
-        "thresholds": dict(THRESHOLDS),
+        "thresholds": {**THRESHOLDS, "gist_fill": cut},
         "scenarios": [{
             "scenario": s.scenario,
             "notes": list(s.notes),

@@ -140,8 +140,80 @@ def describe_draft(req: SimRequest, rng: random.Random) -> Draft:
     head = (f"Across the segments so far the agent ran {_n(totals[0], 'tool call')}, recorded "
             f"{_n(totals[1], 'configuration value')} and made {_n(totals[2], 'decision')} about "
             "the work.")
-    return Draft(prose=[head] + old + [para], facts=[candidates[i] for i in keep],
-                 fact_style="sentence", paths=d.paths[:3], tools=list(dict.fromkeys(d.tools))[:3])
+    draft = Draft(prose=[head] + old + [para], facts=[candidates[i] for i in keep],
+                  fact_style="sentence", paths=d.paths[:3], tools=list(dict.fromkeys(d.tools))[:3])
+    target = _describe_target(req, rng)
+    if target:
+        have = len(_render(draft, headed=False))
+        extra = _elaboration(req, d, labels, rng, target - have - 1)
+        if extra:
+            draft.prose.append(extra)
+    return draft
+
+
+DESCRIBE_FILL = (0.62, 0.92)
+"""The share of an undivided slot's declared ceiling the describer fills (drawn per request),
+as the study's describers fill 59–100 % of it with description; capped by the output budget."""
+
+
+def _describe_target(req: SimRequest, rng: random.Random) -> int:
+    """How many characters the describer writes into the request's one slot (0: no ceiling)."""
+    shape = req.shape
+    if shape.kind != "json" or len(shape.strings) != 1 or not shape.strings[0].max_length:
+        return 0
+    ceiling = shape.strings[0].max_length
+    # The JSON envelope, escapes and the other properties take part of the output budget.
+    room = max(0, int(req.budget_chars * 0.85) - 200)
+    return min(int(ceiling * rng.uniform(*DESCRIBE_FILL)), room)
+
+
+_ELABORATIONS = (
+    "The agent then turned to {tool}, read its output through and summarised what it saw in "
+    "words rather than copying any of it.",
+    "Between the tool calls the assistant explained its reasoning at length, and the operator "
+    "answered {op} times with context about the rollout.",
+    "A value was looked up for the {label}, discussed briefly and left in the transcript, since "
+    "the agent judged the details could be found again later.",
+    "Much of this part was {tool} output, {logs} lines of routine logging in all, which the agent "
+    "skimmed for anything unusual and found nothing that changed the plan.",
+    "The conversation kept a steady rhythm, a request from the operator, a check with {tool}, and "
+    "a short report back, repeated several times over the part.",
+    "The assistant described the state of the migration in general terms, noting which steps "
+    "were done and which were still ahead without naming their settings.",
+    "It was careful about ordering and said more than once that nothing should move until the "
+    "checks had passed, which the operator accepted.",
+    "Some of the {tool} results repeated earlier ones almost word for word, and the agent "
+    "remarked that the picture had not changed since the previous part.",
+    "Where a command failed the agent retried it once, described the failure in plain terms and "
+    "moved on when the second attempt behaved.",
+    "The operator asked about the {label}, and the assistant said it had been recorded earlier "
+    "in the session and that it would come back to it when needed.",
+)
+
+
+def _elaboration(req: SimRequest, d: SegmentDigest, labels: list[str], rng: random.Random,
+                 chars: int) -> str:
+    """Description of the conversation, about ``chars`` long, that names no value.
+
+    Sentences speak of tools, turns, logging and labels but never carry a value (no
+    ``label: value`` line, no "the label is value"), so a later fold or the recall turn finds
+    no fact in them: the slot fills with description and the identifiers stay lost.
+    """
+    tools = list(dict.fromkeys(d.tools)) or ["the shell"]
+    names = labels or ["current step"]
+    out: list[str] = []
+    size = 0
+    order = list(range(len(_ELABORATIONS)))
+    while True:
+        rng.shuffle(order)
+        for i in order:
+            sentence = _ELABORATIONS[i].format(tool=rng.choice(tools), label=rng.choice(names),
+                                               op=max(1, d.operator_turns),
+                                               logs=max(1, d.log_lines))
+            if size + len(sentence) + 1 > chars:
+                return " ".join(out)
+            out.append(sentence)
+            size += len(sentence) + 1
 
 
 # --------------------------------------------------------------------------------------------
