@@ -6,8 +6,8 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from foldscope.cli.paths import DEFAULT_DB
-from foldscope.core.errors import ConfigError, StoreError
 from foldscope.core.cuts import GIST_FILL
+from foldscope.core.errors import ConfigError, StoreError
 from foldscope.core.text import json_text, literal
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
 from foldscope.core.answers import ANSWER_CLASSES
-from foldscope.core.cuts import GIST_FILL
+from foldscope.core.cuts import GIST_FILL as GIST_FILL
 from foldscope.core.errors import StatsError
 from foldscope.core.evidence import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from foldscope.core.fabrication import failing_rows

@@ -7,10 +7,10 @@ from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.answers import ANSWER_CLASSES
+from foldscope.core.cuts import GIST_FILL
 from foldscope.core.designs import balance_note
 from foldscope.core.stats import CellSummary, cell_summary, clustering
 from foldscope.core.tokens import estimator_error as token_error
-from foldscope.core.cuts import GIST_FILL
 from foldscope.core.validity import aggregate_filter
 from foldscope.engine.review import failing_row_table, failing_rows_json, flag_agreement_json
 from foldscope.engine.store import Store

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.cuts import GIST_FILL
 from foldscope.core.errors import FoldscopeError, StoreError
 from foldscope.core.evidence import fmt
 from foldscope.core.inference import ROW_THRESHOLD
@@ -17,7 +18,6 @@ from foldscope.core.row import Check
 from foldscope.core.study import (
     AT_CEILING_TOLERANCE,
     FOLD_MEASURE_FIELDS,
-    GIST_FILL,
     FillPoint,
     FoldMeasure,
     StudyRow,
