@@ -342,7 +342,9 @@ async def test_429_is_back_pressure_not_a_spent_retry():
     async with make(openrouter(rate_limit_wait_s=10.0), script, delays) as client:
         with pytest.raises(InfraError) as info:
             await client.chat(REQ)
-    assert info.value.kind == "rate_limited" and delays == [3.0, 3.0, 3.0]
+    # Retry-After is honoured, floored at the back-off that would apply without it.
+    assert info.value.kind == "rate_limited" and delays[:2] == [3.0, 3.0]
+    assert all(d >= 3.0 for d in delays) and sum(delays) <= 10.0
     assert "rate_limit_wait_s" in str(info.value) and "\n" not in str(info.value)
 
 

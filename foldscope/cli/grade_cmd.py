@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.errors import FoldscopeError
 from foldscope.core.text import json_text, literal
 
@@ -59,12 +60,12 @@ def load_markers(source: str | None) -> AnswerMarkers | None:
     if source is None:
         return None
     try:
-        data = tomllib.loads(Path(source).read_text(encoding="utf-8"))
+        data = loads_toml(Path(source).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise FoldscopeError(f"markers file not found: {source}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise FoldscopeError(f"cannot read markers file {source}: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, NestingError) as exc:
         raise FoldscopeError(f"markers file {source}: {exc}") from None
     return markers_from_data(data, source=source, base=default_markers())
 

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from foldscope.cli.paths import DEFAULT_DB
+from foldscope.core.text import literal
 from foldscope.core.designs import balance_note
 
 
@@ -91,6 +92,12 @@ def run(args: argparse.Namespace) -> int:
                         stop_with_parent=args.stop_with_parent)
 
 
+EXIT_ALL_FAILED = 1
+"""Exit code of a sweep in which every row failed (its status is ``failed``)."""
+
+EXIT_KEY_REJECTED = 2
+"""Exit code when an endpoint refused a model's API key (the sweep stops, rows left planned)."""
+
 EXIT_CODES = {"interrupted by SIGINT": 130, "interrupted by SIGTERM": 143}
 """Exit codes of a run a signal stopped (128 + the signal's number, as shells report it)."""
 
@@ -134,6 +141,13 @@ def run_headless(db: str, sweep_id: str, *, resumed: bool, json_events: bool = F
         progress.close()
     t = runner.totals
     why = f" ({runner.cancelled})" if runner.cancelled and status != "done" else ""
-    print(f"foldscope: sweep {sweep_id} {status}{why}: {t.rows_done} rows done, "
-          f"{t.rows_failed} failed, {t.folds} folds this run", file=sys.stderr)
+    print(literal(f"foldscope: sweep {sweep_id} {status}{why}: {t.rows_done} rows done, "
+                  f"{t.rows_failed} failed, {t.folds} folds this run", keep_newlines=False),
+          file=sys.stderr)
+    if runner.key_rejected is not None:  # the rows wait, planned, for a key that works
+        print(literal(f"foldscope: error: {runner.key_rejected}; fix the key and run again",
+                      keep_newlines=False), file=sys.stderr)
+        return EXIT_KEY_REJECTED
+    if status == "failed":
+        return EXIT_ALL_FAILED
     return EXIT_CODES.get(runner.cancelled or "", 0) if status != "done" else 0

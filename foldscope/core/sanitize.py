@@ -31,6 +31,27 @@ _PATH = re.compile(r"(?<![\w.:/-])(?:~/|/)(?:[^\s/\"'<>]+/)+[^\s/\"'<>]*"
                    r"|(?<![\w])[A-Za-z]:\\(?:[^\s\\\"'<>]+\\)*[^\s\\\"'<>]*")
 
 
+KEY_SHAPED = re.compile(
+    r"\b(?:sk|pk|rk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"  # sk-…, sk-proj-…, sk-or-v1-…
+    r"|\bBearer\s+[A-Za-z0-9._~+/\-]{8,}=*"                 # an Authorization header's value
+    r"|\b(?:gh[pousr]_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,}|xox[abprs]-[A-Za-z0-9\-]{10,}"
+    r"|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{30,})")
+"""Text shaped like an API key or a bearer token, whichever variable (if any) it came from:
+scrubbed from everything released even when no configured key's value is known."""
+
+
+def scrub_keys(text: str, secrets: Iterable[str] = ()) -> str:
+    """Replace every given secret value and every key-shaped string with ``<secret>``."""
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, "<secret>")
+    return KEY_SHAPED.sub("<secret>", text)
+
+
+def holds_key(text: str, secrets: Iterable[str] = ()) -> bool:
+    """Whether ``text`` holds a given secret value or anything key-shaped."""
+    return any(s and s in text for s in secrets) or KEY_SHAPED.search(text) is not None
+
+
 def digest(text: str) -> str:
     """A short, stable stand-in for a value that is not released: ``sha256:`` + 16 hex digits."""
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
@@ -65,8 +86,7 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     Returns:
         The text with every such value replaced by a digest placeholder.
     """
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
-        text = text.replace(secret, "<secret>")
+    text = scrub_keys(text, secrets)
     text = _URL.sub(lambda m: sanitize_url(m.group(0)), text)
     text = _EMAIL.sub(lambda m: f"<email {digest(m.group(0))}>", text)
     return _PATH.sub(lambda m: f"<path {digest(m.group(0))}>", text)
@@ -78,8 +98,7 @@ def scrub_answer(text: str, secrets: Iterable[str] = ()) -> str:
     Answers quote planted facts, and those include paths and URLs (an install lock path, a
     cache origin) that are the study's data, not the author's machine; they are kept.
     """
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
-        text = text.replace(secret, "<secret>")
+    text = scrub_keys(text, secrets)
     return _EMAIL.sub(lambda m: f"<email {digest(m.group(0))}>", text)
 
 

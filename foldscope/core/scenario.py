@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.errors import ScenarioError
 from foldscope.core.scenario_gen import (
     LOG_LINE_RE,
@@ -256,8 +257,8 @@ def _fail(where: str, field: str, problem: str) -> ScenarioError:
 
 def _parse(text: str, where: str) -> _ScenarioSpec:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = loads_toml(text)
+    except (tomllib.TOMLDecodeError, NestingError) as exc:
         raise ScenarioError(f"{where}: invalid TOML: {str(exc).splitlines()[0]}") from None
     try:
         spec = _ScenarioSpec.model_validate(data)

@@ -12,7 +12,7 @@ from foldscope.engine.activity import CONTROL_REQUESTS
 from foldscope.engine.listing import runner_pid
 from foldscope.engine.store import Store
 
-EXPECTED_STATUS = {"pause": ("paused",), "resume": ("running",), "cancel": ("stopped", "done")}
+EXPECTED_STATUS = {"pause": ("paused",), "resume": ("running",), "cancel": ("stopped", "done", "failed")}
 """The sweep status that shows a runner obeyed each request."""
 
 

@@ -167,10 +167,12 @@ class RowFailed(Event):
     arm: str
     error: str
     retryable: bool
+    will_retry: bool = False
+    """The run itself will run the row again (it has attempts left, no budget or stop ended it)."""
 
     def summary(self) -> str:
         return (f"row {self.row} ({self.arm}) failed: {self.error}"
-                + (" — will retry" if self.retryable else ""))
+                + (" — will retry" if self.will_retry else ""))
 
 
 @dataclass(frozen=True, kw_only=True)

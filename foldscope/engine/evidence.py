@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +44,7 @@ from foldscope.core.evidence import (
     parse_rows,
     row_problems,
 )
-from foldscope.core.sanitize import sanitize_config, scrub_answer, scrub_text
+from foldscope.core.sanitize import holds_key, sanitize_config, scrub_answer, scrub_text
 from foldscope.engine.options import DEFAULT_ANSWER_PREFIX
 from foldscope.engine.store import Store
 
@@ -182,8 +183,12 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
     if answer_prefix < 0:
         raise EvidenceError(f"--answer-prefix must be 0 or more, got {answer_prefix}")
     out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise EvidenceError(f"{out}: output folder exists and is not empty")
+    try:
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            raise EvidenceError(f"{out}: output folder exists and is not empty")
+    except OSError as exc:
+        raise EvidenceError(f"{out}: cannot use as the output folder "
+                            f"({exc.strerror or type(exc).__name__})") from None
     paths = [Path(p) for p in db_paths]
     if len(set(p.resolve() for p in paths)) != len(paths):
         raise EvidenceError("the same database is given twice")
@@ -252,20 +257,40 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
     files = _package_texts(row_recs, check_recs, released_config, lock, answer_prefix)
     forbidden = secrets + _private_strings(raw_configs, paths)
     for name, text in files.items():
-        for value in forbidden:
-            if value in text:
-                raise EvidenceError(f"refusing to write the package: {name} would contain a "
-                                    "private value (an endpoint, a path or a key)")
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (out / name).write_text(text, encoding="utf-8", newline="")
-    manifest = {"format": "foldscope-evidence/1",
-                "files": {name: sha256_file(out / name) for name in sorted(files)}}
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        if holds_key(text) or any(value in text for value in forbidden):
+            raise EvidenceError(f"refusing to write the package: {name} would contain a "
+                                "private value (an endpoint, a path or a key)")
+    _write_package(out, files)
     package_rows = parse_rows(row_recs)
     return ExportSummary(out=out, sweeps=len(configs), rows=len(row_recs), checks=len(check_recs),
                          cells=len(aggregates(package_rows, parse_checks(check_recs))),
                          contrasts=files["contrasts.csv"].count("\n") - 1)
+
+
+def _write_package(out: Path, files: dict[str, str]) -> None:
+    """Write the files and their manifest into a temporary folder beside ``out``, then rename
+    it to ``out``: a full disk, a read-only folder or a kill leaves no partial package (only the
+    temporary folder is removed)."""
+    tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        for name, text in files.items():
+            (tmp / name).write_text(text, encoding="utf-8", newline="")
+        manifest = {"format": "foldscope-evidence/1",
+                    "files": {name: sha256_file(tmp / name) for name in sorted(files)}}
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        for name in (*files, MANIFEST):  # on disk before the rename makes the package visible
+            with (tmp / name).open("rb") as handle:
+                os.fsync(handle.fileno())
+        os.replace(tmp, out)  # an empty folder at ``out`` is replaced; anything else refused
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise EvidenceError(f"{out}: cannot write the package "
+                            f"({exc.strerror or type(exc).__name__}); nothing was written"
+                            ) from None
 
 
 def _row_record(source: str, sweep_id: str, row_id: str, r: dict[str, Any],

@@ -59,7 +59,9 @@ def _create(store: Store, config: SweepConfig, digest: str) -> Prepared:
 
 
 def check_credentials(config: SweepConfig) -> None:
-    """Refuse to start when a model's API key variable is unset (named, never printed)."""
+    """Refuse to start when a model's API key variable is unset or holds what an HTTP header
+    cannot carry (named, never printed)."""
+    from foldscope.engine.keys import key_problem
     from foldscope.engine.models import resolve_model
 
     for entry in config.models:
@@ -67,6 +69,10 @@ def check_credentials(config: SweepConfig) -> None:
         if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
             raise ConfigError(f"model '{cfg.id}': environment variable {cfg.api_key_env} "
                               "(api_key_env) is not set")
+        problem = key_problem(os.environ[cfg.api_key_env]) if cfg.api_key_env else None
+        if problem is not None:  # an HTTP header could not carry it: say so before any call
+            raise ConfigError(f"model '{cfg.id}': environment variable {cfg.api_key_env} "
+                              f"(api_key_env) {problem}")
 
 
 def stored_config(db_path: str | Path, sweep_id: str) -> SweepConfig:

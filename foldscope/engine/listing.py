@@ -4,10 +4,11 @@ decision whether a reader may run a sweep or only watch it."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
-from foldscope.engine.procinfo import RunnerId, runner_alive
+from foldscope.engine.procinfo import RunnerId, claim_alive
 from foldscope.engine.store import LIVE_STATUSES, Store
 from foldscope.engine.sweep import stored_scenarios
 
@@ -38,7 +39,8 @@ def runner_pid(sweep: dict[str, Any]) -> int | None:
     """The live process running a stored sweep, or None (a dead runner's pid is not one)."""
     pid = sweep.get("runner_pid")
     if (sweep.get("status") not in LIVE_STATUSES or not pid
-            or not runner_alive(RunnerId(pid, sweep.get("runner_started")))):
+            or not claim_alive(RunnerId(pid, sweep.get("runner_started")),
+                               sweep.get("runner_heartbeat"), time.time())):
         return None
     return int(pid)
 

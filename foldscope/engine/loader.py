@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.errors import ConfigError, ScenarioError, UnknownScenario
 from foldscope.core.scenario import Scenario, parse_scenario
 
@@ -156,8 +157,8 @@ def read_theme_data(path: Path) -> dict[str, Any]:
         ConfigError: The file cannot be read or is not TOML; one line naming it.
     """
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return loads_toml(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, NestingError) as exc:
         raise ConfigError(f"{path}: cannot read theme ({exc})") from None
 
 
@@ -173,14 +174,14 @@ def read_toml_file(path: str | Path, what: str) -> dict[str, Any]:
     """
     path = Path(path)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return loads_toml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{what} not found: {path}") from None
     except IsADirectoryError:
         raise ConfigError(f"{what} is a directory: {path}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{what} is not UTF-8 text: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, NestingError) as exc:
         raise ConfigError(f"{what} {path}: not valid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from None

@@ -11,8 +11,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.errors import ConfigError, ModelError
 from foldscope.core.text import ID_MAX_CHARS, VALUE_MAX_CHARS, check_field
+from foldscope.engine.keys import env_name_problem
 from foldscope.engine.sim import catalog
 from foldscope.engine.sim.faults import FaultConfig
 
@@ -123,6 +125,11 @@ class ModelConfig(BaseModel):
         # echoing it (the message below never includes the value).
         if value is not None and not _ENV_NAME_RE.match(value):
             raise ValueError("must name an environment variable (the key itself is never stored)")
+        # The variable's value is sent as a Bearer token to base_url, which the same (possibly
+        # untrusted) file names: only key-like names, or those the person allows.
+        problem = None if value is None else env_name_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     @field_validator("base_url")
@@ -232,10 +239,10 @@ def load_models_toml(path: str | Path) -> dict[str, ModelConfig]:
     """
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = loads_toml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read model file ({exc.strerror or exc})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, NestingError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML: {_one_line(str(exc))}") from None
     # A sweep file is also a model file: its [sweep] table is for `foldscope run`.
     extra = sorted(set(raw) - {"models", "sweep"})

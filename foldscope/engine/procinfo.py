@@ -40,10 +40,47 @@ def start_token(pid: int) -> str | None:
     return f"{_boot_id()}:{ticks}"
 
 
+HEARTBEAT_FRESH_S = 10.0
+"""A runner's heartbeat (its status row, rewritten at least every ``runner.HEARTBEAT_S``) this
+recent keeps its claim live even when its pid cannot be seen from here."""
+
+
+def pid_namespace() -> str | None:
+    """This process's pid namespace (``pid:[inode]``), or None where ``/proc`` cannot say."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
 def this_runner() -> RunnerId:
-    """This process as a claim records it."""
+    """This process as a claim records it: pid, start token and (after ``|``) the pid
+    namespace the pid belongs to."""
     pid = os.getpid()
-    return RunnerId(pid, start_token(pid))
+    token = start_token(pid)
+    ns = pid_namespace()
+    if ns is None:
+        return RunnerId(pid, token)
+    # "?": /proc here does not show this pid (a pid namespace without its own /proc mount).
+    return RunnerId(pid, f"{token if token is not None else '?'}|{ns}")
+
+
+def pid_visible(runner: RunnerId) -> bool:
+    """Whether the claim's pid is one of this machine's and namespace's, so its pid check is
+    the truth. A runner in a container (another pid namespace) records a pid that means
+    nothing here; claims that do not say their namespace are judged by their pid as before."""
+    if runner.started is None or "|" not in runner.started:
+        return True
+    return runner.started.split("|", 1)[1] == pid_namespace()
+
+
+def claim_alive(runner: RunnerId, heartbeat_at: float | None, now: float) -> bool:
+    """Whether a claim holds: its process is alive here, or its heartbeat is fresh and its pid
+    cannot be judged from here (another pid namespace: a container's runner)."""
+    if runner_alive(runner):
+        return True
+    fresh = heartbeat_at is not None and now - heartbeat_at < HEARTBEAT_FRESH_S
+    return fresh and not pid_visible(runner)
 
 
 def process_alive(pid: int) -> bool:
@@ -72,7 +109,10 @@ def runner_alive(runner: RunnerId) -> bool:
     if not _PROC.joinpath("self", "stat").exists():
         return process_alive(runner.pid)
     if runner.started is not None:
-        return start_token(runner.pid) == runner.started
+        if not pid_visible(runner):  # another namespace's pid: nothing here is that process
+            return False
+        token = runner.started.split("|", 1)[0]
+        return process_alive(runner.pid) if token == "?" else start_token(runner.pid) == token
     try:
         cmdline = (_PROC / str(runner.pid) / "cmdline").read_bytes()
     except OSError:

@@ -52,7 +52,7 @@ class HeadlessProgress:
             self._line(f"stopped: {event.reason}")
         elif isinstance(event, RowFailed):
             self._line(f"row {event.row} ({event.model} × {event.arm}) failed: "
-                       f"{event.error}" + (" — will retry" if event.retryable else ""))
+                       f"{event.error}" + (" — will retry" if event.will_retry else ""))
         if self.tty:
             now = time.monotonic()
             if now - self._last >= self.min_interval or isinstance(event, SweepFinished):

@@ -7,6 +7,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
+from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.errors import ConfigError
 from foldscope.core.signatures import (
     Signature,
@@ -37,9 +38,9 @@ def load_signatures(path: str | Path | None = None,
         return default_signatures()
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = loads_toml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read signature file ({exc.strerror or exc})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, NestingError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not a valid TOML file ({exc})") from None
     return merge_signatures(default_signatures(), signatures_from_data(data, source=str(path)))

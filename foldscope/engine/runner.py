@@ -37,7 +37,8 @@ from foldscope.core.scenario import Scenario
 from foldscope.core.text import storable
 from foldscope.engine.activity import EndpointState, RunnerStatus
 from foldscope.engine.client.chat import ChatReply, ChatRequest
-from foldscope.engine.client.errors import ClientError, InfraError
+from foldscope.engine.client.errors import ClientError, InfraError, KeyRejected
+from foldscope.engine.client.reply_check import cached_reply_problem
 from foldscope.engine.connect import make_client
 from foldscope.engine.events import (
     Event,
@@ -71,6 +72,10 @@ CONTROL_POLL_S = 0.25
 STATUS_EVERY_S = 1.0
 """The runner writes its status and new log events at most this often (and when it ends)."""
 
+HEARTBEAT_S = 2.0
+"""The runner rewrites its status at least this often, changed or not: the heartbeat that keeps
+its claim live where its pid cannot be seen (``procinfo.HEARTBEAT_FRESH_S``)."""
+
 @dataclass
 class Totals:
     """Live counters a progress display reads."""
@@ -84,6 +89,10 @@ class Totals:
     errors: int = 0
     cost_usd: float = 0.0
     tokens: int = 0
+    unknown_cost_calls: int = 0
+    """Calls whose cost is unknown (not stated in range, no prices configured)."""
+    highest_call_cost: float = 0.0
+    """The most one call cost so far (what a call of unknown cost is counted at by a budget)."""
     initial_finished: int = 0
     started: float = field(default_factory=time.monotonic)
 
@@ -134,6 +143,9 @@ def cache_key(client: Any, request: ChatRequest, repeat: int) -> str:
     return hashlib.sha256(header.encode()).hexdigest()
 
 
+_REPLY_FIELDS = frozenset(f.name for f in dataclasses.fields(ChatReply))
+
+
 def _reply_record(reply: ChatReply) -> dict[str, Any]:
     return {"content": reply.content, "finish_reason": reply.finish_reason,
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
@@ -144,6 +156,10 @@ def _reply_record(reply: ChatReply) -> dict[str, Any]:
 
 def _nothing() -> None:
     return None
+
+
+class _RowAbandoned(Exception):
+    """The run stopped under a row (its key was refused): it goes back to planned."""
 
 
 class _RowFailed(Exception):
@@ -197,6 +213,13 @@ class SweepRunner:
         self._endpoint_models: dict[str, tuple[str, ...]] = {}
         self.mode: str = DEFAULT_MODE
         """The sweep's execution mode, read from its stored definition when the run starts."""
+        self._spend_unknown = False
+        """The budget stopped the run on a spend that is partly unknown."""
+        self._sweep: Any = None
+        """The running sweep's ``[sweep]`` settings (budgets), once loaded."""
+        self.key_rejected: str | None = None
+        """Set when an endpoint refused a model's API key (401/403): the run stopped at once."""
+        self._beat = 0.0
 
     def _emit(self, event: Event) -> None:
         if event.persisted():
@@ -328,7 +351,7 @@ class SweepRunner:
     async def _execute(self, store: Store, clients: dict[str, Any]) -> None:
         """Set up the clients (into ``clients``, which the caller closes) and run every row."""
         config, scenarios, models = self._load(store)
-        s = config.sweep
+        s = self._sweep = config.sweep
         # One limiter per provider (each simulated model is its own provider), fed by the
         # client's retry hook so a 429 shrinks the limit while the call is still backing off.
         limiters: dict[str, AdaptiveLimiter] = {}
@@ -422,12 +445,19 @@ class SweepRunner:
         """Record and announce how the run ended; return the status."""
         # What happened, not what was asked: a cancel that came after the last row finished
         # leaves a sweep that is done.
+        # No runner is left on the rows this one was running: they wait, planned, for the next.
+        store.release_running_rows(self.sweep_id)
         progress = store.progress(self.sweep_id)
         status, reason = "done", None
         if progress[ROW_PLANNED] + progress[ROW_RUNNING]:
             status = "stopped"
-            reason = (f"{self.cancelled}; run again to resume" if self.cancelled is not None
+            reason = (self.key_rejected if self.key_rejected is not None
+                      else f"{self.cancelled}; run again to resume" if self.cancelled is not None
                       else self._stop_reason or "rows left unfinished; run again to resume")
+        elif progress[ROW_FAILED] and not progress[ROW_DONE]:
+            status = "failed"
+            reason = (f"every row failed ({progress[ROW_FAILED]}); see `foldscope report` for "
+                      "their errors")
         store.set_sweep_status(self.sweep_id, status, reason)
         self._emit(SweepFinished(sweep=self.sweep_id, status=status, reason=reason,
                                  rows_done=self.totals.rows_done,
@@ -490,15 +520,32 @@ class SweepRunner:
             unchanged = (status is not None and self._written[0] is not None
                          and dataclasses.replace(status, updated_at=0.0)
                          == dataclasses.replace(self._written[0], updated_at=0.0))
-            if status is not None and not unchanged:
+            if status is not None and (not unchanged or final or now - self._beat >= HEARTBEAT_S):
                 store.set_runner_status(self.sweep_id, status)
+                self._beat = now
         self._written = (status if status is not None else self._written[0], now)
 
     def _budget_exceeded(self, s: Any) -> bool:
         if self._stop_reason:
             return True
-        if s.budget_usd is not None and self.totals.cost_usd >= s.budget_usd:
-            self._stop_reason = (f"budget reached: ${self.totals.cost_usd:.4f} spent of "
+        t = self.totals
+        # A call of unknown cost counts as the dearest call seen so far; with no known cost at
+        # all the spend cannot be bounded, so the budget stops the sweep rather than guess low.
+        bound = t.cost_usd + t.unknown_cost_calls * t.highest_call_cost
+        unknown = (f" (counting {t.unknown_cost_calls} call{'s' * (t.unknown_cost_calls != 1)} "
+                   f"of unknown cost at ${t.highest_call_cost:.4f} each)"
+                   if t.unknown_cost_calls else "")
+        if s.budget_usd is not None and t.unknown_cost_calls and bound >= s.budget_usd:
+            self._spend_unknown = True
+        if s.budget_usd is not None and t.unknown_cost_calls and t.highest_call_cost <= 0.0:
+            self._spend_unknown = True
+            self._stop_reason = (f"budget_usd ${s.budget_usd:.4f} cannot be held: the spend is "
+                                 f"unknown ({t.unknown_cost_calls} call"
+                                 f"{'s' * (t.unknown_cost_calls != 1)} reported no usable cost "
+                                 "and no prices are configured); stopped conservatively, no new "
+                                 "rows started")
+        elif s.budget_usd is not None and bound >= s.budget_usd:
+            self._stop_reason = (f"budget reached: ${bound:.4f} spent{unknown} of "
                                  f"${s.budget_usd:.4f}; no new rows started")
         elif s.budget_tokens is not None and self.totals.tokens >= s.budget_tokens:
             self._stop_reason = (f"token budget reached: {self.totals.tokens} of "
@@ -519,7 +566,8 @@ class SweepRunner:
                 row = dataclasses.replace(row, status="planned", attempt=row.attempt + 1,
                                           next_chunk=0, folds_done=0)
             outcome = await self._run_row(store, row, inputs, client, cfg, limiter, s)
-            if outcome == "retry" and (row.attempt >= last_attempt or self._budget_exceeded(s)):
+            if outcome == "retry" and (row.attempt >= last_attempt or self._budget_exceeded(s)
+                                       or self.cancelled is not None):
                 self.totals.rows_failed += 1  # out of attempts: the row stays failed
                 return
             if outcome != "retry":
@@ -581,8 +629,23 @@ class SweepRunner:
         """
         if self._gate is not None:
             await self._gate.wait()  # paused: no new call starts until the run is resumed
+        if self.key_rejected is not None or (self._sweep is not None
+                                             and self._budget_exceeded(self._sweep)
+                                             and self._spend_unknown):
+            # A budget whose spend is unknown holds between calls too, not only between rows
+            # (rows in flight do not finish on a guess): the row stops here, its committed
+            # folds kept, and waits (planned) for a run with budget left.
+            raise _RowAbandoned()
         try:
             return await self._call_once(store, client, limiter, request, model, repeat)
+        except KeyRejected as exc:
+            # Every call with this key would be refused: stop at once, the rows left planned
+            # (a rerun after fixing the key runs them), not failed one by one.
+            if self.key_rejected is None:
+                self.key_rejected = str(exc)
+                self._emit(Stopped(reason=str(exc)))
+            self.cancel(str(exc))
+            raise _RowAbandoned() from None
         except InfraError as exc:
             raise _RowFailed(f"{what}: {exc}", infra=True,
                              retries=max(0, exc.attempts - 1)) from None
@@ -596,9 +659,15 @@ class SweepRunner:
         if self._cache_on.get(model):
             key = cache_key(client, request, repeat)
             hit = store.cached_reply(key)
+            if hit is not None and cached_reply_problem(hit) is not None:
+                store.drop_cached_reply(key)  # held to a fresh reply's rules: never replayed
+                hit = None
             if hit is not None:
-                return ChatReply(**{**hit, "latency_s": 0.0, "cost_usd": 0.0, "attempts": 1,
-                                    "retry_kinds": ()}), True
+                fields = {k: v for k, v in hit.items() if k in _REPLY_FIELDS}
+                return ChatReply(**{"finish_reason": "unknown", "prompt_tokens": None,
+                                    "completion_tokens": None, "simulated": False,
+                                    "request_digest": "", **fields, "latency_s": 0.0,
+                                    "cost_usd": 0.0, "attempts": 1, "retry_kinds": ()}), True
         reply = await client.chat(request)  # the limiter admits each attempt (its gate)
         clean = storable(reply.content)
         if clean is not reply.content:
@@ -644,11 +713,11 @@ class SweepRunner:
                                          prompt_tokens=reply.prompt_tokens,
                                          completion_tokens=reply.completion_tokens,
                                          cost_usd=reply.cost_usd)
-                    self._account(reply)
+                    self._account(reply, request, cached)
                     continue
                 store.commit_fold(row.id, fold, cursor.histories, written)
                 written = cursor.histories
-                self._account(reply)
+                self._account(reply, request, cached)
                 self.totals.folds += 1
                 self._emit(FoldCommitted(row=row.id, fold=fold.fold_index,
                                          chunks=(fold.first_chunk, fold.last_chunk),
@@ -659,9 +728,14 @@ class SweepRunner:
                                   row_attempt=row.attempt)
             reply, recall_cached = await self._call(store, client, limiter, request,
                                                     row.model, row.repeat, what="recall")
-            self._account(reply)
+            self._account(reply, request, recall_cached)
         except _RowFailed as failure:
-            return self._fail(store, row, str(failure), failure.infra, failure.retries, started)
+            will_retry = (failure.infra and row.attempt < self._last_attempt.get(
+                row.id, s.max_row_retries) and self.cancelled is None and not self._stop_reason)
+            return self._fail(store, row, str(failure), failure.infra, failure.retries, started,
+                              will_retry=will_retry)
+        except _RowAbandoned:
+            return "abandoned"
 
         committed = store.row(row.id)
         assert committed is not None  # rows are never deleted
@@ -679,20 +753,36 @@ class SweepRunner:
         return "done"
 
     def _fail(self, store: Store, row: RowRecord, error: str, infra: bool, retries: int,
-              started: float) -> str:
+              started: float, *, will_retry: bool = False) -> str:
         verdict = failure_verdict(infra=infra, error=error)
         store.fail_row(row.id, error=error, verdict=verdict, wall_s=time.monotonic() - started,
                        call_retries=retries)
         self.totals.call_retries += retries
         self.totals.errors += 1
         self._emit(RowFailed(row=row.id, model=row.model, arm=row.arm, error=error,
-                             retryable=verdict.retryable))
+                             retryable=verdict.retryable,
+                             will_retry=verdict.retryable and will_retry))
         if verdict.retryable:
             return "retry"
         self.totals.rows_failed += 1
         return "failed"
 
-    def _account(self, reply: ChatReply) -> None:
-        self.totals.call_retries += reply.attempts - 1
-        self.totals.cost_usd += reply.cost_usd or 0.0
-        self.totals.tokens += (reply.prompt_tokens or 0) + (reply.completion_tokens or 0)
+    def _account(self, reply: ChatReply, request: ChatRequest | None = None,
+                 cached: bool = False) -> None:
+        t = self.totals
+        t.call_retries += reply.attempts - 1
+        if reply.cost_usd is not None:
+            t.cost_usd += reply.cost_usd
+            t.highest_call_cost = max(t.highest_call_cost, reply.cost_usd)
+        elif not cached:
+            t.unknown_cost_calls += 1
+        # Unknown token counts are counted at what the request could have used (its prompt's
+        # characters, an upper bound on its tokens, and its output budget): a token budget
+        # stops early rather than late.
+        prompt = reply.prompt_tokens
+        if prompt is None and request is not None and not cached:
+            prompt = sum(len(str(m.get("content") or "")) for m in request.messages)
+        completion = reply.completion_tokens
+        if completion is None and request is not None and not cached:
+            completion = request.max_tokens
+        t.tokens += (prompt or 0) + (completion or 0)

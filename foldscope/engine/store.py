@@ -21,6 +21,7 @@ from foldscope.core.audit import StoredAudit
 from foldscope.core.errors import FlagRefused, StoreError, SweepClaimed
 from foldscope.core.fabrication import CLEARED, HumanVerdict, flag_refusal
 from foldscope.core.forensics import FactHistory
+from foldscope.core.nesting import loads_json
 from foldscope.core.row import (
     FOLD_FIELDS,
     ROW_FIELDS,
@@ -41,7 +42,7 @@ from foldscope.engine.activity import (
     StoredEvent,
 )
 from foldscope.engine.events import Event
-from foldscope.engine.procinfo import RunnerId, runner_alive
+from foldscope.engine.procinfo import RunnerId, claim_alive
 
 EVENT_CAP = 2000
 """The most events a sweep's log keeps (the oldest go first): a 429 storm stays a few hundred
@@ -656,9 +657,36 @@ class Store:
         if not rows:
             return None
         out = rows[0]
-        out["config"] = json.loads(out.pop("config_json"))
-        out["pins"] = json.loads(out.pop("pins_json"))
+        try:
+            out["config"] = loads_json(out.pop("config_json"))
+            out["pins"] = loads_json(out.pop("pins_json"))
+        except ValueError:
+            raise StoreError(f"{self.path}: sweep {sweep_id}: its stored definition cannot be "
+                             "read (run `foldscope check`)") from None
+        if not isinstance(out["config"], dict) or not isinstance(out["pins"], dict):
+            raise StoreError(f"{self.path}: sweep {sweep_id}: its stored definition is not a "
+                             "table (run `foldscope check`)")
+        out["runner_heartbeat"] = self.heartbeat(sweep_id, out.get("runner_pid"))
         return out
+
+    def heartbeat(self, sweep_id: str, pid: int | None) -> float | None:
+        """When the sweep's claimed runner last wrote its status (None: no live record)."""
+        if not self._has_activity or not pid:
+            return None
+        found = self.db.execute("SELECT updated_at FROM runner_status WHERE sweep_id=? AND pid=? "
+                                "AND finished_at IS NULL", [sweep_id, pid]).fetchone()
+        return float(found[0]) if found and isinstance(found[0], int | float) else None
+
+    def claim_holds(self, sweep: dict[str, Any]) -> bool:
+        """Whether a sweep's recorded runner still holds it: alive here, or beating (its
+        heartbeat fresh) where its pid cannot be seen (another pid namespace)."""
+        pid = sweep.get("runner_pid")
+        if not pid:
+            return False
+        heartbeat = sweep.get("runner_heartbeat")
+        if "runner_heartbeat" not in sweep:
+            heartbeat = self.heartbeat(sweep["id"], pid)
+        return claim_alive(RunnerId(pid, sweep.get("runner_started")), heartbeat, time.time())
 
     def live_status(self, sweep: dict[str, Any]) -> str:
         """A sweep's status as a reader should show it: "running" (or "paused") only while its
@@ -667,10 +695,8 @@ class Store:
         A runner killed outright (kill -9, a crash, a closed pipe) cannot record that it
         stopped; its sweep reads as "interrupted" until it is run again.
         """
-        if sweep["status"] in LIVE_STATUSES:
-            pid = sweep.get("runner_pid")
-            if not pid or not runner_alive(RunnerId(pid, sweep.get("runner_started"))):
-                return "interrupted"
+        if sweep["status"] in LIVE_STATUSES and not self.claim_holds(sweep):
+            return "interrupted"
         return sweep["status"]
 
     def sweeps(self) -> list[dict[str, Any]]:
@@ -697,7 +723,7 @@ class Store:
                         [status, reason, time.time(), sweep_id])
 
     def claim(self, sweep_id: str, runner: RunnerId,
-              is_alive: Callable[[RunnerId], bool] = runner_alive) -> None:
+              is_alive: Callable[[RunnerId], bool] | None = None) -> None:
         """Record ``runner`` as the sweep's runner, unless a live one already is.
 
         One ``BEGIN IMMEDIATE`` transaction: of several processes claiming together exactly one
@@ -711,7 +737,9 @@ class Store:
             row = self.db.execute("SELECT runner_pid, runner_started FROM sweeps WHERE id=?",
                                   [sweep_id]).fetchone()
             holder = RunnerId(row[0], row[1]) if row and row[0] else None
-            if holder is not None and holder != runner and is_alive(holder):
+            if holder is not None and holder != runner and (
+                    is_alive(holder) if is_alive is not None else claim_alive(
+                        holder, self.heartbeat(sweep_id, holder.pid), time.time())):
                 raise SweepClaimed(f"{self.path}: sweep {sweep_id} is already being run by "
                                    f"process {holder.pid}; watch it with `foldscope` or wait for "
                                    "it to stop", holder.pid)
@@ -1063,7 +1091,13 @@ class Store:
         row = self.db.execute("SELECT reply_json FROM cache WHERE key=?", [key]).fetchone()
         if row is None:
             return None
-        reply = json.loads(row[0])
+        try:
+            reply = loads_json(row[0])
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict):  # unreadable: dropped, and the call is made again
+            self.drop_cached_reply(key)
+            return None
         digest = reply.pop("content_digest", None)
         if digest is not None:
             body = self.db.execute("SELECT body FROM blobs WHERE digest=?", [digest]).fetchone()
@@ -1071,6 +1105,17 @@ class Store:
                 return None
             reply["content"] = body[0]
         return reply
+
+    def drop_cached_reply(self, key: str) -> None:
+        """Remove a cache entry that may not be replayed (it failed validation)."""
+        self.db.execute("DELETE FROM cache WHERE key=?", [key])
+
+    def release_running_rows(self, sweep_id: str) -> int:
+        """Put rows a stopping runner leaves ``running`` back to ``planned`` (their committed
+        folds stay; a rerun resumes each from its next chunk). Returns how many."""
+        cur = self.db.execute(f"UPDATE rows SET status='planned', seq={_ROW_SEQ} "
+                              "WHERE sweep_id=? AND status='running'", [sweep_id])
+        return cur.rowcount
 
     def cache_reply(self, key: str, model: str, reply: dict[str, Any]) -> None:
         """Store a successful reply for replay; an existing entry is kept (first answer wins).

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.arms import get_arm
 from foldscope.core.designs import DEFAULT_MODE, LEGACY_MODE, execution_order
 from foldscope.core.errors import ConfigError
@@ -205,13 +206,15 @@ def load_sweep_file(path: str | Path) -> dict[str, Any]:
     """Read a sweep TOML file into plain data (validated later with the flags merged in)."""
     p = Path(path)
     try:
-        return tomllib.loads(p.read_text(encoding="utf-8"))
+        return loads_toml(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such sweep file") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, NestingError) as exc:
         raise ConfigError(f"{p}: invalid TOML: {exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: not UTF-8 text") from None
+    except OSError as exc:  # a folder, a special file, no permission
+        raise ConfigError(f"{p}: cannot read sweep file ({exc.strerror or exc})") from None
 
 
 def plan_rows(config: SweepConfig) -> list[dict[str, Any]]:

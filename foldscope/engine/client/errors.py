@@ -44,3 +44,8 @@ class RequestRejected(ClientError):
 
 class MissingApiKey(ClientError, ModelError):
     """The environment variable named by ``api_key_env`` is not set (the message names it)."""
+
+
+class KeyRejected(RequestRejected):
+    """The endpoint refused the API key (401/403): every call with it would fail, so a sweep
+    stops at once, its rows left planned."""

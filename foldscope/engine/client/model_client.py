@@ -31,17 +31,27 @@ from foldscope.engine.client.chat import ChatReply, ChatRequest, EndpointInfo
 from foldscope.engine.client.errors import (
     ClientError,
     InfraError,
+    KeyRejected,
     MissingApiKey,
     ParameterRejected,
     ReasoningNotDisableable,
     RequestRejected,
 )
 from foldscope.engine.client.pools import POOLS
+from foldscope.engine.keys import key_problem
+from foldscope.engine.client.reply_check import (
+    ACCEPT_ENCODING,
+    ReplyRefused,
+    body_limit,
+    finish_reason_of,
+    read_body,
+    retry_after_s,
+    retry_wait_s,
+    usage_of,
+)
 from foldscope.engine.wire import (
     RETRY_COUNT_HEADER,
     ROW_ATTEMPT_HEADER,
-    SIM_FINGERPRINT,
-    SIMULATED_HEADER,
     body_digest,
 )
 from foldscope.engine.wire.fastjson import dumps_json
@@ -51,13 +61,7 @@ if TYPE_CHECKING:  # the config's module also knows the built-in sims; the clien
 
 log = logging.getLogger(__name__)
 
-RETRY_AFTER_CAP_S = 300.0
-"""Longest ``Retry-After`` honoured; a gateway asking for more is treated as asking for this."""
-
 _PARAMS_REJECTED = "no endpoints found that can handle the requested parameters"
-
-RATE_LIMIT_MIN_WAIT_S = 0.01
-"""Shortest wait after a 429 (one asking for 0 s still pauses), so waits add up to a deadline."""
 
 RetryHook = Callable[[str, float], None]
 Sleep = Callable[[float], Awaitable[Any]]
@@ -217,7 +221,8 @@ class ModelClient:
     # -- transport and retries ----------------------------------------------------------
 
     def _headers(self) -> dict[str, str]:
-        headers = {"content-type": "application/json", "accept": "application/json"}
+        headers = {"content-type": "application/json", "accept": "application/json",
+                   "accept-encoding": ACCEPT_ENCODING}
         env = self.cfg.api_key_env
         if env:
             # Read at call time so the key lives only in this dict and the outgoing request.
@@ -225,6 +230,10 @@ class ModelClient:
             if not key:
                 raise MissingApiKey(f"model '{self.cfg.id}': environment variable {env} "
                                     "(api_key_env) is not set", model=self.cfg.id, attempts=0)
+            problem = key_problem(key)
+            if problem is not None:
+                raise MissingApiKey(f"model '{self.cfg.id}': environment variable {env} "
+                                    f"(api_key_env) {problem}", model=self.cfg.id, attempts=0)
             headers["authorization"] = f"Bearer {key}"
         if self.cfg.provider == "openrouter":
             headers["x-title"] = "foldscope"
@@ -287,7 +296,7 @@ class ModelClient:
                 raise self._rejection(outcome.status or 400, outcome.rejection, attempt)
             if kind == "rate_limited":
                 limited += 1
-                delay = max(RATE_LIMIT_MIN_WAIT_S, self._delay(limited, outcome.retry_after))
+                delay = retry_wait_s(outcome.retry_after, self._delay(limited, None))
                 give_up = waited + delay > cfg.rate_limit_wait_s
             else:
                 faults += 1
@@ -295,9 +304,13 @@ class ModelClient:
                 delay = self._delay(faults, None)
                 give_up = faults > cfg.max_retries
             if give_up:
-                why = (f"after waiting {waited:.0f}s of rate_limit_wait_s "
-                       f"{cfg.rate_limit_wait_s:g}" if kind == "rate_limited" else
-                       f"after {attempt} attempt{'s' if attempt > 1 else ''}")
+                why = (f"after {attempt} attempt{'s' if attempt > 1 else ''}"
+                       if kind != "rate_limited" else
+                       f"after waiting {waited:.0f}s of rate_limit_wait_s "
+                       f"{cfg.rate_limit_wait_s:g}" + (
+                           f"; the server asked to wait {outcome.retry_after:g}s, beyond "
+                           "rate_limit_wait_s" if outcome.retry_after is not None
+                           and waited + outcome.retry_after > cfg.rate_limit_wait_s else ""))
                 raise InfraError(f"{cfg.id}: {kind} {why} (last: {self._scrub(outcome.detail)})",
                                  model=cfg.id, kind=kind, status=outcome.status,
                                  attempts=attempt) from None
@@ -328,10 +341,22 @@ class ModelClient:
         except (TimeoutError, httpx.TimeoutException) as exc:
             return _Outcome("timeout", f"no complete reply within timeout_s {cfg.timeout_s:g} "
                             f"({type(exc).__name__})")
+        except ReplyRefused as exc:
+            return _Outcome("malformed", f"reply refused: {exc}")
+        except (httpx.ProtocolError, httpx.DecodingError) as exc:
+            # The server answered, but not in HTTP (or its body in no valid encoding): the
+            # connection itself was fine.
+            return _Outcome("malformed", f"broken HTTP from the endpoint ({type(exc).__name__}: "
+                            f"{self._scrub(str(exc))[:120]})")
         except httpx.TransportError as exc:
             return _Outcome("connect", type(exc).__name__)
         latency = time.monotonic() - started
         status = resp.status_code
+        if 300 <= status < 400:  # redirects are never followed: a key must not travel on
+            where = self._scrub(resp.headers.get("location", ""))[:120]
+            message = (f"redirect not followed (HTTP {status}"
+                       + (f" to {where}" if where else "") + "); point base_url at the final URL")
+            return _Outcome("rejected", message, status=status, rejection=message)
         if status < 400 and not _is_error_body(resp):
             try:
                 parsed = parse(resp)
@@ -353,12 +378,19 @@ class ModelClient:
     async def _pool_request(self, method: str, url: httpx.URL, content: bytes | None,
                             headers: dict[str, str]) -> httpx.Response:
         pool = self._acquire()
-        return await pool.request(method, url, content=content, headers=headers,
-                                  timeout=self.cfg.timeout_s)
+        request = pool.build_request(method, url, content=content, headers=headers,
+                                     timeout=self.cfg.timeout_s)
+        # Streamed, so reading stops at the body's bound however large or endless it is.
+        resp = await pool.send(request, stream=True)
+        try:
+            return await read_body(resp, body_limit(self.cfg.max_reply_bytes),
+                                   max_reply_bytes=self.cfg.max_reply_bytes)
+        finally:
+            await resp.aclose()
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
-            return min(retry_after, RETRY_AFTER_CAP_S)
+            return retry_wait_s(retry_after, 0.0)
         # Equal jitter: half the exponential step is fixed, half random, so waits stay bounded
         # below and concurrent rows that failed together do not retry in lockstep.
         step = min(self.cfg.backoff_cap_s, self.cfg.backoff_base_s * 2 ** (attempt - 1))
@@ -367,6 +399,11 @@ class ModelClient:
     def _rejection(self, status: int, message: str, attempts: int) -> ClientError:
         low = message.casefold()
         model = self.cfg.id
+        if status in (401, 403):
+            env = self.cfg.api_key_env or "no api_key_env"
+            return KeyRejected(f"key rejected for {model} (HTTP {status} from the endpoint; "
+                               f"key from {env}): {message}", model=model, status=status,
+                               attempts=attempts)
         if status == 404 and _PARAMS_REJECTED in low:
             return ParameterRejected(f"{model}: HTTP 404 no endpoint accepts the request's "
                                      f"parameters ({message})", model=model, status=status,
@@ -385,28 +422,17 @@ class ModelClient:
         cfg = self.cfg
         data, message = choice
         content = message.get("content") or ""
-        finish = data["choices"][0].get("finish_reason") or "unknown"
+        finish = finish_reason_of(data["choices"][0])
         if not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False)
         content, cut = cap_text(content, cfg.max_reply_bytes)
-        usage = data.get("usage")
-        usage = usage if isinstance(usage, dict) else {}
-        prompt = _int_or_none(usage.get("prompt_tokens"))
-        completion = _int_or_none(usage.get("completion_tokens"))
-        cost = usage.get("cost")
-        if isinstance(cost, int | float) and not isinstance(cost, bool):
-            cost_usd: float | None = float(cost)
-        elif (prompt is not None and completion is not None
-              and cfg.price_prompt_per_mtok is not None
-              and cfg.price_completion_per_mtok is not None):
-            cost_usd = (prompt * cfg.price_prompt_per_mtok
-                        + completion * cfg.price_completion_per_mtok) / 1e6
-        else:
-            cost_usd = None
-        simulated = (resp.headers.get(SIMULATED_HEADER) == "1"
-                     or data.get("system_fingerprint") == SIM_FINGERPRINT)
-        return ChatReply(content=content, finish_reason=str(finish), prompt_tokens=prompt,
-                         completion_tokens=completion, latency_s=latency, cost_usd=cost_usd,
+        usage = usage_of(data, cfg.price_prompt_per_mtok, cfg.price_completion_per_mtok)
+        # Only the configuration says a model is simulated: a real endpoint's reply cannot
+        # label itself so (by a header or a fingerprint).
+        simulated = cfg.provider == "sim"
+        return ChatReply(content=content, finish_reason=finish, prompt_tokens=usage.prompt_tokens,
+                         completion_tokens=usage.completion_tokens, latency_s=latency,
+                         cost_usd=usage.cost_usd,
                          simulated=simulated, attempts=len(kinds) + 1, request_digest=digest,
                          retry_kinds=kinds, truncated=cut)
 
@@ -484,14 +510,7 @@ def _error_message(resp: httpx.Response) -> str:
 
 
 def _retry_after(resp: httpx.Response) -> float | None:
-    value = resp.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:  # an HTTP date: fall back to our own backoff
-        return None
-    return max(0.0, seconds)
+    return retry_after_s(resp.headers.get("retry-after"))
 
 
 def _per_mtok(value: Any) -> float | None:
