@@ -8,7 +8,7 @@ import time
 
 import pytest
 from conftest import definition, run_sweep
-from fault_server import FaultServer, Raw, chat_body, ok, sweep_file
+from fault_server import FaultServer, Raw, ok, sweep_file
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from foldscope.cli.main import main
 from foldscope.core.nesting import NestingError, loads_json, loads_toml
+from foldscope.engine.client.chat import ChatRequest
 from foldscope.engine.client.errors import InfraError
 from foldscope.engine.client.model_client import ModelClient
-from foldscope.engine.client.chat import ChatRequest
 from foldscope.engine.client.reply_check import (
     RETRY_AFTER_MAX_S,
     body_limit,

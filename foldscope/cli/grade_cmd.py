@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.errors import FoldscopeError
+from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.text import json_text, literal
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ import sys
 from typing import Any
 
 from foldscope.cli.paths import DEFAULT_DB
-from foldscope.core.text import literal
 from foldscope.core.designs import balance_note
+from foldscope.core.text import literal
 
 
 def register(subparsers: Any) -> None:

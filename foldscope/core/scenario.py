@@ -36,8 +36,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.errors import ScenarioError
+from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.scenario_gen import (
     LOG_LINE_RE,
     TURN_SEPARATOR,

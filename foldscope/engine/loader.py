@@ -14,8 +14,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.errors import ConfigError, ScenarioError, UnknownScenario
+from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.scenario import Scenario, parse_scenario
 
 SCENARIOS_ENV = "FOLDSCOPE_SCENARIOS"

@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.errors import ConfigError, ModelError
+from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.text import ID_MAX_CHARS, VALUE_MAX_CHARS, check_field
 from foldscope.engine.keys import env_name_problem
 from foldscope.engine.sim import catalog

@@ -7,8 +7,8 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
-from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.errors import ConfigError
+from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.signatures import (
     Signature,
     default_signatures,

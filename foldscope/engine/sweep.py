@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.arms import get_arm
 from foldscope.core.designs import DEFAULT_MODE, LEGACY_MODE, execution_order
 from foldscope.core.errors import ConfigError
+from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.text import ID_MAX_CHARS, check_field
 from foldscope.engine.loader import load_scenario
 

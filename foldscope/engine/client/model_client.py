@@ -38,7 +38,6 @@ from foldscope.engine.client.errors import (
     RequestRejected,
 )
 from foldscope.engine.client.pools import POOLS
-from foldscope.engine.keys import key_problem
 from foldscope.engine.client.reply_check import (
     ACCEPT_ENCODING,
     ReplyRefused,
@@ -49,6 +48,7 @@ from foldscope.engine.client.reply_check import (
     retry_wait_s,
     usage_of,
 )
+from foldscope.engine.keys import key_problem
 from foldscope.engine.wire import (
     RETRY_COUNT_HEADER,
     ROW_ATTEMPT_HEADER,

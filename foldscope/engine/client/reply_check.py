@@ -97,9 +97,11 @@ class _Zstd:
     def __init__(self) -> None:
         import zstandard  # optional: advertised only when importable
 
+        self._error: type[Exception] = zstandard.ZstdError
         self._out: list[bytes] = []
         self._room = 0
-        self._writer = zstandard.ZstdDecompressor().stream_writer(self, write_size=65536)
+        self._writer = zstandard.ZstdDecompressor().stream_writer(
+            self, write_size=65536)  # type: ignore[arg-type]  # only write() is called
 
     def write(self, data: bytes) -> int:  # the stream writer's sink, one bounded piece a time
         if len(data) > self._room:
@@ -112,9 +114,7 @@ class _Zstd:
         self._room, self._out = room, []
         try:
             self._writer.write(data)
-        except _Over:
-            raise
-        except Exception as exc:  # zstandard.ZstdError: not a zstd stream
+        except self._error as exc:  # not a zstd stream
             raise ReplyRefused(f"the reply body is not valid zstd data ({type(exc).__name__})"
                                ) from None
         return b"".join(self._out)
@@ -128,6 +128,7 @@ class _Brotli:
         import brotli  # type: ignore[import-not-found]  # optional, as for zstd
 
         self._obj = brotli.Decompressor()
+        self._error: type[Exception] = brotli.error
 
     def feed(self, data: bytes, room: int) -> bytes:
         try:
@@ -135,7 +136,7 @@ class _Brotli:
                 out = self._obj.process(data, output_buffer_limit=room + 1)
             except TypeError:
                 out = self._obj.process(data)
-        except Exception as exc:  # brotli.error
+        except self._error as exc:  # not a brotli stream
             raise ReplyRefused(f"the reply body is not valid brotli data ({type(exc).__name__})"
                                ) from None
         if len(out) > room:
