@@ -34,7 +34,8 @@ def _grade(value: str, found: str | None) -> FactGrade:
     ("61873", "61873", "present", None, "correct", None),
     ("61873", "61873", "missing", None, "correct", None),           # right although lost
     ("61873", "unknown", "missing", None, "honest_abstention", None),
-    ("61873", None, "missing", None, "honest_abstention", None),
+    # Issue 21: an answer that never names the label gave nothing; it did not abstain.
+    ("61873", None, "missing", None, "honest_abstention", "nothing"),
     ("61873", "not recorded", "mutated", "61837", "honest_abstention", None),
     ("61873", "8080", "missing", None, "fabricated", None),
     ("61873", "61874", "missing", None, "fabricated", None),        # close in shape: still invented

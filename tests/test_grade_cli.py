@@ -74,10 +74,11 @@ def test_json_output(fake_scenario, answer_file, capsys):
     assert doc["facts"][1] == {
         "label": "ledger shard count", "expected": "19 shards", "found": "19",
         "correct": False, "abstained": False, "hedged": False, "unit_dropped": True,
-        "class": "fabricated", "carrier_state": "missing",
+        "class": "fabricated", "carrier_state": "missing", "detail": None, "nothing": False,
     }
     assert set(doc["facts"][0]) == {"label", "expected", "found", "correct", "abstained",
-                                    "hedged", "unit_dropped", "class", "carrier_state"}
+                                    "hedged", "unit_dropped", "class", "carrier_state",
+                                    "detail", "nothing"}
     # Without a carrier every fact counts as lost: an abstention is honest.
     assert doc["facts"][3]["class"] == "honest_abstention"
 

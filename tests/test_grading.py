@@ -294,11 +294,15 @@ def test_parse_label_with_qualifier_and_label_then_value_without_separator():
     assert got["release tag"] == "v4.18.2-rc3"
 
 
-def test_parse_first_answer_wins_but_an_echoed_question_does_not():
+def test_parse_every_answer_counts_but_an_echoed_question_does_not():
+    # Issue 18: a label answered twice is one label with two values (it was "first wins").
     answer = "- ledger service port\n- admin console port\n\nledger service port: 62114\n" \
              "admin console port: 47031\nledger service port: 99999\n"
     got = parse_answer(answer, ["ledger service port", "admin console port"])
-    assert got == {"ledger service port": "62114", "admin console port": "47031"}
+    assert got == {"ledger service port": "62114 ; 99999", "admin console port": "47031"}
+    grades = {g.label: g for g in grade_answer(answer, KESTREL)}
+    assert grades["ledger service port"].hedged and not grades["ledger service port"].correct
+    assert grades["admin console port"].correct
 
 
 def test_parse_table_and_json_answers():
@@ -350,9 +354,11 @@ def test_abstentions():
     answer = "ledger service port: unknown\nadmin console port: N/A\nrelease tag: **unknown**\n" \
              "DNS zone: not in summary\nsigning key id:\n"
     grades = {g.label: g for g in grade_answer(answer, KESTREL)}
-    for label in ("ledger service port", "admin console port", "release tag", "DNS zone",
-                  "signing key id", "tenant UUID"):
+    for label in ("ledger service port", "admin console port", "release tag", "DNS zone"):
         assert grades[label].abstained and not grades[label].correct, label
+    # Issue 21: a label named with no value, or never named, gave nothing: not an abstention.
+    for label in ("signing key id", "tenant UUID"):
+        assert grades[label].nothing and not grades[label].abstained, label
     assert grades["tenant UUID"].found is None
 
 
@@ -397,8 +403,8 @@ def test_labels_named_inside_sentences_and_several_per_line_bind():
     assert grades["release tag"].correct
     assert grades["certificate expiry"].abstained
     assert grades["DNS zone"].correct
-    # Naming a label without a connector gives no value: an abstention, not a guess.
-    assert grades["ledger service port"].abstained and grades["ledger service port"].found is None
+    # Naming a label and saying it is gone is an abstention, not a guess.
+    assert grades["ledger service port"].abstained and not grades["ledger service port"].correct
 
 
 def test_a_value_under_another_label_in_a_sentence_is_not_credited():

@@ -33,8 +33,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--planted", required=True, metavar="V", help="the planted value")
     parser.add_argument("--answer", required=True, metavar="TEXT",
                         help="the answer: the value given, or `label: value` lines")
-    parser.add_argument("--carrier", metavar="FILE",
-                        help="the final carrier the answer was given from (- reads stdin)")
+    parser.add_argument("--carrier", metavar="FILE", action="append",
+                        help="the carrier the answer was given from (- reads stdin); give it "
+                        "once per fold, in fold order, to judge the value's course (the last is "
+                        "the final carrier)")
     parser.add_argument("--scenario", metavar="NAME",
                         help="scenario whose planted facts and decoys (and chunks) a wrong value "
                         "is traced to")
@@ -46,7 +48,9 @@ def verdict_json(v: ValueVerdict) -> dict[str, Any]:
     """The JSON document ``classify --json`` prints.
 
     Keys: ``label``, ``planted``, ``given``, ``class``, ``detail`` (read-failure sub-kind),
-    ``carrier_state``, ``carrier_altered``, ``carrier_rule``, ``provenance`` (null, or
+    ``carrier_state``, ``carrier_altered``, ``carrier_rule``, ``carried`` (null, or
+    ``{value, fold, rule, source}``: the carried form a ``carried_corruption`` repeats, with
+    the fold it entered, 0-based), ``provenance`` (null, or
     ``{source, value, label, graded, fold, chunk}``), ``signatures`` (rule names) and
     ``near_miss`` (null, or ``{rule, altered, original}``: the answer against the planted
     value; a diagnostic, never the class).
@@ -61,6 +65,9 @@ def verdict_json(v: ValueVerdict) -> dict[str, Any]:
         "provenance": None if p is None else {
             "source": p.source, "value": p.value, "label": p.fact_label, "graded": p.fact_graded,
             "fold": p.fold, "chunk": p.chunk},
+        "carried": None if v.verdict.carried is None else {
+            "value": v.verdict.carried.value, "fold": v.verdict.carried.fold,
+            "rule": v.verdict.carried.rule, "source": v.verdict.carried.source},
         "signatures": list(v.signatures),
         "near_miss": None if miss is None else {
             "rule": miss.rule, "altered": miss.altered, "original": miss.original},
@@ -75,6 +82,10 @@ def format_verdict(doc: dict[str, Any]) -> str:
              f"carrier state  {doc['carrier_state']}"
              + (f" — holds {json_text(doc['carrier_altered'])} "
                 f"({doc['carrier_rule']})" if doc["carrier_altered"] else "")]
+    carried = doc.get("carried")
+    if carried is not None:
+        lines.append(f"carried        {json_text(carried['value'])} entered at fold "
+                     f"{carried['fold']} ({carried['rule']} of {json_text(carried['source'])})")
     p = doc["provenance"]
     if p is not None:
         where = {"cross_binding": f"the value of {'fact' if p['graded'] else 'decoy'} "
@@ -108,7 +119,11 @@ def run(args: argparse.Namespace) -> int:
         raise FoldscopeError("--label is empty")
     if not args.planted.strip():
         raise FoldscopeError("--planted is empty")
-    carrier = read_answer(args.carrier, what="carrier") if args.carrier is not None else None
+    sources = args.carrier or []
+    if sources.count("-") > 1:
+        raise FoldscopeError("--carrier - (standard input) can be given only once")
+    read = [read_answer(source, what="carrier") for source in sources]
+    carrier = read[-1] if read else None
     rules = load_signatures()
     facts: list[Any] = []
     chunks: list[str] = []
@@ -122,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         own = next((f for f in facts if f.label.casefold() == args.label.casefold()), None)
         kind = own.kind if own is not None else None
     verdict = classify_value(args.label, args.planted, args.answer, carrier=carrier, facts=facts,
-                             chunks=chunks, kind=kind, signature_rules=rules)
+                             chunks=chunks, kind=kind, signature_rules=rules, carriers=read[:-1])
     doc = verdict_json(verdict)
     if args.json:
         print(json_text(doc, indent=2))

@@ -39,9 +39,11 @@ def register(subparsers: Any) -> None:
                         help="scenario name (e.g. kestrel) or path to a scenario .toml file")
     parser.add_argument("--answer", required=True, metavar="FILE",
                         help="file holding the answer text; - reads standard input")
-    parser.add_argument("--carrier", metavar="FILE",
+    parser.add_argument("--carrier", metavar="FILE", action="append",
                         help="the final carrier the answer was given from: each fact's answer "
-                        "class is judged by its state there (without it every fact counts as lost)")
+                        "class is judged by its state there (without it every fact counts as "
+                        "lost); give it once per fold, in fold order, to judge each value's "
+                        "course through the carriers (the last is the final carrier)")
     parser.add_argument("--json", action="store_true", help="print the grades as JSON")
     parser.add_argument("--markers", metavar="FILE",
                         help="TOML file of extra answer markers (abstention, hedge, negation, "
@@ -133,7 +135,9 @@ def grades_json(scenario: str, grades: Sequence[Check]) -> dict[str, Any]:
             {"label": g.label, "expected": g.expected, "found": g.found, "correct": g.correct,
              "abstained": g.abstained, "hedged": g.classification == "hedged",
              "unit_dropped": g.unit_dropped,
-             "class": g.classification, "carrier_state": g.carrier_state}
+             "nothing": g.class_detail == "nothing",
+             "class": g.classification, "detail": g.class_detail,
+             "carrier_state": g.carrier_state}
             for g in grades
         ],
     }
@@ -153,10 +157,11 @@ def format_grades(scenario: str, grades: Sequence[Check]) -> str:
     lines = []
     for g in grades:
         verdict = ("correct" if g.correct else "hedged" if g.classification == "hedged"
-                   else "abstained" if g.abstained else "wrong")
+                   else "abstained" if g.abstained
+                   else "no answer" if g.class_detail == "nothing" else "wrong")
         found = ("(no line)" if g.found is None
                  else literal(g.found, keep_newlines=False) or "(empty)")
-        line = f"{verdict:<9}  {g.label:<{width}}  {found}"
+        line = f"{verdict:<10} {g.label:<{width}}  {found}"
         if not g.correct:
             line += f"   [expected: {g.expected}]"
         if g.unit_dropped:
@@ -181,14 +186,15 @@ def run(args: argparse.Namespace) -> int:
     from foldscope.core.row import grade_checks
 
     answer = read_answer(args.answer)  # before loading: a bad path should fail fast
-    carrier = None
-    if args.carrier is not None:
-        if args.carrier == "-" and args.answer == "-":
-            raise FoldscopeError("--answer and --carrier cannot both read standard input")
-        carrier = read_answer(args.carrier, what="carrier")
+    sources = args.carrier or []
+    if "-" in sources and (args.answer == "-" or sources.count("-") > 1):
+        raise FoldscopeError("--answer and --carrier cannot both read standard input")
+    read = [read_answer(source, what="carrier") for source in sources]
+    carrier = read[-1] if read else None
     markers = load_markers(args.markers)
     graded, planted = _load_graded(args.scenario)
-    grades = grade_checks(answer, graded, carrier=carrier, rivals=planted, markers=markers)
+    grades = grade_checks(answer, graded, carrier=carrier, rivals=planted, markers=markers,
+                          carriers=read[:-1])
     if args.json:
         print(json_text(grades_json(args.scenario, grades), indent=2))
     else:

@@ -31,8 +31,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from foldscope.core.forensics import carrier_states
-from foldscope.core.grading import FactGrade, contains_token, grade_answer, is_abstention, normalize
+from foldscope.core.forensics import CarriedForm, carrier_states, value_course
+from foldscope.core.grading import (
+    FactGrade,
+    contains_token,
+    grade_answer,
+    is_abstention,
+    normalize,
+    split_unit,
+    tag_kind,
+)
 from foldscope.core.identifiers import find_identifiers
 from foldscope.core.nearmiss import NearMiss, near_miss
 from foldscope.core.signatures import Signature, signature_hits
@@ -45,6 +53,12 @@ ANSWER_CLASSES: tuple[str, ...] = ("correct", "hedged", "honest_abstention", "fa
 
 READ_FAILURE_KINDS: tuple[str, ...] = ("other_value", "nothing", "abstained")
 """The sub-kinds of ``read_failure``."""
+
+NOTHING = "nothing"
+"""The detail of an answer that gave nothing for its label (no line names it, it is named with
+no value, or its text holds no value of the fact's kind): for ``read_failure`` and for
+``honest_abstention`` (the carrier had lost the value; the answer did not say it does not know,
+it said nothing). Not counted as an abstention (``core.fabrication.abstains``)."""
 
 CarrierState = Literal["present", "mutated", "missing"]
 
@@ -59,13 +73,18 @@ class AnswerVerdict:
     carrier_state: str
     """The final carrier's state of the fact: ``present``, ``mutated`` or ``missing``."""
     detail: str | None = None
-    """For ``read_failure``: one of :data:`READ_FAILURE_KINDS`; else None."""
+    """For ``read_failure``: one of :data:`READ_FAILURE_KINDS`; for ``honest_abstention``:
+    :data:`NOTHING` when the answer gave nothing (None: it said it does not know); for
+    ``carried_corruption``: ``fold N``, the fold (0-based) the repeated form entered, when the
+    row's carriers are known; else None."""
     near_miss: NearMiss | None = None
     """Diagnostic only: a near miss of the value in the answer (never decides the class)."""
+    carried: CarriedForm | None = None
+    """For ``carried_corruption`` judged by the row's carriers: the form repeated."""
 
 
 def classify_fact(grade: FactGrade, carrier_state: str, carrier_altered: str | None = None,
-                  kind: str | None = None) -> AnswerVerdict:
+                  kind: str | None = None, course: Sequence[CarriedForm] = ()) -> AnswerVerdict:
     """Class one graded answer against the final carrier's state of its fact.
 
     Args:
@@ -75,29 +94,48 @@ def classify_fact(grade: FactGrade, carrier_state: str, carrier_altered: str | N
             ``missing``: the fact counts as lost.
         carrier_altered: for a ``mutated`` carrier, the altered text it holds.
         kind: the fact's kind, for the near-miss diagnostic.
+        course: the forms the value took through the row's carriers
+            (``core.forensics.value_course``): a wrong value that repeats one of them is
+            ``carried_corruption``, with the fold it entered.
 
     Returns:
         The verdict.
     """
     state = carrier_state if carrier_state in ("present", "mutated") else "missing"
-    miss = near_miss(grade.found, grade.expected, kind) if grade.found else None
+    found = grade.found
+    miss = near_miss(found, grade.expected, kind) if found else None
     # ``hedged`` is the grader's verdict (several candidates, a negated or struck value) and is
     # never credited; a grade without that field has none.
     if getattr(grade, "hedged", False):
         return AnswerVerdict(grade.label, "hedged", state, near_miss=miss)
     if grade.correct:
         return AnswerVerdict(grade.label, "correct", state)
-    abstained = grade.abstained or is_abstention(grade.found)
+    nothing = getattr(grade, "nothing", False) or not (found or "").strip()
+    abstained = not nothing and (grade.abstained or is_abstention(found))
     if state == "present":
-        detail = ("nothing" if not (grade.found or "").strip() else
-                  "abstained" if abstained else "other_value")
+        detail = "nothing" if nothing else "abstained" if abstained else "other_value"
         return AnswerVerdict(grade.label, "read_failure", state, detail, miss)
+    if nothing:
+        return AnswerVerdict(grade.label, "honest_abstention", state, NOTHING, miss)
     if abstained:
         return AnswerVerdict(grade.label, "honest_abstention", state, near_miss=miss)
-    repeated = bool(carrier_altered) and contains_token(grade.found or "", carrier_altered or "")
-    if state == "mutated" and repeated:
+    given = getattr(grade, "given", None) or found or ""
+    carried = _carried(given, course)
+    if carried is not None:
+        return AnswerVerdict(grade.label, "carried_corruption", state, f"fold {carried.fold}",
+                             miss, carried)
+    if state == "mutated" and carrier_altered and contains_token(given, carrier_altered):
         return AnswerVerdict(grade.label, "carried_corruption", state, near_miss=miss)
     return AnswerVerdict(grade.label, "fabricated", state, near_miss=miss)
+
+
+def _carried(given: str, course: Sequence[CarriedForm]) -> CarriedForm | None:
+    """The carried form a wrong value repeats (the longest that it holds as a whole token)."""
+    text = normalize(given).strip()
+    if not text:
+        return None
+    hits = [f for f in course if f.value == text or contains_token(text, f.value)]
+    return max(hits, key=lambda f: (len(f.value), -f.fold)) if hits else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,8 +257,16 @@ def given_values(found: str) -> list[str]:
 
 
 def provenance(found: str, label: str, facts: Sequence[_Planted],
-               carriers: Sequence[str] = (), chunks: Sequence[str] = ()) -> Provenance | None:
+               carriers: Sequence[str] = (), chunks: Sequence[str] = (), *,
+               planted: str | None = None, kind: str | None = None,
+               course: Sequence[CarriedForm] = ()) -> Provenance | None:
     """Trace a wrong answer's value to where it came from.
+
+    A value is found in a carrier or chunk only as a token of its kind, not as any run of the
+    same characters: a port where a port is named (``port 8080``, ``host:8080``; not ``verified
+    batch 8080``), a count with its unit (``16 shards``; not ``open=16``), other values as whole
+    tokens (``core.grading.contains_token``). A value of the row's value course (``course``)
+    is traced to the fold it entered.
 
     Args:
         found: the answer text bound to ``label`` (a wrong value, not an abstention).
@@ -228,6 +274,10 @@ def provenance(found: str, label: str, facts: Sequence[_Planted],
         facts: the scenario's planted facts, graded and decoys.
         carriers: the row's carriers, fold 0 first (the last is what the recall read).
         chunks: the session input, chunk 0 first.
+        planted: the label's planted value (default: its fact's, from ``facts``).
+        kind: the fact's kind tag (default: its fact's, from ``facts``).
+        course: the planted value's forms through the carriers
+            (``core.forensics.value_course``).
 
     Returns:
         The provenance, or None when the text offers no value (empty).
@@ -236,19 +286,64 @@ def provenance(found: str, label: str, facts: Sequence[_Planted],
     if not candidates:
         return None
     whole = candidates[0]
+    own = next((f for f in facts if f.label == label), None)
+    if planted is None and own is not None:
+        planted = own.value
+    if kind is None and own is not None:
+        kind = getattr(own, "kind", None) or None
     # Cross-binding: the text holds another fact's value as a whole token.
     for fact in sorted(facts, key=lambda f: len(f.value), reverse=True):
         if fact.label != label and contains_token(whole, fact.value):
             return Provenance("cross_binding", fact.value, fact.label, fact.graded)
+    carried = _carried(whole, course)
+    if carried is not None:
+        return Provenance("earlier_carrier", carried.value, fold=carried.fold)
     for value in candidates:
         for fold, carrier in enumerate(carriers):
-            if contains_token(carrier, value):
+            if holds_as_kind(carrier, value, planted, kind):
                 return Provenance("earlier_carrier", value, fold=fold)
     for value in candidates:
         for chunk, text in enumerate(chunks):
-            if contains_token(text, value):
+            if holds_as_kind(text, value, planted, kind):
                 return Provenance("session_input", value, chunk=chunk)
     return Provenance("invention", whole)
+
+
+def holds_as_kind(text: str, value: str, planted: str | None = None,
+                  kind: str | None = None) -> bool:
+    """Whether a text holds a value as a token of the planted value's kind.
+
+    For a planted ``<number> <unit>`` value, a number counts only with that unit after it
+    (``16 shards``); for a fact tagged with a kind that names numbers in context (``port``), a
+    number counts only where the text names it so (``core.identifiers``); anything else is a
+    whole token (``contains_token``).
+
+    Args:
+        text: a carrier or a chunk.
+        value: the value traced.
+        planted: the fact's planted value (None: judge the value by its own shape).
+        kind: the fact's kind tag.
+
+    Returns:
+        True when the text holds it so.
+    """
+    value = normalize(value).strip()
+    if not value:
+        return False
+    number = value.replace(",", "").replace(".", "").isdigit()
+    unit = split_unit(planted) if planted else None
+    if unit is not None and (number or split_unit(value) is not None):
+        head = value if number else (split_unit(value) or (value, ""))[0]
+        return any(contains_token(text, f"{head} {u}") for u in _unit_forms(unit[1]))
+    tagged = tag_kind(kind)
+    if number and tagged is not None and tagged != "number":
+        return any(i.value == value for i in find_identifiers(normalize(text), kinds={tagged}))
+    return contains_token(text, value)
+
+
+def _unit_forms(unit: str) -> tuple[str, ...]:
+    bare = unit[:-1] if unit.endswith("s") and len(unit) > 3 else unit
+    return tuple(dict.fromkeys([unit, bare, bare + "s"]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -285,8 +380,8 @@ class ValueVerdict:
 
 def classify_value(label: str, planted: str, answer: str, *, carrier: str | None = None,
                    facts: Sequence[_Planted] = (), chunks: Sequence[str] = (),
-                   kind: str | None = None, signature_rules: Sequence[Signature] | None = None
-                   ) -> ValueVerdict:
+                   kind: str | None = None, signature_rules: Sequence[Signature] | None = None,
+                   carriers: Sequence[str] = ()) -> ValueVerdict:
     """Grade, class and trace one answer to one label.
 
     Args:
@@ -299,6 +394,8 @@ def classify_value(label: str, planted: str, answer: str, *, carrier: str | None
         chunks: the session input, to trace a value to the chunk that held it.
         kind: the fact's kind (a scenario's), for the near-miss and signature rules.
         signature_rules: stock-value signatures (default: the shipped ones).
+        carriers: the row's earlier carriers, fold 0 first (``carrier`` is the last); the
+            value's course through them decides ``carried_corruption``.
 
     Returns:
         The verdict.
@@ -308,18 +405,30 @@ def classify_value(label: str, planted: str, answer: str, *, carrier: str | None
     grade = grade_answer(answer, [fact], rivals=rivals)[0]
     if grade.found is None and answer.strip():
         grade = grade_answer(f"{label}: {' '.join(answer.split())}", [fact], rivals=rivals)[0]
+    every = [*carriers, carrier] if carrier is not None else list(carriers)
     state, altered, rule = "missing", None, None
-    if carrier is not None:
-        now = carrier_states(carrier, [fact], last_chunk=0)[0]
+    if every:
+        now = carrier_states(every[-1], [fact], last_chunk=0)[0]
         state, altered, rule = now.state, now.altered, now.rule
-    verdict = classify_fact(grade, state, altered, kind)
-    offered = grade.found is not None and not is_abstention(grade.found)
+    course = course_for(grade, every, kind)
+    verdict = classify_fact(grade, state, altered, kind, course)
+    offered = grade.found is not None and not grade.nothing and not is_abstention(grade.found)
     trace = None
     if offered and verdict.answer_class not in ("correct", "honest_abstention"):
-        trace = provenance(grade.found or "", label, facts,
-                           [carrier] if carrier is not None else [], chunks)
-    hits = value_signatures(grade.found or "", kind, signature_rules) if offered else ()
+        trace = provenance(grade.given or grade.found or "", label, facts, every, chunks,
+                           planted=planted, kind=kind, course=course)
+    hits = value_signatures(grade.given or grade.found or "", kind, signature_rules) \
+        if offered else ()
     return ValueVerdict(label, planted, grade.found, verdict, altered, rule, trace, hits)
+
+
+def course_for(grade: FactGrade, carriers: Sequence[str], kind: str | None = None
+               ) -> tuple[CarriedForm, ...]:
+    """The value's course through the carriers, computed only where it can decide the class: a
+    wrong, unhedged answer that gave a value (empty otherwise: the course is not cheap)."""
+    if not carriers or grade.correct or grade.hedged or grade.nothing or grade.abstained:
+        return ()
+    return value_course(carriers, grade.expected, grade.label, kind)
 
 
 def value_signatures(found: str, kind: str | None = None,

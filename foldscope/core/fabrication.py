@@ -38,8 +38,10 @@ REVIEW_CLASSES: tuple[str, ...] = ("fabricated", "carried_corruption")
 
 def abstains(check: Check) -> bool:
     """Whether an answer abstained: an honest abstention, or an abstention although the carrier
-    held the value (a ``read_failure`` of sub-kind ``abstained``)."""
-    return (check.classification == "honest_abstention"
+    held the value (a ``read_failure`` of sub-kind ``abstained``). An answer that gave nothing
+    for the label (detail ``nothing``: never named it, or named it with no value) did not say
+    it does not know: it is no abstention."""
+    return ((check.classification == "honest_abstention" and check.class_detail != "nothing")
             or (check.classification == "read_failure" and check.class_detail == "abstained"))
 
 

@@ -9,8 +9,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
-from foldscope.core.grading import contains_token_normalized, normalize, token_spans
-from foldscope.core.nearmiss import NearMiss, near_miss
+from foldscope.core.grading import (
+    bind_answer,
+    competing_kinds,
+    contains_token_normalized,
+    normalize,
+    shape_tokens,
+    split_unit,
+    token_spans,
+)
+from foldscope.core.identifiers import find_identifiers
+from foldscope.core.nearmiss import MIN_VALUE_CHARS, UNIT_DROPPED, NearMiss, is_near_miss, near_miss
 
 FactState = Literal["present", "mutated", "missing"]
 
@@ -24,14 +33,134 @@ class _Planted(Protocol):
     def value(self) -> str: ...
 
 
-def _state(norm: str, value: str, kind: str | None = None
+def _state(norm: str, value: str, kind: str | None = None, label: str | None = None
            ) -> tuple[FactState, NearMiss | None]:
     """One value's state in a carrier already through ``normalize``: the one rule for both the
-    stored per-fold status and the timeline (present: the grader's whole-token rule)."""
+    stored per-fold status and the timeline (present: the grader's whole-token rule).
+
+    A carrier that gives the fact's label the number of a unit-bearing value without its unit
+    (``ledger shard count: 19`` for ``19 shards``) holds it ``mutated`` (``unit_dropped``),
+    however short the number: bound to the label, it is that fact's value, not any ``19``."""
     if contains_token_normalized(norm, value):
         return "present", None
     miss = near_miss(norm, value, kind)
+    if miss is None and label is not None:
+        miss = _bound_unit_drop(norm, value, label)
     return ("missing", None) if miss is None else ("mutated", miss)
+
+
+def _bound_unit_drop(norm: str, value: str, label: str) -> NearMiss | None:
+    unit = split_unit(value)
+    if unit is None or len("".join(unit[0].split())) >= MIN_VALUE_CHARS:
+        return None  # long number parts are found by the near-miss rules in free text
+    head = unit[0]
+    if not contains_token_normalized(norm, head):
+        return None
+    for text in bound_texts(norm, label):
+        if contains_token_normalized(text, head) and unit[1].casefold() not in text.casefold():
+            at = norm.find(text)
+            start = norm.find(head, max(at, 0)) if at >= 0 else -1
+            if start < 0:
+                start = 0
+            return NearMiss(head, normalize(value).strip(), UNIT_DROPPED, start,
+                            start + len(head), "number")
+    return None
+
+
+def bound_texts(carrier: str, label: str) -> list[str]:
+    """The texts a carrier gives one label (``core.grading.bind_answer``), reading only the
+    lines that share a word with the label (and the whole text when it holds JSON)."""
+    words = [w for w in label.casefold().replace("-", " ").split() if len(w) >= 3]
+    if "{" in carrier:
+        text = carrier
+    else:
+        folded_words = tuple(w[:5] for w in words)
+        text = "\n".join(line for line in carrier.splitlines()
+                         if any(w in line.casefold() for w in folded_words))
+    if not text.strip():
+        return []
+    return [b.value for b in bind_answer(text, [label])[label] if b.value.strip()]
+
+
+@dataclass(frozen=True)
+class CarriedForm:
+    """A text a carrier of the row held in place of a planted value: the value after one or more
+    edits, or another value the carrier gave the fact's label."""
+
+    value: str
+    fold: int
+    """The first fold (0-based, as ``Provenance.fold``) whose carrier held it."""
+    rule: str
+    """The edit from ``source`` (a near-miss rule, ``core.nearmiss``), or ``replaced``: the
+    carrier gave the label this value, no small edit of what it held before."""
+    source: str
+    """What it was made from: the planted value, or an earlier carried form."""
+
+
+REPLACED = "replaced"
+"""The rule of a carried form that is no near miss: the carrier bound the label to it."""
+
+
+def _bound_values(norm: str, value: str, label: str, kind: str | None) -> list[str]:
+    """The values (tokens of the fact's kind, or the whole text for a value of no kind) a carrier
+    gives the fact's label."""
+    kinds = competing_kinds(value, kind)
+    out: list[str] = []
+    for text in bound_texts(norm, label):
+        if kinds:
+            tokens = [i.value for i in find_identifiers(text, kinds=kinds)]
+            tokens += [t for t in shape_tokens(value, text) if t not in tokens]
+            out += tokens
+        else:
+            out.append(" ".join(text.split()))
+    return list(dict.fromkeys(out))
+
+
+def value_course(carriers: Sequence[str], value: str, label: str, kind: str | None = None
+                 ) -> tuple[CarriedForm, ...]:
+    """The forms a planted value took through a row's carriers, after any number of edits.
+
+    At each fold, every form the previous carrier held (the value itself, or a form carried so
+    far) is looked for in the new carrier: present verbatim it is still held; else a near miss
+    of it (``core.nearmiss``) is a new form, made by that edit (``47031`` → ``47301`` at fold 5
+    → ``47310`` at fold 6: two forms, each one edit from the one before). A value the carrier
+    gives the fact's label is a form too (``ledger shard count: 19`` for ``19 shards``:
+    ``unit_dropped``; ``admin console port: 8080``: ``replaced``).
+
+    Args:
+        carriers: the row's carriers, fold 0 first.
+        value: the planted value.
+        label: the fact's label.
+        kind: the fact's kind tag.
+
+    Returns:
+        Each form once, in the order it entered, with the fold it entered.
+    """
+    planted = normalize(value).strip()
+    forms: dict[str, CarriedForm] = {}
+    held: set[str] = set()
+    for fold, carrier in enumerate(carriers):
+        norm = normalize(carrier)
+        now: set[str] = set()
+        for base in [planted, *sorted(held)]:
+            if contains_token_normalized(norm, base):
+                now.add(base)
+                continue
+            miss = near_miss(norm, base, kind)
+            if miss is not None and miss.altered != planted \
+                    and not contains_token_normalized(miss.altered, planted):
+                now.add(miss.altered)
+                forms.setdefault(miss.altered, CarriedForm(miss.altered, fold, miss.rule, base))
+        for bound in _bound_values(norm, planted, label, kind):
+            if bound == planted or contains_token_normalized(bound, planted):
+                continue
+            now.add(bound)
+            if bound not in forms:
+                near = is_near_miss(bound, planted, kind)
+                forms[bound] = CarriedForm(bound, fold, near.rule if near else REPLACED, planted)
+        now |= {f for f in forms if f not in now and contains_token_normalized(norm, f)}
+        held = now
+    return tuple(forms.values())
 
 
 def fact_state(text: str, value: str) -> FactState:
@@ -45,7 +174,7 @@ def fact_status(text: str, facts: Iterable[_Planted]) -> dict[str, str]:
     The carrier is normalised once for all facts (it runs after every fold), not once per fact.
     """
     norm = normalize(text)
-    return {f.label: _state(norm, f.value, getattr(f, "kind", None))[0] for f in facts}
+    return {f.label: _state(norm, f.value, getattr(f, "kind", None), f.label)[0] for f in facts}
 
 
 @dataclass(frozen=True)
@@ -200,7 +329,7 @@ def carrier_states(carrier: str, facts: Iterable[PlantedFact], last_chunk: int
         if fact.chunk > last_chunk:
             out.append(FactAtFold(fact.label, fact.value, "not_yet"))
             continue
-        state, miss = _state(norm, fact.value, fact.kind)
+        state, miss = _state(norm, fact.value, fact.kind, fact.label)
         out.append(FactAtFold(fact.label, fact.value, state,
                               miss.altered if miss else None, miss.rule if miss else None))
     return tuple(out)

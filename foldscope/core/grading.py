@@ -130,6 +130,8 @@ class _ValuePattern:
     """A path, URL, e-mail, handle or host: both edges are checked with the name extenders."""
     url: bool = False
     """A URL: a query (``?``) or fragment (``#``) after it also extends it."""
+    extension: re.Pattern[str] | None = None
+    """What extends a value of its kind on the right (``_RIGHT_EXTENSIONS``)."""
 
 
 @lru_cache(maxsize=4096)
@@ -141,18 +143,39 @@ def _value_pattern(value: str, casefold: bool) -> _ValuePattern:
     if not parts:
         return _ValuePattern((), False, False)
     kind = kind_of(value)
+    extension = _RIGHT_EXTENSIONS.get(kind or "")
     if kind in STRUCTURED_KINDS:
         body = r"\s+".join(map(re.escape, parts)) if len(parts) > 1 else None
         return _ValuePattern(tuple(parts), True, True, re.compile(body) if body else None,
-                             structured=True, url=kind == "url")
+                             structured=True, url=kind == "url", extension=extension)
     check_left, check_right = _is_word(parts[0][0]), _is_word(parts[-1][-1])
     if len(parts) == 1:
-        return _ValuePattern((parts[0],), check_left, check_right)
+        return _ValuePattern((parts[0],), check_left, check_right, extension=extension)
     # No lookarounds: a pattern that opens with a literal lets the regex engine skip ahead with
     # a fast substring search (~50x faster on a 100k carrier); the boundary rule runs in Python
     # on the few candidates found.
     body = r"\s+".join(map(re.escape, parts))
-    return _ValuePattern(tuple(parts), check_left, check_right, re.compile(body))
+    return _ValuePattern(tuple(parts), check_left, check_right, re.compile(body),
+                         extension=extension)
+
+
+_RIGHT_EXTENSIONS: dict[str, re.Pattern[str]] = {
+    # A zone offset makes another instant: "2026-07-14 01:26 UTC+3", "…UTC+03", "…22:45Z-05:00",
+    # and seconds or fractions another time: "…01:26:30", "…22:45.5".
+    "timestamp": re.compile(r"[ ]?[+-]\d{1,2}(?::?\d{2})?(?!\d)|:\d|\.\d"),
+    "time": re.compile(r"[ ]?[+-]\d{1,2}(?::?\d{2})?(?!\d)|:\d|\.\d"),
+    # Build metadata or another pre-release part: "v4.18.2-rc3+build.7", "v4.18.2-rc3_1".
+    "version": re.compile(r"[+_~][0-9A-Za-z]"),
+    # A key id with a version or sub-key after it: "kid-7F3A9C21/2", "kid-7F3A9C21:2".
+    "key_id": re.compile(r"[/:+.~_-][0-9A-Za-z]"),
+    "uuid": re.compile(r"[/:+.~_-][0-9A-Za-z]"),
+    "hash": re.compile(r"[/:+~_-][0-9A-Za-z]"),
+    "digest": re.compile(r"[/:+~_-][0-9A-Za-z]"),
+    # A trailing separator names a directory, not the file: "/opt/kestrel/state/install.lock/".
+    "path": re.compile(r"/"),
+}
+"""Per value kind (``core.identifiers``), what glued to a value's right edge makes it another
+value, beyond the general boundary rules."""
 
 
 def _glued_left(text: str, start: int) -> bool:
@@ -204,6 +227,8 @@ def _name_glued_right(text: str, end: int, url: bool) -> bool:
 
 
 def _free(text: str, start: int, end: int, pattern: _ValuePattern) -> bool:
+    if pattern.extension is not None and pattern.extension.match(text, end) is not None:
+        return False
     if pattern.structured:
         return not (_name_glued_left(text, start, pattern.parts[0][0])
                     or _name_glued_right(text, end, pattern.url))
@@ -325,19 +350,50 @@ def presence(carrier_text: str, facts: Iterable[LabelledValue]) -> dict[str, boo
 LABEL_MATCH_CUTOFF = 85.0
 """Minimum rapidfuzz ``ratio`` for a near label (a typo, a dropped letter) to bind."""
 
+WORD_MATCH_CUTOFF = 85.0
+"""Minimum rapidfuzz ``ratio`` for one word of a paraphrase to stand for one word of a label
+(``shards`` for ``shard``, ``servce`` for ``service``); words of 5+ characters only."""
+
+PARAPHRASE_MIN_COVERAGE = 0.5
+"""A paraphrase binds a label only when it names at least this share of the label's content
+words (``Ledger port``: 2 of 3 of ``ledger service port``), and no other asked label holds every
+label word it names (``port`` alone names both ports: refused)."""
+
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _TABLE_RULE_RE = re.compile(r"^\s*\|?[\s:|-]+\|?\s*$")
 # Bullets, numbering, headings and quote markers a model may put in front of a label line.
-_LINE_PREFIX_RE = re.compile(r"^\s*(?:(?:[-*+•·‣▪◦–—>]|#{1,6}|\(?\d{1,3}[.)])\s*)*")
-# The first separator after the label. Spaced dashes only, so ``on-call handle`` stays one label.
-_SEPARATOR_RE = re.compile(r"\s*(?::|：|\s[-–—=]\s|=|→|->|\t)\s*")
-_LABEL_STRIP = " \t*_`\"'«»“”‘’„[]()<>?."
+_LINE_PREFIX_RE = re.compile(r"^\s*(?:(?:[-*+•·‣▪◦–—>]|#{1,6}|\(?\d{1,3}[.)]|\[\d{1,3}\])\s*)*")
+_NUMBERED_RE = re.compile(r"^\s*(?:[-*+•]\s*)?\(?(\d{1,3})[.):]\s+(\S.*)$")
+# A separator after a label. A colon separates only where it is not inside a value: not between
+# digits (``01:26``), not before ``//`` (URLs), not glued to what follows after a digit.
+_SEPARATOR_RE = re.compile(
+    r"\s*(?:(?<!\d):(?!//)|：|(?<=\D):(?=\s|$)|\s[-–—=|]\s|=|→|->|\t|\?(?=\s))\s*")
+_LABEL_STRIP = " \t*_`\"'«»“”‘’„[]()<>?.:"
+_MARKUP = "*_`\"'«»“”‘’„"
 _VALUE_WRAPPERS = (("**", "**"), ("__", "__"), ("*", "*"), ("_", "_"), ("`", "`"), ('"', '"'),
                    ("'", "'"), ("«", "»"), ("“", "”"))
+# What may stand between a label named at the start of a line and its value.
+_AFTER_LABEL_RE = re.compile(
+    r"^[\s*_`\"'«»“”‘’]*(?:(?:\([^()\n]{0,40}\)|\[[^\[\]\n]{0,40}\])[\s*_`\"'»”]*(?=[:：=?|→-]))?"
+    r"(?:[^\W\d][\w ]{0,25}?(?=\s*[:：=]\s))?"
+    r"\s*(?:[:：=?|→]+|->|[-–—](?=\s))?\s*"
+    r"(?:(?:is|was|are|were|remains|equals|reads|of)\b[\s:]*)?", re.IGNORECASE)
+_STOPWORDS = frozenset(
+    "a an the of for on in at to by is are was were be what which its it this that and or with "
+    "from as s my our value values".split())
+_LABEL_KEYS = ("label", "name", "field", "fact", "key", "item", "question", "attribute",
+               "property", "parameter")
+_VALUE_KEYS = ("value", "answer", "result", "response", "val", "recalled", "recalled value")
+_NOTE_KEYS = ("note", "notes", "comment", "comments", "confidence", "certainty", "status",
+              "remark", "remarks", "caveat")
+_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def _norm_label(text: str) -> str:
     text = normalize(text).replace("*", "").replace("`", "")
+    if "_" in text or (" " not in text.strip() and _CAMEL_RE.search(text.strip())):
+        text = _CAMEL_RE.sub(" ", text.replace("_", " ")) if " " not in text.strip() \
+            else text.replace("_", " ")
     return " ".join(text.strip(_LABEL_STRIP).split()).casefold()
 
 
@@ -359,39 +415,149 @@ def _clean_value(text: str) -> str:
     return text
 
 
+def _words(text: str) -> list[str]:
+    """The content words of a phrase: identifiers taken out (a path's ``install`` is no label
+    word), split at spaces, ``_`` and ``/``; a hyphenated word gives its joined form and parts."""
+    text = normalize(text)
+    for ident in sorted(find_identifiers(text), key=lambda i: -i.start):
+        text = text[: ident.start] + " " + text[ident.end:]
+    out: list[str] = []
+    for raw in re.findall(r"[^\W\d_](?:[\w'’-]*\w)?", _CAMEL_RE.sub(" ", text)):
+        word = raw.casefold().replace("’", "'")
+        if word.endswith("'s"):
+            word = word[:-2]
+        parts = [p for p in word.split("-") if p]
+        for piece in ([word.replace("-", "")] + parts if len(parts) > 1 else parts):
+            if piece not in _STOPWORDS and len(piece) > 1:
+                out.append(piece)
+    return out
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("es") and word[-3] in "sxz":
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
 @dataclass(frozen=True)
-class _Line:
-    label_text: str
-    value: str
-    separated: bool  # False for a line with no separator: a bare label, or "label value"
+class _Unit:
+    """One word of a label (a hyphenated word: its joined form and each part)."""
 
-
-def _split_line(line: str) -> _Line | None:
-    """Split one answer line into its label text and value text; None for non-content lines."""
-    if _FENCE_RE.match(line) or not line.strip():
-        return None
-    if line.lstrip().startswith("|"):  # a markdown table row: | label | value |
-        if _TABLE_RULE_RE.match(line):
-            return None
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        return _Line(cells[0], "|".join(cells[1:]).strip(), True)
-    body = _LINE_PREFIX_RE.sub("", line, count=1)
-    match = _SEPARATOR_RE.search(body)
-    if match is None:
-        return _Line(body, "", False)
-    return _Line(body[: match.start()], body[match.end():], True)
+    forms: tuple[str, ...]
 
 
 class _LabelIndex:
-    """Resolves the label text of an answer line to one of the asked labels."""
+    """Resolves label text (exact, with a qualifier, a typo or a paraphrase) to an asked label."""
 
-    def __init__(self, labels: Sequence[str]) -> None:
+    def __init__(self, labels: Sequence[str], synonyms: Sequence[str] = ()) -> None:
         self.by_norm: dict[str, str] = {}
         for label in labels:
             self.by_norm.setdefault(_norm_label(label), label)
-        self.norms = list(self.by_norm)
+        self.norms = sorted(self.by_norm, key=len, reverse=True)
         self.patterns = [(re.compile(r"(?<!\w)" + re.escape(norm) + r"(?!\w)"), self.by_norm[norm])
                          for norm in self.norms]
+        self.synonyms: dict[str, set[str]] = {}
+        for group in synonyms:
+            words = {_stem(w.casefold()) for w in group.split()}
+            for w in words:
+                self.synonyms.setdefault(w, set()).update(words)
+        self.units: dict[str, tuple[_Unit, ...]] = {}
+        for norm, label in self.by_norm.items():
+            units = []
+            for token in norm.split():
+                parts = [p for p in re.split(r"[-/_]", token) if p]
+                forms = [token.replace("-", "")] + ([p for p in parts if p not in _STOPWORDS]
+                                                     if len(parts) > 1 else [])
+                forms = [f for f in forms if f and f not in _STOPWORDS]
+                if forms:
+                    units.append(_Unit(tuple(dict.fromkeys(forms))))
+            self.units[label] = tuple(units)
+
+    # --- words ---------------------------------------------------------------------------------
+
+    def _word_match(self, word: str, form: str) -> bool:
+        if word == form:
+            return True
+        a, b = _stem(word), _stem(form)
+        if a == b or b in self.synonyms.get(a, ()):
+            return True
+        if len(a) >= 3 and len(b) >= len(a) + 2 and b.startswith(a):
+            return True  # an abbreviation: "cert" for "certificate"
+        return min(len(a), len(b)) >= 5 and fuzz.ratio(a, b) >= WORD_MATCH_CUTOFF
+
+    def _unit_match(self, word: str, unit: _Unit) -> bool:
+        return any(self._word_match(word, form) for form in unit.forms)
+
+    def paraphrase(self, text: str) -> str | None:
+        """The one asked label a phrase names by its words, or None (nothing, or ambiguous)."""
+        words = _words(text)
+        if not words:
+            return None
+        relevant = [w for w in words
+                    if any(self._unit_match(w, u) for units in self.units.values() for u in units)]
+        if not relevant:
+            return None
+        fits = []
+        for label, units in self.units.items():
+            if not units or not all(any(self._unit_match(w, u) for u in units) for w in relevant):
+                continue
+            covered = sum(any(self._unit_match(w, u) for w in relevant) for u in units)
+            if covered / len(units) >= PARAPHRASE_MIN_COVERAGE:
+                fits.append(label)
+        return fits[0] if len(fits) == 1 else None
+
+    # --- label text ------------------------------------------------------------------------------
+
+    def resolve_text(self, label_text: str) -> str | None:
+        """The asked label a separated label text names: exactly, with a qualifier after it
+        (``ledger service port (tcp)``), with a typo, or in other words; None when none (or two)."""
+        norm = _norm_label(label_text)
+        if not norm:
+            return None
+        if norm in self.by_norm:
+            return self.by_norm[norm]
+        prefixed = [n for n in self.norms if norm.startswith(n) and not _is_word(norm[len(n)])]
+        if prefixed:
+            return self.by_norm[max(prefixed, key=len)]
+        best = process.extract(norm, list(self.by_norm), scorer=fuzz.ratio,
+                               score_cutoff=LABEL_MATCH_CUTOFF, limit=2)
+        if best and not (len(best) == 2 and best[1][1] >= best[0][1] - 5):
+            return self.by_norm[best[0][0]]
+        if len(norm) > 80:
+            return None  # a sentence, not a label
+        return self.paraphrase(label_text)
+
+    def at_start(self, body: str) -> tuple[str, str] | None:
+        """An asked label named at the start of a line (markup around it allowed), with the text
+        after it: ``**backup cutoff** 2026-07-14 01:26 UTC`` gives the label and the value."""
+        skeleton: list[str] = []
+        where: list[int] = []
+        for i, ch in enumerate(body):
+            if ch in _MARKUP:
+                continue
+            if ch.isspace():
+                if not skeleton or skeleton[-1] == " ":
+                    continue
+                ch = " "
+            skeleton.append(ch)
+            where.append(i)
+        flat = normalize("".join(skeleton))
+        folded = flat.casefold()
+        if len(folded) != len(flat) or len(flat) != len(skeleton):
+            return None
+        for norm in self.norms:
+            if folded.startswith(norm) and (len(folded) == len(norm)
+                                            or not _is_word(folded[len(norm)])):
+                if len(folded) > len(norm) and folded[len(norm)] in "-." \
+                        and len(folded) > len(norm) + 1 and _is_word(folded[len(norm) + 1]):
+                    continue  # "release tag-2": another word
+                end = where[len(norm) - 1] + 1
+                return self.by_norm[norm], body[end:]
+        return None
 
     def cut_at_next_label(self, value: str) -> str:
         """The part of a value before another asked label named with a connector after it
@@ -407,103 +573,398 @@ class _LabelIndex:
                     cut = m.start()
         return value if cut == len(value) else value[:cut].rstrip().rstrip(",;").strip()
 
-    def resolve(self, line: _Line) -> tuple[str, str] | None:
-        """Return (asked label, value text) for a line that names a label, else None."""
-        norm = _norm_label(line.label_text)
-        if not norm:
-            return None
-        if norm in self.by_norm:
-            return self.by_norm[norm], line.value
-        # An asked label followed by more words. Longest wins so that one label being a prefix
-        # of another cannot steal its line.
-        prefixed = [n for n in self.norms if norm.startswith(n) and not _is_word(norm[len(n)])]
-        if prefixed:
-            label = self.by_norm[max(prefixed, key=len)]
-            if line.separated:  # "ledger service port (tcp): 62114": the words were a qualifier
-                return label, line.value
-            # "ledger service port 62114": no separator, the words after the label are the value.
-            rest = _LINE_PREFIX_RE.sub("", line.label_text, count=1)
-            words = rest.split()
-            return label, " ".join(words[len(label.split()):])
-        if not line.separated:
-            return None  # fuzzy matching a whole prose line against labels would bind noise
-        best = process.extract(norm, self.norms, scorer=fuzz.ratio,
-                               score_cutoff=LABEL_MATCH_CUTOFF, limit=2)
-        if not best or (len(best) == 2 and best[0][1] == best[1][1]):
-            return None  # nothing near, or equally near two labels: binding either is a guess
-        return self.by_norm[best[0][0]], line.value
+
+@dataclass(frozen=True)
+class Binding:
+    """One place an answer gives a value for a label."""
+
+    label: str
+    value: str
+    line: int
+    """The answer line (0-based) it stands on; -1 inside a JSON document."""
+    how: str
+    """``line``, ``table``, ``json``, ``inline``, ``sentence`` or ``position``."""
 
 
-def _json_lines(answer_text: str) -> list[str] | None:
-    """Turn a JSON-object answer into ``label: value`` lines; None when it is not one."""
-    stripped = "\n".join(line for line in answer_text.strip().splitlines()
-                         if not _FENCE_RE.match(line))
-    if not stripped.strip().startswith("{"):
-        return None
-    try:
-        data = json.loads(stripped)
-    except ValueError:
-        return None
+def _cell_split(line: str) -> list[str]:
+    cells = [c.strip() for c in line.strip().split("|")]
+    if line.strip().startswith("|"):
+        cells = cells[1:]
+    if line.strip().endswith("|") and cells:
+        cells = cells[:-1]
+    return cells
+
+
+def _header_index(cells: Sequence[str], names: Sequence[str]) -> int | None:
+    for i, cell in enumerate(cells):
+        norm = _norm_label(cell)
+        if norm in names or any(norm.startswith(n + " ") or norm.endswith(" " + n) for n in names):
+            return i
+    return None
+
+
+def _table_bindings(block: Sequence[tuple[int, str]], index: _LabelIndex,
+                    rx: _Compiled) -> list[Binding]:
+    """Bind the rows of one markdown table (with or without outer pipes, any column order)."""
+    rows = [(i, _cell_split(line)) for i, line in block if not _TABLE_RULE_RE.match(line)]
+    has_rule = any(_TABLE_RULE_RE.match(line) for _, line in block)
+    if not rows:
+        return []
+    head = rows[0][1]
+    label_col = _header_index(head, _LABEL_KEYS)
+    value_col = _header_index(head, _VALUE_KEYS)
+    note_cols = [i for i, c in enumerate(head) if _norm_label(c) in _NOTE_KEYS]
+    header = label_col is not None or value_col is not None or (
+        has_rule and len(rows) > 1 and not any(index.resolve_text(c) for c in head))
+    out: list[Binding] = []
+    if not header and len(rows) > 1:
+        # A transposed table: the header names the labels, the rows below hold the values.
+        named = [index.resolve_text(c) if c else None for c in head]
+        if sum(n is not None for n in named) >= 2 and not any(
+                index.resolve_text(c) for _, cells in rows[1:] for c in cells if c):
+            for i, cells in rows[1:]:
+                for col, label in enumerate(named):
+                    if label is not None and col < len(cells):
+                        out.append(Binding(label, _clean_value(cells[col]), i, "table"))
+            return out
+    for i, cells in rows[1:] if header else rows:
+        label = None
+        at = None
+        if label_col is not None and label_col < len(cells):
+            label, at = index.resolve_text(cells[label_col]), label_col
+        if label is None:
+            for col, cell in enumerate(cells):
+                if cell and not cell.replace(".", "").isdigit() and col != value_col:
+                    label = index.resolve_text(cell)
+                    if label is not None:
+                        at = col
+                        break
+        if label is None or at is None:
+            continue
+        if value_col is not None and value_col != at:
+            value = cells[value_col] if value_col < len(cells) else ""
+            extra = [cells[c] for c in note_cols if c < len(cells) and c not in (at, value_col)]
+        else:
+            rest = [c for c in cells[at + 1:]]
+            value = next((c for c in rest if c), "")
+            after = rest[rest.index(value) + 1:] if value in rest else []
+            extra = [c for c in after if c and _has_marker(c, rx)]
+        value = _clean_value(value)
+        if extra:
+            value = " ; ".join([value, *extra]) if value else " ; ".join(extra)
+        out.append(Binding(label, value, i, "table"))
+    return out
+
+
+def _has_marker(text: str, rx: _Compiled) -> bool:
+    return bool(rx.hedge.search(text) or rx.abstention.search(text)
+                or rx.negation_start.search(text))
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return " ; ".join(_scalar(v) for v in value)
+    if isinstance(value, dict):
+        inner = next((value[k] for k in value if _norm_label(str(k)) in _VALUE_KEYS), None)
+        return _scalar(inner) if inner is not None else json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _json_bindings(data: Any, index: _LabelIndex, rx: _Compiled, out: list[Binding],
+                   depth: int = 0) -> None:
+    """Walk a JSON document: keys that name labels, and ``{label: …, value: …}`` records, at any
+    depth (``{"answers": [{"label": …, "value": …}]}``)."""
+    if depth > 20:
+        return
+    if isinstance(data, list):
+        for item in data:
+            _json_bindings(item, index, rx, out, depth + 1)
+        return
     if not isinstance(data, dict):
-        return None
-    return [f"{key}: {'null' if val is None else val}" for key, val in data.items()]
+        return
+    keys = {_norm_label(str(k)): k for k in data}
+    label_key = next((keys[k] for k in _LABEL_KEYS if k in keys
+                      and isinstance(data[keys[k]], str)), None)
+    value_key = next((keys[k] for k in _VALUE_KEYS if k in keys), None)
+    if label_key is not None and value_key is not None:
+        label = index.resolve_text(data[label_key])
+        if label is not None:
+            value = _scalar(data[value_key])
+            notes = [str(data[keys[k]]) for k in _NOTE_KEYS if k in keys
+                     and data[keys[k]] is not None and _has_marker(str(data[keys[k]]), rx)]
+            out.append(Binding(label, " ; ".join([value, *notes]), -1, "json"))
+            return
+    for key, value in data.items():
+        label = index.resolve_text(str(key)) if isinstance(key, str) else None
+        if label is None:
+            _json_bindings(value, index, rx, out, depth + 1)
+            continue
+        text = _scalar(value)
+        if isinstance(value, dict):
+            vk = next((k for k in value if _norm_label(str(k)) in _VALUE_KEYS), None)
+            if vk is None:
+                _json_bindings(value, index, rx, out, depth + 1)
+                continue
+            notes = [str(value[k]) for k in value if _norm_label(str(k)) in _NOTE_KEYS
+                     and value[k] is not None and _has_marker(str(value[k]), rx)]
+            text = " ; ".join([_scalar(value[vk]), *notes])
+        out.append(Binding(label, text, -1, "json"))
 
 
-def parse_answer(answer_text: str, labels: Sequence[str]) -> dict[str, str | None]:
-    """Bind each asked label to the value the answer gives for it.
+def _json_documents(text: str) -> tuple[list[tuple[int, Any]], str]:
+    """The JSON documents in an answer (whole, fenced or embedded) and the text outside them."""
+    decoder = json.JSONDecoder()
+    docs: list[tuple[int, Any]] = []
+    rest: list[str] = []
+    pos = 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "{[":
+            try:
+                data, end = decoder.raw_decode(text, i)
+            except ValueError:
+                i += 1
+                continue
+            if isinstance(data, (dict, list)) and data:
+                docs.append((text.count("\n", 0, i), data))
+                rest.append(text[pos:i])
+                pos = i = end
+                continue
+        i += 1
+    rest.append(text[pos:])
+    return docs, "".join(rest)
 
-    Lines are ``label: value``; bullets, numbering, headings, bold or quoted labels, other case,
-    ``label = value``, ``label — value``, markdown table rows and a JSON object are all read.
-    A label line with nothing after the separator takes the next line as its value unless that
-    line names a label itself. When a label is answered twice, the first non-empty answer wins
-    (an echoed question list does not hide the real answer below it).
+
+def _is_table_row(line: str, index: _LabelIndex) -> bool:
+    stripped = line.strip()
+    if "|" not in stripped or _FENCE_RE.match(line):
+        return False
+    if stripped.startswith("|") or _TABLE_RULE_RE.match(line):
+        return True
+    cells = _cell_split(line)
+    return len(cells) >= 2 and _SEPARATOR_RE.search(cells[0]) is None \
+        and index.resolve_text(cells[0]) is not None
+
+
+def bind_answer(answer_text: str, labels: Sequence[str],
+                markers: AnswerMarkers | None = None) -> dict[str, list[Binding]]:
+    """Every place an answer gives a value for each asked label, in the order they stand.
+
+    Read: ``label: value`` lines (bullets, numbering, headings, bold or quoted labels, other
+    case, ``=``, ``—``, ``?``, ``|``, a tab, or just a space after the label), markdown tables in
+    any column layout (an index column, a header naming the label and value columns, no outer
+    pipes, transposed), JSON anywhere in the answer (objects, lists of ``{label, value}``
+    records, nested), YAML-ish ``label:``/``value:`` records, sentences (``The ledger service
+    listens on port 62114.``), a value on the line after its label, continuation lines, and a
+    numbered list of bare values in question order when no line names a label. Labels may be
+    paraphrased (``Ledger port``, ``Cert expiry``): see :data:`PARAPHRASE_MIN_COVERAGE`.
 
     Args:
         answer_text: the recall answer exactly as the model returned it.
-        labels: the labels asked for.
+        labels: the labels asked for, in the order asked.
+        markers: the answer markers (label synonyms, hedges); default the shipped ones.
 
     Returns:
-        ``{label: value text}`` for every asked label, in the order given; None when no line
-        names the label, "" when a line names it but gives no value.
+        ``{label: [bindings]}`` for every asked label (an empty list: the answer never names it).
     """
-    index = _LabelIndex(labels)
-    lines = _json_lines(answer_text) or answer_text.splitlines()
-    split = [_split_line(line) for line in lines]
-    resolved = [index.resolve(parts) if parts is not None else None for parts in split]
-    bound: dict[str, str | None] = {label: None for label in labels}
-    for i, hit in enumerate(resolved):
-        if hit is None or bound[hit[0]]:
+    mk = markers or default_markers()
+    rx = _compiled(mk)
+    index = _LabelIndex(labels, mk.synonyms)
+    out: list[Binding] = []
+    docs, text = _json_documents(answer_text) if ("{" in answer_text or "[" in answer_text) \
+        else ([], answer_text)
+    for line, doc in docs:
+        found: list[Binding] = []
+        _json_bindings(doc, index, rx, found)
+        out += [Binding(b.label, b.value, line, b.how) for b in found]
+    lines = text.splitlines()
+    consumed: set[int] = set()
+    # Tables: runs of rows.
+    i = 0
+    while i < len(lines):
+        if _is_table_row(lines[i], index):
+            j = i
+            block = []
+            while j < len(lines) and _is_table_row(lines[j], index):
+                block.append((j, lines[j]))
+                j += 1
+            cut = 0
+            for k in range(2, len(block)):
+                if _TABLE_RULE_RE.match(block[k][1]) and not _TABLE_RULE_RE.match(block[k - 1][1]):
+                    out += _table_bindings(block[cut: k - 1], index, rx)
+                    cut = k - 1  # the row above a rule line heads a new table
+            out += _table_bindings(block[cut:], index, rx)
+            consumed.update(range(i, j))
+            i = j
+        else:
+            i += 1
+    per_line: dict[int, list[Binding]] = {}
+    starts: dict[int, Binding] = {}
+    record: tuple[str, int] | None = None
+    for n, line in enumerate(lines):
+        if n in consumed or _FENCE_RE.match(line) or not line.strip():
             continue
-        label, value = hit[0], _clean_value(index.cut_at_next_label(hit[1]))
-        last = i
-        if not value:
-            nxt = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
-            if nxt is not None and resolved[nxt] is None and split[nxt] is not None:
-                value = _clean_value(_LINE_PREFIX_RE.sub("", lines[nxt], count=1))
-                last = nxt
-        if value:
-            value = _with_continuation(value, lines, split, resolved, i, last)
-        bound[label] = value
-    if any(v is None for v in bound.values()):
-        _bind_inline(lines, index, bound)
+        found, start = _line_bindings(line, n, index, rx)
+        # YAML-ish records: "- label: ledger service port" then "  value: 62114".
+        split = _separated(line)
+        if split is not None:
+            key = _norm_label(split[0])
+            if key in _LABEL_KEYS:
+                named = index.resolve_text(split[1])
+                if named is not None:
+                    record = (named, n)
+                    continue
+            if key in _VALUE_KEYS and record is not None and n - record[1] <= 4:
+                found, start = [Binding(record[0], _clean_value(split[1]), n, "line")], None
+                record = None
+        if found:
+            per_line[n] = found
+        if start is not None:
+            starts[n] = start
+    for n in sorted(per_line):
+        for b in per_line[n]:
+            value = b.value
+            if b is starts.get(n):
+                if not value:
+                    nxt = next((j for j in range(n + 1, len(lines)) if lines[j].strip()), None)
+                    if nxt is not None and nxt not in per_line and nxt not in consumed \
+                            and not _FENCE_RE.match(lines[nxt]) \
+                            and not lines[nxt].rstrip().rstrip("*_").endswith(":"):
+                        value = _clean_value(_LINE_PREFIX_RE.sub("", lines[nxt], count=1))
+                        consumed.add(nxt)
+                        value = _with_continuation(value, lines, per_line, consumed, n, nxt, rx)
+                else:
+                    value = _with_continuation(value, lines, per_line, consumed, n, n, rx)
+            out.append(Binding(b.label, value, b.line, b.how))
+    if not any(b.value.strip() for b in out):
+        out += _positional(lines, labels, per_line, consumed)
+    out.sort(key=lambda b: b.line)
+    bound: dict[str, list[Binding]] = {label: [] for label in labels}
+    seen: set[tuple[str, str, int, str]] = set()
+    for b in out:
+        key = (b.label, b.value, b.line, b.how)
+        if key not in seen:
+            seen.add(key)
+            bound[b.label].append(b)
     return bound
+
+
+def _separated(line: str) -> tuple[str, str] | None:
+    body = _LINE_PREFIX_RE.sub("", line, count=1)
+    match = _SEPARATOR_RE.search(body)
+    if match is None or match.start() == 0:
+        return None
+    return body[: match.start()], body[match.end():]
+
+
+def _line_bindings(line: str, n: int, index: _LabelIndex, rx: _Compiled
+                   ) -> tuple[list[Binding], Binding | None]:
+    """The bindings one line makes, and the one at its start (whose value may be on the next
+    line)."""
+    body = _LINE_PREFIX_RE.sub("", line, count=1)
+    found: list[Binding] = []
+    start: Binding | None = None
+    head = index.at_start(body)
+    offset = 0
+    if head is not None:
+        label, rest = head
+        after = _AFTER_LABEL_RE.match(rest)
+        value = rest[after.end():] if after else rest
+        start = Binding(label, _clean_value(index.cut_at_next_label(value.strip())), n, "line")
+        offset = len(body) - len(rest)
+    else:
+        split = _separated(line)
+        if split is not None and len(_norm_label(split[0])) <= 80:
+            label = index.resolve_text(split[0])
+            if label is not None:
+                start = Binding(label, _clean_value(index.cut_at_next_label(split[1].strip())),
+                                n, "line")
+                offset = len(body) - len(split[1])
+    if start is not None:
+        found.append(start)
+    found += [b for b in _inline(body, n, index, offset) if start is None or b.label != start.label
+              or b.value != start.value]
+    found += _sentences(body, n, index, rx, {b.label for b in found}, only_abstentions=bool(found))
+    return found, start
+
+
+# A connector between a label named inside a sentence and its value: "is", "was", ":", "=", …
+_INLINE_CONNECTOR_RE = re.compile(
+    r"^\s*(?:\*\*)?\s*(?:(?:is|was|are|were|remains|equals)\b|[:：=→]|->|[-–—](?=\s))\s*",
+    re.IGNORECASE)
+_CLAUSE_SPLIT_RE = re.compile(r";\s+|(?<=\S)[.!]\s+(?=[A-Z])|,?\s+(?:and|but|while|whereas)\s+"
+                              r"(?=the\b|its\b|a\b)|,\s+(?=the\b)", re.IGNORECASE)
+
+
+def _inline(text: str, n: int, index: _LabelIndex, offset: int) -> list[Binding]:
+    """Labels a sentence names exactly, with a connector after them: ``The X is Y.``, or
+    several ``X: Y, Z: W`` on one line. A value runs from its connector to the next asked label
+    named on the line (or the line's end). Labels before ``offset`` are the line's own."""
+    text = normalize(text).replace("**", "")
+    folded = text.casefold()
+    if len(folded) != len(text):  # casefold changed lengths (ß → ss): offsets would drift
+        return []
+    spans = sorted((m.start(), m.end(), label) for rx, label in index.patterns
+                   for m in rx.finditer(folded))
+    spans = [sp for sp in spans
+             if not any(o[0] <= sp[0] and sp[1] <= o[1] and o != sp for o in spans)]
+    out = []
+    for i, (begin, end, label) in enumerate(spans):
+        if begin == 0 and offset:
+            continue
+        stop = spans[i + 1][0] if i + 1 < len(spans) else len(text)
+        connector = _INLINE_CONNECTOR_RE.match(text[end:stop])
+        if connector is None:
+            continue  # "I lost the ledger service port" names the label but gives nothing
+        value = text[end + connector.end(): stop].strip().rstrip(",;").strip()
+        if value.endswith(".") and not value[:-1].endswith("."):
+            value = value[:-1]  # a sentence's full stop, not part of the value
+        value = _clean_value(value)
+        if value:
+            out.append(Binding(label, value, n, "inline"))
+    return out
+
+
+def _sentences(text: str, n: int, index: _LabelIndex, rx: _Compiled, bound: set[str],
+               only_abstentions: bool) -> list[Binding]:
+    """Clauses that name one label in other words (``The ledger service listens on port
+    62114``), or name it and say it is not known (``I no longer have the ledger service
+    port``): the clause is the value text (the judge looks for the value's tokens in it). On a
+    line that already binds something, only such abstentions are read."""
+    out = []
+    for clause in _CLAUSE_SPLIT_RE.split(text):
+        clause = clause.strip()
+        if not clause or not _words(clause):
+            continue
+        if only_abstentions and not rx.abstention.search(clause):
+            continue
+        label = index.paraphrase(clause)
+        if label is not None and label not in bound:
+            value = clause[:-1] if clause.endswith(".") and not clause[:-1].endswith(".") \
+                else clause
+            out.append(Binding(label, value.strip(), n, "sentence"))
+    return out
 
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def _with_continuation(value: str, lines: Sequence[str], split: Sequence[_Line | None],
-                       resolved: Sequence[tuple[str, str] | None], first: int, last: int) -> str:
+def _with_continuation(value: str, lines: Sequence[str], per_line: Mapping[int, object],
+                       consumed: set[int], first: int, last: int, rx: _Compiled) -> str:
     """Append the lines that continue a label's answer: directly below it (no blank line), naming
     no label, and either indented deeper than the label's line or opening with a hedge, a
     negation or a parenthesis (``  - or 47031``, ``(possibly 47031)``). They are part of what
     the answer offers for that label, so a candidate hidden on them still competes."""
-    rx = _compiled(default_markers())
     extra = []
     for j in range(last + 1, len(lines)):
         line = lines[j]
-        if not line.strip() or resolved[j] is not None or split[j] is None \
+        if not line.strip() or j in per_line or j in consumed or _FENCE_RE.match(line) \
                 or line.lstrip().startswith("|"):
             break
         body = _LINE_PREFIX_RE.sub("", line, count=1).strip()
@@ -512,42 +973,65 @@ def _with_continuation(value: str, lines: Sequence[str], split: Sequence[_Line |
         if _indent(line) <= _indent(lines[first]) and not opener:
             break
         extra.append(body)
+        consumed.add(j)
     return " ".join([value, *extra]) if extra else value
 
 
-# A connector between a label named inside a sentence and its value: "is", "was", ":", "=", …
-_INLINE_CONNECTOR_RE = re.compile(r"^\s*(?:\*\*)?\s*(?:(?:is|was|are|were|remains|equals)\b|[:：=→]|->|[-–—](?=\s))\s*",
-                                  re.IGNORECASE)
-
-
-def _bind_inline(lines: Sequence[str], index: _LabelIndex, bound: dict[str, str | None]) -> None:
-    """Bind labels that no line starts with but a sentence names: ``The X is Y.``, or several
-    ``X: Y, Z: W`` on one line. A label's value runs from its connector to the next asked label
-    named on the line (or the line's end). Only labels still unbound are filled."""
-    patterns = index.patterns
-    for line in lines:
-        text = normalize(line).replace("**", "")
-        folded = text.casefold()
-        if len(folded) != len(text):  # casefold changed lengths (ß → ss): offsets would drift
+def _positional(lines: Sequence[str], labels: Sequence[str], per_line: Mapping[int, object],
+                consumed: set[int]) -> list[Binding]:
+    """A list of bare values in question order, when no line names a label: ``1. 62114`` binds
+    the first label asked; unnumbered items bind by position only when there is one per label."""
+    numbered: list[Binding] = []
+    plain: list[tuple[int, str]] = []
+    for n, line in enumerate(lines):
+        if n in per_line or n in consumed or not line.strip() or _FENCE_RE.match(line):
             continue
-        spans = sorted((m.start(), m.end(), label) for rx, label in patterns
-                       for m in rx.finditer(folded))
-        # A label inside a longer label's span ("port" in "ledger service port") is not a label.
-        spans = [sp for sp in spans
-                 if not any(o[0] <= sp[0] and sp[1] <= o[1] and o != sp for o in spans)]
-        for i, (_, end, label) in enumerate(spans):
-            if bound[label]:
-                continue
-            stop = spans[i + 1][0] if i + 1 < len(spans) else len(text)
-            connector = _INLINE_CONNECTOR_RE.match(text[end:stop])
-            if connector is None:
-                continue  # "I lost the ledger service port" names the label but gives nothing
-            value = text[end + connector.end(): stop].strip().rstrip(",;").strip()
-            if value.endswith(".") and not value[:-1].endswith("."):
-                value = value[:-1]  # a sentence's full stop, not part of the value
-            value = _clean_value(value)
-            if value:
-                bound[label] = value
+        if line.rstrip().rstrip("*_").endswith(":"):
+            continue  # a heading: "Answers:"
+        m = _NUMBERED_RE.match(line)
+        if m is not None:
+            k = int(m.group(1))
+            if 1 <= k <= len(labels):
+                numbered.append(Binding(labels[k - 1], _clean_value(m.group(2)), n, "position"))
+            continue
+        if _LINE_PREFIX_RE.match(line) and _LINE_PREFIX_RE.match(line).end() > 0:
+            plain.append((n, _clean_value(_LINE_PREFIX_RE.sub("", line, count=1))))
+        elif len(line.split()) <= 6:
+            plain.append((n, _clean_value(line)))
+    if len(numbered) >= 2:
+        return numbered
+    if len(plain) == len(labels) and len(labels) >= 2:
+        return [Binding(label, value, n, "position") for label, (n, value) in zip(labels, plain)]
+    return []
+
+
+def joined_value(bindings: Sequence[Binding]) -> str | None:
+    """What an answer gives for one label across all its bindings: None when it never names it,
+    else the distinct non-empty values in order, joined by `` ; `` ("" when all are empty)."""
+    if not bindings:
+        return None
+    values = list(dict.fromkeys(b.value.strip() for b in bindings if b.value.strip()))
+    return " ; ".join(values)
+
+
+def parse_answer(answer_text: str, labels: Sequence[str],
+                 markers: AnswerMarkers | None = None) -> dict[str, str | None]:
+    """Bind each asked label to the text the answer gives for it, across the whole answer.
+
+    Every line, cell or field bound to a label counts (``bind_answer``): a label answered twice
+    with different values gets both (``62114 ; 47031``), so the judge sees competing values
+    wherever they stand; the same value twice is one value.
+
+    Args:
+        answer_text: the recall answer exactly as the model returned it.
+        labels: the labels asked for.
+        markers: the answer markers (default: the shipped ones).
+
+    Returns:
+        ``{label: value text}`` for every asked label, in the order given; None when nothing
+        names the label, "" when it is named but given no value.
+    """
+    return {label: joined_value(b) for label, b in bind_answer(answer_text, labels, markers).items()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -559,7 +1043,8 @@ def _bind_inline(lines: Sequence[str], index: _LabelIndex, bound: dict[str, str 
 # ---------------------------------------------------------------------------------------------
 
 _MARKER_SECTIONS = {"abstention": ("anywhere", "whole"), "hedge": ("anywhere",),
-                    "negation": ("before", "after"), "strike": ("patterns",)}
+                    "negation": ("before", "after"), "strike": ("patterns",),
+                    "label": ("synonyms",)}
 
 
 @dataclass(frozen=True)
@@ -581,6 +1066,9 @@ class AnswerMarkers:
     """Negate the candidate just before them (``is wrong``, ``(outdated)``)."""
     strike: tuple[str, ...]
     """Strike text out; the group ``struck`` is the struck text (``~~x~~``, ``<del>x</del>``)."""
+    synonyms: tuple[str, ...] = ()
+    """Groups of words (space-separated) that stand for each other in a paraphrased label
+    (``count number total``): plain words, not patterns."""
 
 
 def markers_from_data(data: Mapping[str, Any], source: str = "answer markers",
@@ -611,7 +1099,7 @@ def markers_from_data(data: Mapping[str, Any], source: str = "answer markers",
             entries = table.get(key, [])
             if not isinstance(entries, list) or not all(isinstance(e, str) and e for e in entries):
                 raise ConfigError(f"{source}: [{section}] {key} must be a list of non-empty strings")
-            for entry in entries:
+            for entry in entries if section != "label" else ():
                 try:
                     re.compile(entry)
                 except re.error as err:
@@ -633,6 +1121,7 @@ def markers_from_data(data: Mapping[str, Any], source: str = "answer markers",
         negation_before=merged("negation.before", b.negation_before),
         negation_after=merged("negation.after", b.negation_after),
         strike=merged("strike.patterns", b.strike),
+        synonyms=merged("label.synonyms", b.synonyms),
     )
 
 
@@ -700,6 +1189,12 @@ _KIND_TAGS = {
 }
 """Scenario ``kind`` tags (free-form) that name an identifier kind of ``core.identifiers``."""
 
+def tag_kind(tag: str | None) -> str | None:
+    """The identifier kind a scenario's free-form ``kind`` tag names (``port``, ``hostname`` →
+    ``host``), or None."""
+    return _KIND_TAGS.get((tag or "").strip().lower())
+
+
 _COMPETING = {
     "number": {"number", "port"}, "port": {"number", "port"},
     "timestamp": {"timestamp", "time"}, "time": {"time", "timestamp"},
@@ -757,6 +1252,13 @@ def _shape_re(value: str) -> re.Pattern[str] | None:
     return re.compile(r"(?<![\w.-])" + "".join(parts) + r"(?![\w]|[.-]\w)")
 
 
+def shape_tokens(value: str, text: str) -> list[str]:
+    """Tokens of a text with the exact shape of a value (each digit any digit, each letter any
+    letter; values with a digit only): ``Отдел расчётов-5`` for ``Отдел расчётов-4``."""
+    shape = _shape_re(normalize(value).strip())
+    return [m.group() for m in shape.finditer(normalize(text))] if shape else []
+
+
 _NOT_A_UNIT = frozenset("and or nor too also then vs is was are were the a an as but if so to in "
                         "on at of for with by from port ports".split())
 
@@ -775,6 +1277,16 @@ class Judgement:
     abstained: bool
     competitors: tuple[str, ...] = ()
     """The competing candidates found (other planted values, tokens of the value's kind)."""
+    offered: bool = False
+    """The answer offers a candidate value (the value, struck or not, or a competitor)."""
+    given: str | None = None
+    """The one value the answer asserts, when it asserts exactly one (else None)."""
+    nothing: bool = False
+    """The answer gives no value and no abstention: missing, empty, or text holding no value
+    of the fact's kind."""
+    resolved: bool = False
+    """Struck or negated candidates came first and one asserted candidate last: the answer is
+    that one (``~~62115~~ 62114``)."""
 
 
 def _blank(text: str, spans: Iterable[tuple[int, int]], fill: str) -> str:
@@ -820,7 +1332,7 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
         The judgement.
     """
     if found is None or not found.strip():
-        return Judgement(False, False, True)
+        return Judgement(False, False, False, nothing=True)
     rx = _compiled(markers or default_markers())
     text = normalize(found)
     norm_value = normalize(value).strip()
@@ -851,6 +1363,8 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
 
     # Competing candidates: other planted values, then tokens of the value's kinds or shape.
     competitors: list[str] = []
+    cand_at: dict[int, str] = {}
+    parts: list[str] = []
     spans: list[tuple[int, int]] = []
     for rival, words in _rival_order(tuple(rivals)):
         if not rival or rival in norm_value:
@@ -861,6 +1375,7 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
             if not any(s < end and start < e for s, e in spans):
                 spans.append((start, end))
                 competitors.append(rival)
+                cand_at[start] = rival
     rest = _blank(rest, spans, _RIVAL)
     kinds = competing_kinds(value, tag)
     unit = split_unit(norm_value)
@@ -869,9 +1384,23 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
     shaped = [(m.start(), m.end(), m.group()) for m in shape.finditer(rest)] if shape else []
     spans = []
     for start, end, token in [(i.start, i.end, i.value) for i in found_ids] + shaped:
-        if token in norm_value or any(s < end and start < e for s, e in spans):
+        if any(s < end and start < e for s, e in spans):
             continue
         if _RIVAL in token or _CANDIDATE in token:
+            continue
+        if token == norm_value:
+            # The value itself, but glued to an extension of its kind ("…UTC+3"): another value.
+            ext = _value_pattern(norm_value, False).extension
+            grown = ext.match(rest, end) if ext is not None else None
+            if grown is not None:
+                more = re.match(r"[^\s,;()\[\]<>\"'`*]*", rest[grown.end():])
+                token = rest[start: grown.end() + (more.end() if more else 0)].rstrip(".")
+                end = start + len(token)
+            else:
+                parts.append(token)
+                continue
+        elif token in norm_value:
+            parts.append(token)  # part of the value ("19" of "19 shards"): offered, not a rival
             continue
         if token[0].isdigit() and token.replace(".", "").replace(",", "").isdigit():
             following = _unit_after(rest, end)
@@ -881,21 +1410,54 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
                 continue  # "3 regions" beside "19 shards": a number of something else
         spans.append((start, end))
         competitors.append(token)
+        cand_at[start] = token
     rest = _blank(rest, spans, _RIVAL)
 
     hedge = rx.hedge.search(rest) is not None
-    negated = (rx.negation_before.search(rest) is not None
-               or rx.negation_after.search(rest) is not None)
+    negated_at = {m.end() - 1 for m in rx.negation_before.finditer(rest)} | {
+        m.start() for m in rx.negation_after.finditer(rest)}
+    negated = bool(negated_at)
     rivals_n = len(competitors)
+    offered = asserted or value_struck or bool(rivals_n) or bool(parts) or bool(
+        not kinds and rest.strip(" \t\n.,;:!?()[]*_`\"'«»“”-") and not abstain)
+    # A struck or negated candidate followed by one asserted candidate is that candidate
+    # ("~~62115~~ 62114", "not 62115 but 62114", "62115 is wrong; 62114").
+    order = sorted([(pos, ch, pos in negated_at) for pos, ch in enumerate(rest)
+                    if ch in (_CANDIDATE, _RIVAL)]
+                   + [(a, "struck", True) for (a, b), t in zip(struck_spans, struck_texts)
+                      if t.strip()])
+    if len(order) >= 2 and not order[-1][2] and all(c[2] for c in order[:-1]) \
+            and not (hedge or abstain) and not (value_struck and order[-1][1] == _CANDIDATE):
+        last = order[-1][1]
+        if last == _CANDIDATE:
+            return Judgement(True, False, False, (), offered=True, given=norm_value,
+                             resolved=True)
+        given = cand_at.get(order[-1][0]) if last == _RIVAL else None
+        return Judgement(False, False, False, tuple(competitors), offered=True, given=given,
+                         resolved=True)
     if asserted:
         correct = not (struck or hedge or negated or abstain or rivals_n)
-        return Judgement(correct, not correct, False, tuple(competitors))
+        return Judgement(correct, not correct, False, tuple(competitors), offered=True,
+                         given=norm_value if correct else None)
     if value_struck:
-        return Judgement(False, True, False, tuple(competitors))
+        return Judgement(False, True, False, tuple(competitors), offered=True)
     if abstain and not rivals_n:
         return Judgement(False, False, True)
+    if not offered:
+        # Text with no value of the fact's kind ("the default one", "see the runbook"): no value
+        # given, so nothing to credit, hedge or call invented.
+        return Judgement(False, False, False, nothing=True)
     hedged = rivals_n >= 2 or hedge or negated or struck or (abstain and rivals_n > 0)
-    return Judgement(False, hedged, False, tuple(competitors))
+    if hedged:
+        given = None
+    elif rivals_n == 1:
+        given = competitors[0]
+    elif not rivals_n and len(set(parts)) == 1:
+        given = parts[0]
+    else:
+        given = None if kinds or shape is not None else " ".join(rest.split()) or None
+    return Judgement(False, hedged, False, tuple(competitors), offered=True,
+                     given=None if hedged else given)
 
 
 def is_abstention(found: str | None, markers: AnswerMarkers | None = None) -> bool:
@@ -971,7 +1533,8 @@ class FactGrade:
     correct: bool
     """The answer asserts the expected value, as a whole token, and nothing competing with it."""
     abstained: bool
-    """Not correct, and the answer said nothing: missing, empty, or only an abstention marker."""
+    """Not correct, and the answer says it does not have the value (an abstention marker:
+    ``unknown``, ``not recorded``, ``N/A``…) and offers no candidate."""
     unit_dropped: bool
     """Diagnostic only: the number survived, its unit word did not."""
     hedged: bool = False
@@ -979,6 +1542,11 @@ class FactGrade:
     ``judge_value``). Never credited, never an abstention."""
     competitors: tuple[str, ...] = ()
     """The competing candidates the answer offered beside (or instead of) the value."""
+    nothing: bool = False
+    """The answer gave no value and no abstention for this label: no line names it, it is
+    named with no value, or its text holds no value of the fact's kind. Not an abstention."""
+    given: str | None = None
+    """The one value the answer asserts for the label (None: none, or several)."""
 
 
 def grade_answer(answer_text: str, facts: Sequence[LabelledValue], *,
@@ -1011,13 +1579,13 @@ def grade_answer(answer_text: str, facts: Sequence[LabelledValue], *,
     Returns:
         One ``FactGrade`` per fact, in the order of ``facts``.
     """
-    bound = parse_answer(answer_text, [fact.label for fact in facts])
+    bound = bind_answer(answer_text, [fact.label for fact in facts], markers)
     pool = list(dict.fromkeys([*(fact.value for fact in facts), *rivals]))
     grades = []
     for fact in facts:
-        found = bound[fact.label]
-        verdict = judge_value(found, fact.value, tag=getattr(fact, "kind", None),
-                              rivals=[v for v in pool if v != fact.value], markers=markers)
+        tag = getattr(fact, "kind", None)
+        others = [v for v in pool if v != fact.value]
+        found, verdict = _judge_bindings(bound[fact.label], fact.value, tag, others, markers)
         grades.append(FactGrade(
             label=fact.label,
             expected=fact.value,
@@ -1027,8 +1595,39 @@ def grade_answer(answer_text: str, facts: Sequence[LabelledValue], *,
             unit_dropped=not verdict.correct and unit_dropped(fact.value, found),
             hedged=verdict.hedged,
             competitors=verdict.competitors,
+            nothing=verdict.nothing,
+            given=verdict.given,
         ))
     return grades
+
+
+def _judge_bindings(bindings: Sequence[Binding], value: str, tag: str | None,
+                    rivals: Sequence[str], markers: AnswerMarkers | None
+                    ) -> tuple[str | None, Judgement]:
+    """One label, one value, across every binding: the bindings that offer a value or an
+    abstention are judged together (two different values are competing candidates wherever
+    they stand); bindings that offer neither (an echoed label, "see below") are dropped when
+    another one says something."""
+    texts = list(dict.fromkeys(b.value.strip() for b in bindings if b.value.strip()))
+    if not texts:
+        return ("" if bindings else None), judge_value(None, value, tag=tag, rivals=rivals,
+                                                       markers=markers)
+    judged = [(t, judge_value(t, value, tag=tag, rivals=rivals, markers=markers)) for t in texts]
+    saying = [(t, j) for t, j in judged if not j.nothing]
+    if not saying:
+        return texts[0], judged[0][1]
+    if len(saying) == 1:
+        return saying[0]
+    found = " ; ".join(t for t, _ in saying)
+    whole = judge_value(found, value, tag=tag, rivals=rivals, markers=markers)
+    if whole.correct and not whole.resolved and not all(j.correct for _, j in saying):
+        # Another binding says something else (a value of no kind the judge looks for, an
+        # abstention, a hedge): one label, two answers.
+        whole = Judgement(False, True, False, whole.competitors, offered=True)
+    elif not (whole.correct or whole.hedged or whole.abstained) and len(
+            {j.given for _, j in saying if not j.abstained}) > 1:
+        whole = Judgement(False, True, False, whole.competitors, offered=True)
+    return found, whole
 
 
 def recall(grades: Sequence[FactGrade]) -> float:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Protocol
 
-from foldscope.core.answers import classify_fact
+from foldscope.core.answers import classify_fact, course_for
 from foldscope.core.arms import Arm
 from foldscope.core.carrier import PARSE_FAILURES, carry_forward
 from foldscope.core.fold import CallSpec, fold_call
@@ -351,8 +351,8 @@ class StoredCheck(Check):
 
 
 def grade_checks(answer: str, graded: Sequence[PlantedFact], *, carrier: str | None = None,
-                 rivals: Iterable[str] = (), markers: AnswerMarkers | None = None
-                 ) -> tuple[Check, ...]:
+                 rivals: Iterable[str] = (), markers: AnswerMarkers | None = None,
+                 carriers: Sequence[str] = ()) -> tuple[Check, ...]:
     """Grade an answer's every graded fact, classing each by the final carrier's state of it.
 
     Args:
@@ -364,8 +364,12 @@ def grade_checks(answer: str, graded: Sequence[PlantedFact], *, carrier: str | N
         rivals: every planted value of the scenario, decoys too: competing candidates for the
             one-value-per-label rule (``core.grading.judge_value``).
         markers: the answer markers (default: the shipped ones).
+        carriers: the row's carriers before the final one, fold 0 first: a wrong value that
+            repeats a form the value took in any of them is ``carried_corruption``
+            (``core.forensics.value_course``).
     """
     grades = grade_answer(answer, graded, rivals=rivals, markers=markers)
+    every = [*carriers, carrier] if carrier is not None else list(carriers)
     if carrier is None:
         states: list[tuple[str, str | None]] = [("missing", None)] * len(grades)
     else:
@@ -373,7 +377,8 @@ def grade_checks(answer: str, graded: Sequence[PlantedFact], *, carrier: str | N
         states = [(s.state, s.altered) for s in carrier_states(carrier, graded, last)]
     checks = []
     for g, fact, (state, altered) in zip(grades, graded, states, strict=True):
-        verdict = classify_fact(g, state, altered, fact.kind)
+        course = course_for(g, every, fact.kind) if state != "present" else ()
+        verdict = classify_fact(g, state, altered, fact.kind, course)
         checks.append(Check(
             label=g.label, expected=g.expected, found=g.found, correct=g.correct,
             abstained=g.abstained, unit_dropped=g.unit_dropped,
@@ -407,7 +412,8 @@ class RowResult:
         return self.correct / self.graded if self.checks else 0.0
 
 
-def grade_row(answer: str, carrier: str, scenario: Scenario, tally: FoldTally) -> RowResult:
+def grade_row(answer: str, carrier: str, scenario: Scenario, tally: FoldTally,
+              carriers: Sequence[str] = ()) -> RowResult:
     """Grade a finished row; its verdict comes from ``core.validity`` alone.
 
     Args:
@@ -415,12 +421,13 @@ def grade_row(answer: str, carrier: str, scenario: Scenario, tally: FoldTally) -
         carrier: the final carrier (what the recall turn read).
         scenario: the row's scenario.
         tally: what the row's folds added up to (catch-up, parse failures, length stops).
+        carriers: the carriers before the final one, fold 0 first (the value's course).
     """
     verdict = row_validity(RowFacts(
         status="done", parse_failures=tally.parse_failures, length_stops=tally.length_stops,
         catch_up=tally.catch_up, scenario_distributed=scenario.distributed, answered=True))
     checks = grade_checks(answer, scenario.graded, carrier=carrier,
-                          rivals=[f.value for f in scenario.facts])
+                          rivals=[f.value for f in scenario.facts], carriers=carriers)
     return RowResult(answer, checks, verdict)
 
 

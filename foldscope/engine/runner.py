@@ -739,8 +739,9 @@ class SweepRunner:
 
         committed = store.row(row.id)
         assert committed is not None  # rows are never deleted
+        earlier = [f.carrier for f in store.folds(row.id)][:-1]  # the value's course
         result = grade_row(reply.content, cursor.carrier, inputs.scenario,
-                           FoldTally.of_row(committed))
+                           FoldTally.of_row(committed), carriers=earlier)
         store.finish_row(row.id, result, prompt_tokens=reply.prompt_tokens,
                          completion_tokens=reply.completion_tokens,
                          est_prompt_tokens=spec.estimated_prompt_tokens, cost_usd=reply.cost_usd,

@@ -141,7 +141,8 @@ def reindex(store: Store, sweep_id: str | None = None,
         if full is not None and full.status == "done" and full.answer is not None:
             checks = grade_checks(full.answer, scenario.graded,
                                   carrier=folds[-1].carrier if folds else "",
-                                  rivals=[f.value for f in scenario.facts])
+                                  rivals=[f.value for f in scenario.facts],
+                                  carriers=[f.carrier for f in folds[:-1]])
             recall = sum(c.correct for c in checks) / len(checks) if checks else 0.0
             regraded += 1
         store.rewrite_timeline(row.id, folds, timeline.facts if folds else (), checks, recall)
