@@ -41,7 +41,7 @@ from foldscope.core.grading import (
     split_unit,
     tag_kind,
 )
-from foldscope.core.identifiers import find_identifiers
+from foldscope.core.identifiers import default_rules, find_identifiers
 from foldscope.core.nearmiss import NearMiss, near_miss
 from foldscope.core.signatures import Signature, signature_hits
 
@@ -337,7 +337,13 @@ def holds_as_kind(text: str, value: str, planted: str | None = None,
         return any(contains_token(text, f"{head} {u}") for u in _unit_forms(unit[1]))
     tagged = tag_kind(kind)
     if number and tagged is not None and tagged != "number":
-        return any(i.value == value for i in find_identifiers(normalize(text), kinds={tagged}))
+        # The kind's own rule, not overlap-resolved: the port of "http://host:8080/x" counts.
+        norm = normalize(text)
+        rule = next((r for r in default_rules() if r.name == tagged), None)
+        if rule is None:
+            return contains_token(norm, value)
+        return any((m.group("value") if "value" in rule.pattern.groupindex else m.group())
+                   == value for m in rule.pattern.finditer(norm))
     return contains_token(text, value)
 
 
