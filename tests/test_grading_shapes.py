@@ -9,7 +9,6 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from kestrel_facts import KESTREL_GRADED
 
 from foldscope.core.grading import bind_answer, grade_answer, judge_value, parse_answer
@@ -67,7 +66,7 @@ def _layout(pairs, kind: str, fmt: str = "{l}: {v}") -> str:
     if kind == "lines":
         return _lines(pairs, fmt)
     if kind == "capitalised":
-        return _lines([(l[0].upper() + l[1:], v) for l, v in pairs], "{l} {v}")
+        return _lines([(lab[0].upper() + lab[1:], v) for lab, v in pairs], "{l} {v}")
     if kind == "index_table":
         return "| # | Label | Value |\n|---|---|---|\n" + _lines(pairs, "| {i} | {l} | {v} |")
     if kind == "value_first_table":
@@ -79,21 +78,21 @@ def _layout(pairs, kind: str, fmt: str = "{l}: {v}") -> str:
     if kind == "json_object":
         return "```json\n" + json.dumps(dict(pairs), ensure_ascii=False, indent=2) + "\n```"
     if kind == "json_answers":
-        return json.dumps({"answers": [{"label": l, "value": v} for l, v in pairs]},
+        return json.dumps({"answers": [{"label": lab, "value": v} for lab, v in pairs]},
                           ensure_ascii=False)
     if kind == "json_list":
-        return "Here you go:\n" + json.dumps([{"field": l, "answer": v} for l, v in pairs],
+        return "Here you go:\n" + json.dumps([{"field": lab, "answer": v} for lab, v in pairs],
                                              ensure_ascii=False) + "\nDone."
     if kind == "json_nested":
-        return json.dumps({"result": {"facts": {l: {"value": v, "source": "chunk 2"}
-                                                for l, v in pairs}}}, ensure_ascii=False)
+        return json.dumps({"result": {"facts": {lab: {"value": v, "source": "chunk 2"}
+                                                for lab, v in pairs}}}, ensure_ascii=False)
     if kind == "json_snake":
-        return json.dumps({l.replace(" ", "_").replace("-", "_"): v for l, v in pairs},
+        return json.dumps({lab.replace(" ", "_").replace("-", "_"): v for lab, v in pairs},
                           ensure_ascii=False)
     if kind == "yaml_records":
         return "answers:\n" + _lines(pairs, "  - label: {l}\n    value: {v}")
     if kind == "echo_then_answers":
-        return "Questions:\n" + "\n".join(f"- {l}" for l, _ in pairs) + "\n\nAnswers:\n" + \
+        return "Questions:\n" + "\n".join(f"- {lab}" for lab, _ in pairs) + "\n\nAnswers:\n" + \
             _lines(pairs, "- {l}: {v}")
     raise AssertionError(kind)
 

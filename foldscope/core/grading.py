@@ -778,10 +778,10 @@ def bind_answer(answer_text: str, labels: Sequence[str],
     out: list[Binding] = []
     docs, text = _json_documents(answer_text) if ("{" in answer_text or "[" in answer_text) \
         else ([], answer_text)
-    for line, doc in docs:
-        found: list[Binding] = []
-        _json_bindings(doc, index, rx, found)
-        out += [Binding(b.label, b.value, line, b.how) for b in found]
+    for at, doc in docs:
+        walked: list[Binding] = []
+        _json_bindings(doc, index, rx, walked)
+        out += [Binding(b.label, b.value, at, b.how) for b in walked]
     lines = text.splitlines()
     consumed: set[int] = set()
     # Tables: runs of rows.
@@ -847,9 +847,9 @@ def bind_answer(answer_text: str, labels: Sequence[str],
     bound: dict[str, list[Binding]] = {label: [] for label in labels}
     seen: set[tuple[str, str, int, str]] = set()
     for b in out:
-        key = (b.label, b.value, b.line, b.how)
-        if key not in seen:
-            seen.add(key)
+        ident = (b.label, b.value, b.line, b.how)
+        if ident not in seen:
+            seen.add(ident)
             bound[b.label].append(b)
     return bound
 
@@ -880,9 +880,9 @@ def _line_bindings(line: str, n: int, index: _LabelIndex, rx: _Compiled
     else:
         split = _separated(line)
         if split is not None and len(_norm_label(split[0])) <= 80:
-            label = index.resolve_text(split[0])
-            if label is not None:
-                start = Binding(label, _clean_value(index.cut_at_next_label(split[1].strip())),
+            named = index.resolve_text(split[0])
+            if named is not None:
+                start = Binding(named, _clean_value(index.cut_at_next_label(split[1].strip())),
                                 n, "line")
                 offset = len(body) - len(split[1])
     if start is not None:
@@ -994,7 +994,8 @@ def _positional(lines: Sequence[str], labels: Sequence[str], per_line: Mapping[i
             if 1 <= k <= len(labels):
                 numbered.append(Binding(labels[k - 1], _clean_value(m.group(2)), n, "position"))
             continue
-        if _LINE_PREFIX_RE.match(line) and _LINE_PREFIX_RE.match(line).end() > 0:
+        prefix = _LINE_PREFIX_RE.match(line)
+        if prefix is not None and prefix.end() > 0:
             plain.append((n, _clean_value(_LINE_PREFIX_RE.sub("", line, count=1))))
         elif len(line.split()) <= 6:
             plain.append((n, _clean_value(line)))
