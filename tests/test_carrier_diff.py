@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from foldscope.core.answers import checks_table
 from foldscope.core.carrier import carried_sections
 from foldscope.core.carrier_diff import carrier_diff, char_marks
+from foldscope.core.cells import CellKey
 from foldscope.core.forensics import fact_timeline, fold_changes, timeline_document
 from foldscope.core.survival import NEVER_LOST, death_table, survival_curves
 
@@ -94,7 +95,8 @@ def test_carried_sections_names_which_headings():
 
 def test_survival_pools_rows_and_counts_planted_facts_only():
     tl = fact_timeline(FOLDS, FACTS)
-    (curve,) = survival_curves([("m", "j", tl), ("m", "j", tl)])
+    (curve,) = survival_curves([(CellKey("s", "m", "j"), tl), (CellKey("s", "m", "j"), tl)])
+    assert (curve.scenario, curve.model, curve.arm) == ("s", "m", "j")
     assert curve.rows == 2 and curve.planted == (4, 6, 6) and curve.carried == (4, 2, 0)
     assert curve.fractions == (1.0, 2 / 6, 0.0)
     deaths = death_table([tl], {"port": "port"})

@@ -140,11 +140,11 @@ def test_inspect_bad_row_and_bad_fold_are_one_line_exit_2(db, capsys):
     assert sweep_id
 
 
-def test_sweep_forensics_and_cell_cross_tab(db):
+def test_sweep_forensics(db):
     sweep_id = _sweep(db)
     with Store(db, readonly=True) as store:
         found = sweep_forensics(store, sweep_id)
-        assert found.rows == 8
+        assert found.rows == 8 and found.scenarios == ("smoke",) and found.excluded == 0
         curves = {(c.model, c.arm): c for c in found.curves}
         assert set(curves) == {(m, a) for m in ("sim/garbler", "sim/describer") for a in "jq"}
         for curve in curves.values():
@@ -152,6 +152,67 @@ def test_sweep_forensics_and_cell_cross_tab(db):
             assert all(0.0 <= f <= 1.0 for f in curve.fractions if f is not None)
         # The describer loses facts under j: its curve ends below the garbler's under q.
         assert curves[("sim/describer", "j")].fractions[-1] < 0.5
-        total = sum(found.deaths.by_chunk.values())
-        assert total == sum(found.deaths.by_kind.values()) == 8 * len(
-            load_scenario("smoke").graded)
+        deaths = found.deaths["smoke"]
+        total = sum(deaths.by_chunk.values())
+        assert total == sum(deaths.by_kind.values()) == 8 * len(load_scenario("smoke").graded)
+
+
+def _smoke_twin(tmp_path, monkeypatch):
+    """A second distributed scenario: smoke's file under another name and seed."""
+    from foldscope.engine.loader import SCENARIOS_ENV, scenario_dirs
+
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    smoke = next(d / "smoke.toml" for d in scenario_dirs() if (d / "smoke.toml").exists())
+    text = smoke.read_text(encoding="utf-8")
+    twin = text.replace('name = "smoke"', 'name = "smoke-twin"', 1)
+    assert twin != text, "smoke.toml names itself"
+    (folder / "smoke-twin.toml").write_text(twin, encoding="utf-8")
+    monkeypatch.setenv(SCENARIOS_ENV, str(folder))
+    return "smoke-twin"
+
+
+def test_survival_is_per_scenario_over_valid_rows_only(db, tmp_path, monkeypatch):
+    """Two scenarios, then rows made catch-up (distributed scenario), failed and running: the
+    curves are per (scenario, model, arm) and count exactly the rows the report counts valid, and
+    an invalid row whose carriers lost everything moves no curve."""
+    from foldscope.engine.report import cells as report_cells
+
+    twin = _smoke_twin(tmp_path, monkeypatch)
+    data = definition(models=("sim/faithful",), arms=("j", "q"), repeats=3)
+    data["sweep"]["scenarios"] = ["smoke", twin]
+    sweep_id = run_sweep(db, data)
+    with Store(db, readonly=True) as store:
+        before = sweep_forensics(store, sweep_id)
+        rows = store.rows(sweep_id)
+    assert sorted((c.scenario, c.arm, c.rows) for c in before.curves) == [
+        (s, a, 3) for s in ("smoke", twin) for a in "jq"]
+    smoke_j = [r for r in rows if (r.scenario, r.arm) == ("smoke", "j")]
+    twin_q = [r for r in rows if (r.scenario, r.arm) == (twin, "q")]
+    spoiled = [smoke_j[0].id, smoke_j[1].id, twin_q[0].id]
+    with Store(db) as store:
+        store.db.execute("UPDATE rows SET catch_up=1, valid=0, validity_reason="
+                         "'catch_up_distributed' WHERE id=?", [smoke_j[0].id])
+        store.db.execute("UPDATE rows SET status='failed', valid=0, validity_reason='failed' "
+                         "WHERE id=?", [smoke_j[1].id])
+        store.db.execute("UPDATE rows SET status='running', valid=0, validity_reason="
+                         "'incomplete' WHERE id=?", [twin_q[0].id])
+        # Were any of them counted, every fact would read lost after every fold.
+        store.db.execute("UPDATE folds SET fact_status_json=(SELECT json_group_object(key, "
+                         "'missing') FROM json_each(folds.fact_status_json)) WHERE row_id IN "
+                         f"({','.join('?' * len(spoiled))})", spoiled)
+    with Store(db, readonly=True) as store:
+        after = sweep_forensics(store, sweep_id)
+        reported = {(c["scenario"], c["model"], c["arm"]): c["valid_rows"]
+                    for c in report_cells(store, sweep_id)}
+    curves = {(c.scenario, c.model, c.arm): c for c in after.curves}
+    assert {k: c.rows for k, c in curves.items()} == reported
+    assert reported[("smoke", "sim/faithful", "j")] == 1 and reported[(twin, "sim/faithful", "q")] == 2
+    assert after.excluded == 3 and after.rows == 12 - 3
+    assert after.scenarios == ("smoke", twin) and set(after.deaths) == {"smoke", twin}
+    old = {(c.scenario, c.model, c.arm): c for c in before.curves}
+    for key, curve in curves.items():
+        # faithful keeps every fact: the share is the same over fewer rows, not dragged down.
+        assert curve.fractions == old[key].fractions, key
+    planted = len(load_scenario("smoke").graded)
+    assert sum(after.deaths["smoke"].by_chunk.values()) == (3 + 1) * planted

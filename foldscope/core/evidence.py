@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from foldscope.core.cells import CellKey, cell_key, group_cells, valid_rows
 from foldscope.core.errors import EvidenceError
 from foldscope.core.inference import (
     ROW_THRESHOLD,
@@ -25,7 +26,7 @@ from foldscope.core.inference import (
     rows_table,
 )
 from foldscope.core.stats import clustering, row_mean
-from foldscope.core.validity import OK
+from foldscope.core.validity import OK, Validity
 
 ROW_COLUMNS: tuple[str, ...] = (
     "row_id", "source", "sweep", "scenario", "model", "arm", "repeat", "status", "valid",
@@ -105,6 +106,11 @@ class RowRecord:
     recall: float | None
     correct: int | None
     graded: int | None
+
+    @property
+    def verdict(self) -> Validity:
+        """The row's validity as the package states it (``core.cells.valid_rows`` selects on it)."""
+        return Validity(self.valid, self.validity_reason, retryable=False)
 
 
 def _int(text: str, where: str, column: str) -> int:
@@ -194,23 +200,21 @@ def row_problems(rows: Sequence[RowRecord], checks: Mapping[str, list[int]],
     return problems
 
 
-def _cells(rows: Sequence[RowRecord]) -> dict[tuple[str, ...], list[RowRecord]]:
-    cells: dict[tuple[str, ...], list[RowRecord]] = {}
-    for r in rows:
-        cells.setdefault((r.sweep, r.scenario, r.model, r.arm), []).append(r)
-    return cells
+def _cells(rows: Sequence[RowRecord]) -> dict[tuple[str, CellKey], list[RowRecord]]:
+    """The package's cells: ``core.cells`` cells, the sweep in front (a package spans sweeps)."""
+    return group_cells(rows, lambda r: (r.sweep, cell_key(r)))
 
 
 def aggregates(rows: Sequence[RowRecord], checks: Mapping[str, list[int]]) -> list[dict[str, str]]:
     """One record per cell, in order of first appearance, with every figure as text (``fmt``)."""
     out = []
-    for key, group in _cells(rows).items():
-        valid = [r for r in group if r.valid and r.recall is not None]
+    for (sweep, key), group in _cells(rows).items():
+        valid = valid_rows(group)
         recalls = [r.recall for r in valid if r.recall is not None]
         summary = row_mean(recalls)
         c = clustering([checks.get(r.row_id, []) for r in valid])
         out.append({
-            **dict(zip(CELL_KEY, key)), "rows": fmt(len(group)), "valid_rows": fmt(len(valid)),
+            **dict(zip(CELL_KEY, (sweep, *key))), "rows": fmt(len(group)), "valid_rows": fmt(len(valid)),
             "mean_recall": fmt(summary.mean), "ci_low": fmt(summary.ci[0]),
             "ci_high": fmt(summary.ci[1]), "checks": fmt(c.checks), "icc": fmt(c.icc),
             "design_effect": fmt(c.design_effect), "effective_n": fmt(c.effective_n),
@@ -229,8 +233,8 @@ def contrasts(rows: Sequence[RowRecord]) -> list[dict[str, str]]:
         names = list(arms)
         for i, arm_a in enumerate(names):
             for arm_b in names[i + 1:]:
-                a = [r for r in arms[arm_a] if r.valid and r.recall is not None]
-                b = [r for r in arms[arm_b] if r.valid and r.recall is not None]
+                a = [r for r in valid_rows(arms[arm_a]) if r.recall is not None]
+                b = [r for r in valid_rows(arms[arm_b]) if r.recall is not None]
                 _, first, second = pair_by_key(
                     {r.repeat: r.recall for r in a if r.recall is not None},
                     {r.repeat: r.recall for r in b if r.recall is not None})

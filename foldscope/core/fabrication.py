@@ -14,12 +14,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from foldscope.core.answers import Provenance, provenance, value_signatures
+from foldscope.core.cells import cell_key, enters_aggregates, group_cells
 from foldscope.core.inference import ROW_THRESHOLD
 from foldscope.core.row import Check, RowRecord
 from foldscope.core.scenario import Fact
 from foldscope.core.signatures import Signature
 from foldscope.core.stats import Kappa, cohen_kappa
-from foldscope.core.validity import aggregate_filter
 
 VERDICTS: tuple[str, ...] = ("fabricated", "not_fabricated", "unsure")
 """What a person can say about one answer value."""
@@ -129,7 +129,7 @@ class FailingRows:
     model: str
     arm: str
     valid_rows: int
-    """Valid rows with a recall (``core.validity.aggregate_filter``)."""
+    """Valid rows with a recall (``core.cells.valid_rows``)."""
     failing_rows: int
     """Valid rows with recall below ``ROW_THRESHOLD``."""
     fabricate_never_abstain: int
@@ -156,13 +156,10 @@ def failing_rows(rows: Iterable[tuple[RowRecord, Sequence[Check]]]) -> list[Fail
     Returns:
         One entry per (scenario, model, arm), in the order cells are first seen.
     """
-    grouped: dict[tuple[str, str, str], list[tuple[RowRecord, Sequence[Check]]]] = {}
-    for row, checks in rows:
-        grouped.setdefault((row.scenario, row.model, row.arm), []).append((row, checks))
+    grouped = group_cells(rows, lambda rc: cell_key(rc[0]))
     out = []
     for (scenario, model, arm), group in grouped.items():
-        valid = [(r, c) for r, c in aggregate_filter(group, lambda rc: rc[0].verdict)
-                 if r.recall is not None]
+        valid = [(r, c) for r, c in group if enters_aggregates(r) and r.recall is not None]
         failing = [(r, c) for r, c in valid if r.recall is not None and r.recall < ROW_THRESHOLD]
         fabricating = abstaining = 0
         reached: list[int] = []

@@ -14,15 +14,18 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from foldscope.core.cells import RECALL_INTERVAL
 from foldscope.core.stats import row_mean_from_sums
 from foldscope.core.tally import CellTally
 
 TONES: tuple[str, ...] = ("good", "fair", "poor", "none")
 """How a value reads at a glance; the UI maps each tone to one theme variable."""
 
-INTERVAL_METHOD = ("95 % Student-t interval over valid rows (each row one observation, so the "
-                   "clustering of a row's checks needs no ICC), clipped to [0, 1]; shown from two "
-                   "valid rows — core.stats.row_mean, as in the evidence package's aggregates.csv")
+INTERVAL_METHOD = (f"{RECALL_INTERVAL}: 95 % Student-t interval over valid rows (each row one "
+                   "observation, so the clustering of a row's checks needs no ICC), clipped to "
+                   "[0, 1]; shown from two valid rows — core.stats.row_mean, the same interval as "
+                   "the report's recall_ci95, the study's recall table and the evidence "
+                   "package's aggregates.csv")
 """How the recall interval is computed, in words (the help screen names it)."""
 
 

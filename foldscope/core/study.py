@@ -2,8 +2,8 @@
 
 Every table here reads the rows of ONE sweep and ONE scenario (the engine splits a sweep by
 scenario before calling ``study_tables``); a contrast pairs two arms of one model inside that
-sweep by repeat, never across sweeps. Rows enter a recall figure only through
-``core.validity.aggregate_filter`` on their stored verdict. Statistics are never re-derived
+sweep by repeat, never across sweeps. Cells are ``core.cells`` cells, and rows enter a recall
+figure only through ``core.cells.valid_rows`` on their stored verdict. Statistics are never re-derived
 here: means and intervals come from ``core.stats``, tests and the bootstrap from
 ``core.inference``, answer classes from ``core.answers``.
 
@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
 from foldscope.core.answers import ANSWER_CLASSES
+from foldscope.core.cells import cell_key, group_cells
+from foldscope.core.cells import valid_rows as cell_valid_rows
 from foldscope.core.cuts import GIST_FILL as GIST_FILL
 from foldscope.core.errors import StatsError
 from foldscope.core.evidence import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
@@ -42,7 +44,7 @@ from foldscope.core.stats import (
     row_mean,
     wilson_interval,
 )
-from foldscope.core.validity import aggregate_filter
+from foldscope.core.validity import Validity
 
 Value = str | int | float | None
 """What a table cell holds: text, a count, a figure, or None where it is undefined."""
@@ -110,6 +112,11 @@ class StudyRow:
     checks: tuple[Check, ...] = ()
 
     @property
+    def verdict(self) -> Validity:
+        """The row's stored validity verdict (what ``core.cells.valid_rows`` selects on)."""
+        return self.row.verdict
+
+    @property
     def final(self) -> FoldMeasure | None:
         """The last fold: its carrier is what the recall turn read."""
         return self.folds[-1] if self.folds else None
@@ -166,8 +173,8 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def valid_rows(rows: Sequence[StudyRow]) -> list[StudyRow]:
-    """Rows that may enter an aggregate (``core.validity.aggregate_filter``) and have a recall."""
-    return [r for r in aggregate_filter(rows, lambda s: s.row.verdict) if r.row.recall is not None]
+    """Rows that may enter an aggregate (``core.cells.valid_rows``) and have a recall."""
+    return [r for r in cell_valid_rows(rows) if r.row.recall is not None]
 
 
 def _recalls(rows: Sequence[StudyRow]) -> list[float]:
@@ -195,14 +202,16 @@ def failure_mode(recall: float, fill: float | None, gist_fill: float = GIST_FILL
 
 
 class _Cells:
-    """A sweep's rows grouped by model and arm, in the sweep's model and arm order."""
+    """One scenario's rows grouped into cells (``core.cells``), in the sweep's model and arm
+    order; ``by`` is keyed by (model, arm), the scenario being one."""
 
     def __init__(self, rows: Sequence[StudyRow], models: Sequence[str], arms: Sequence[str],
                  gist_fill: float = GIST_FILL):
         self.gist_fill = gist_fill
+        grouped = group_cells(rows, lambda r: cell_key(r.row))  # one scenario: study_tables
         self.by: dict[tuple[str, str], list[StudyRow]] = defaultdict(list)
-        for r in rows:
-            self.by[(r.row.model, r.row.arm)].append(r)
+        for key, group in grouped.items():
+            self.by[(key.model, key.arm)] = group
         self.models = list(dict.fromkeys([*models, *(r.row.model for r in rows)]))
         self.arms = list(dict.fromkeys([*arms, *(r.row.arm for r in rows)]))
 

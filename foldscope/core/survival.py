@@ -1,7 +1,10 @@
 """Fact survival over a sweep: the share of graded facts still carried after each fold, per
-arm and model, and where facts die (fold of loss by chunk planted in, and by kind of value).
+cell (scenario, model, arm: ``core.cells``), and where facts die (fold of loss by chunk planted
+in, and by kind of value), per scenario.
 
-Computed from rows' fact timelines (``core.forensics``); pure.
+Computed from rows' fact timelines (``core.forensics``); pure. The caller passes the valid rows
+only (``core.cells.valid_rows``), as for every other aggregate; scenarios are never pooled (their
+chunks and facts differ).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from foldscope.core.cells import CellKey
 from foldscope.core.forensics import Timeline
 from foldscope.core.nearmiss import value_kind
 
@@ -22,9 +26,10 @@ NO_KIND = "other"
 
 @dataclass(frozen=True)
 class SurvivalCurve:
-    """One arm × model: after fold k (k from 1), the share of graded facts planted by then that
-    the carrier holds verbatim, pooled over its rows."""
+    """One cell (scenario × model × arm): after fold k (k from 1), the share of graded facts
+    planted by then that the carrier holds verbatim, pooled over its rows."""
 
+    scenario: str
     model: str
     arm: str
     rows: int
@@ -39,22 +44,21 @@ class SurvivalCurve:
         return tuple(c / p if p else None for c, p in zip(self.carried, self.planted))
 
 
-def survival_curves(rows: Iterable[tuple[str, str, Timeline]]) -> list[SurvivalCurve]:
-    """Pool rows' timelines into one survival curve per (model, arm).
+def survival_curves(rows: Iterable[tuple[CellKey, Timeline]]) -> list[SurvivalCurve]:
+    """Pool rows' timelines into one survival curve per cell.
 
     A row that stopped early adds to the folds it reached only.
 
     Args:
-        rows: (model, arm, timeline) per row.
+        rows: (cell, timeline) per valid row.
 
     Returns:
-        The curves, sorted by arm then model.
+        The curves, sorted by scenario, then arm, then model.
     """
-    carried: dict[tuple[str, str], list[int]] = {}
-    planted: dict[tuple[str, str], list[int]] = {}
-    counts: Counter[tuple[str, str]] = Counter()
-    for model, arm, timeline in rows:
-        key = (model, arm)
+    carried: dict[CellKey, list[int]] = {}
+    planted: dict[CellKey, list[int]] = {}
+    counts: Counter[CellKey] = Counter()
+    for key, timeline in rows:
         counts[key] += 1
         c, p = carried.setdefault(key, []), planted.setdefault(key, [])
         graded = {h.label for h in timeline.facts if h.graded}
@@ -67,9 +71,9 @@ def survival_curves(rows: Iterable[tuple[str, str, Timeline]]) -> list[SurvivalC
                     continue
                 p[i] += 1
                 c[i] += fact.state == "present"
-    return [SurvivalCurve(model, arm, counts[(model, arm)], tuple(carried[(model, arm)]),
-                          tuple(planted[(model, arm)]))
-            for model, arm in sorted(counts, key=lambda k: (k[1], k[0]))]
+    return [SurvivalCurve(key.scenario, key.model, key.arm, counts[key], tuple(carried[key]),
+                          tuple(planted[key]))
+            for key in sorted(counts, key=lambda k: (k.scenario, k.arm, k.model))]
 
 
 @dataclass(frozen=True)
@@ -117,11 +121,14 @@ def death_table(rows: Iterable[Timeline], kinds: Mapping[str, str] | None = None
                       tuple(sorted({c for _, c in by_chunk})), tuple(sorted({k for _, k in by_kind})))
 
 
-def pool_by_arm(curves: Iterable[SurvivalCurve], model: str | None = None) -> list[SurvivalCurve]:
-    """One curve per arm: the curves of one model (or, with None, of every model pooled).
+def pool_by_arm(curves: Iterable[SurvivalCurve], scenario: str,
+                model: str | None = None) -> list[SurvivalCurve]:
+    """One curve per arm of one scenario: the curves of one model (or, with None, of every
+    model pooled). Scenarios are never pooled.
 
     Args:
-        curves: per (model, arm) curves (:func:`survival_curves`).
+        curves: per-cell curves (:func:`survival_curves`).
+        scenario: keep only this scenario's.
         model: keep only this model's; None pools all models (model reads ``all models``).
 
     Returns:
@@ -129,7 +136,7 @@ def pool_by_arm(curves: Iterable[SurvivalCurve], model: str | None = None) -> li
     """
     pooled: dict[str, tuple[int, list[int], list[int]]] = {}
     for c in curves:
-        if model is not None and c.model != model:
+        if c.scenario != scenario or (model is not None and c.model != model):
             continue
         rows, carried, planted = pooled.get(c.arm, (0, [], []))
         for i, (n, p) in enumerate(zip(c.carried, c.planted)):
@@ -140,5 +147,5 @@ def pool_by_arm(curves: Iterable[SurvivalCurve], model: str | None = None) -> li
             planted[i] += p
         pooled[c.arm] = (rows + c.rows, carried, planted)
     name = model if model is not None else "all models"
-    return [SurvivalCurve(name, arm, rows, tuple(carried), tuple(planted))
+    return [SurvivalCurve(scenario, name, arm, rows, tuple(carried), tuple(planted))
             for arm, (rows, carried, planted) in sorted(pooled.items())]

@@ -4,7 +4,7 @@ A live view cannot afford to re-read a whole sweep on every poll. ``Tallies`` ke
 counts and sums as running totals: when a row changes, its old contribution is taken out and its
 new one put in, so a poll costs what changed, not what the sweep holds. Validity is the verdict
 stored with each row (``RowRecord.verdict``); recall and answer classes count valid rows only,
-as in the report.
+as in the report: cells and the selection are ``core.cells``'.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from foldscope.core.answers import ANSWER_CLASSES
+from foldscope.core.cells import CellKey, cell_key, enters_aggregates
 from foldscope.core.row import RowRecord
 
 
@@ -123,7 +124,7 @@ _PROGRESS = tuple(f.name for f in fields(Progress))
 
 def _cell_part(row: RowRecord, classes: RowClasses,
                final: FinalCarrier | None = None) -> tuple[float, ...]:
-    valid = row.verdict.valid
+    valid = enters_aggregates(row)
     counted = classes if valid else RowClasses()
     recall = row.recall if valid and row.recall is not None else None
     carried = final if valid else None
@@ -157,7 +158,7 @@ class Tallies:
 
     def __init__(self) -> None:
         self._rows: dict[int, tuple[RowRecord, RowClasses, FinalCarrier | None]] = {}
-        self._cells: dict[tuple[str, str, str], list[float]] = {}
+        self._cells: dict[CellKey, list[float]] = {}
         self._progress = [0] * len(_PROGRESS)
 
     def __len__(self) -> int:
@@ -172,7 +173,7 @@ class Tallies:
             classes: its checks' classes as now stored.
             final: its last committed fold's carrier figures (None before its first fold).
         """
-        key = (row.scenario, row.model, row.arm)
+        key = cell_key(row)
         cell = self._cells.setdefault(key, [0] * (len(_SUMS) + len(ANSWER_CLASSES)))
         old = self._rows.get(row.id)
         if old is not None:

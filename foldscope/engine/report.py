@@ -7,11 +7,11 @@ from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.answers import ANSWER_CLASSES
+from foldscope.core.cells import RECALL_INTERVAL, cell_key, group_cells, valid_rows
 from foldscope.core.cuts import GIST_FILL
 from foldscope.core.designs import balance_note
-from foldscope.core.stats import CellSummary, cell_summary, clustering
+from foldscope.core.stats import CellSummary, cell_summary, clustering, row_mean
 from foldscope.core.tokens import estimator_error as token_error
-from foldscope.core.validity import aggregate_filter
 from foldscope.engine.review import failing_row_table, failing_rows_json, flag_agreement_json
 from foldscope.engine.store import Store
 from foldscope.engine.study import study_json, sweep_study
@@ -68,8 +68,10 @@ def cells(store: Store, sweep_id: str,
 
     Scenarios are never pooled: a sweep over several scenarios has one cell per scenario.
 
-    Every row enters a mean only through ``core.validity.aggregate_filter``, on the verdict the
-    runner stored with it (decided once, by ``core.validity``; never re-derived here).
+    Cells are ``core.cells`` cells and every row enters a figure only through
+    ``core.cells.valid_rows``, on the verdict the runner stored with it (decided once, by
+    ``core.validity``; never re-derived here). Mean recall's interval is ``recall_ci95``
+    (``t_rows``, the grid's and the study's); ``check_ci95`` is the check-level interval.
     Check-level intraclass correlation and the design effect are reported
     because the graded checks of one row are not independent trials.
     """
@@ -82,25 +84,18 @@ def cells(store: Store, sweep_id: str,
         classes[c.row_id][c.classification] += 1
         classes[c.row_id]["flagged"] += int(c.flagged)
         classes[c.row_id]["unit_dropped"] += int(c.unit_dropped)
-    order: list[tuple[str, str, str]] = []
-    grouped: dict[tuple[str, str, str], list[RowRecord]] = defaultdict(list)
-    for row in rows:
-        key = (row.scenario, row.model, row.arm)
-        if key not in grouped:
-            order.append(key)
-        grouped[key].append(row)
+    grouped = group_cells(rows, cell_key)
     # The interval's DE is the scenario's pooled one (every valid row of the scenario, all
     # models and arms), the figure the study's icc table reports as icc_pooled.
     pooled_groups: dict[str, list[list[int]]] = defaultdict(list)
-    for (scenario, _, _), group in grouped.items():
-        pooled_groups[scenario] += [checks_by_row[r.id]
-                                    for r in aggregate_filter(group, lambda r: r.verdict)]
+    for key, group in grouped.items():
+        pooled_groups[key.scenario] += [checks_by_row[r.id] for r in valid_rows(group)]
     pooled = {scenario: clustering(groups) for scenario, groups in pooled_groups.items()}
     out = []
-    for scenario, model, arm in order:
-        group = grouped[(scenario, model, arm)]
-        valid = aggregate_filter(group, lambda r: r.verdict)
+    for (scenario, model, arm), group in grouped.items():
+        valid = valid_rows(group)
         recalls = [r.recall for r in valid if r.recall is not None]
+        recall = row_mean(recalls)
         check_groups = [checks_by_row[r.id] for r in valid if checks_by_row[r.id]]
         summary = cell_summary(recalls, check_groups,
                                interval_de=pooled[scenario].design_effect_used)
@@ -113,6 +108,9 @@ def cells(store: Store, sweep_id: str,
             "failed_rows": sum(r.status == "failed" for r in group),
             "running_rows": sum(r.status == "running" for r in group),
             "mean_recall": summary.mean_recall if recalls else None,
+            # Mean recall's one interval, the grid's and the study's (core.cells.RECALL_INTERVAL).
+            "recall_ci95": None if math.isnan(recall.ci[0]) else [recall.ci[0], recall.ci[1]],
+            "recall_interval": RECALL_INTERVAL,
             "checks": summary.checks, "correct_checks": correct,
             **interval,
             # Answer classes over the valid rows' checks: abstaining and fabricating are

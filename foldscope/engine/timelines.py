@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from foldscope.core.cells import CellKey, cell_key, group_cells, valid_rows
 from foldscope.core.errors import ScenarioError, StoreError
 from foldscope.core.forensics import (
     FoldFacts,
@@ -65,36 +66,54 @@ def read_row_timeline(store: Store, row_id: int) -> RowTimeline:
 
 @dataclass(frozen=True)
 class SweepForensics:
-    """A sweep's survival curves and where its facts die."""
+    """A sweep's survival curves per cell and where its facts die per scenario, over its valid
+    rows (``core.cells.valid_rows``: planned, running, failed and catch-up-distributed rows are
+    left out, as from every other aggregate)."""
 
     curves: list[SurvivalCurve]
-    deaths: DeathTable
+    """One per cell (scenario, model, arm) with valid rows that have folds."""
+    deaths: dict[str, DeathTable]
+    """Scenario -> where its graded facts die."""
     rows: int
+    """Valid rows with folds (the curves' rows together)."""
+    scenarios: tuple[str, ...] = ()
+    """The scenarios with curves, in the order their first row comes."""
+    excluded: int = 0
+    """Rows of the sweep left out because they are not valid."""
+
+    def rows_of(self, scenario: str) -> int:
+        """Valid rows with folds of one scenario."""
+        return sum(c.rows for c in self.curves if c.scenario == scenario)
 
 
 def sweep_forensics(store: Store, sweep_id: str) -> SweepForensics:
-    """Every row's timeline of a sweep, from the folds' stored states (no carrier is read)."""
-    rows = {r.id: r for r in store.rows(sweep_id)}
+    """Every valid row's timeline of a sweep, from the folds' stored states (no carrier is read),
+    pooled into survival curves per cell and death tables per scenario."""
+    every = store.rows(sweep_id)
+    rows = {r.id: r for r in valid_rows(every)}
     scenarios: dict[str, Scenario] = {}
     per_row: dict[int, list[FoldFacts]] = {}
     for row_id, fold_index, first, last, status, mutations in store.fold_states(sweep_id):
-        row = rows[row_id]
+        row = rows.get(row_id)
+        if row is None:
+            continue
         if row.scenario not in scenarios:
             scenarios[row.scenario] = _scenario(row.scenario)
         per_row.setdefault(row_id, []).append(stored_fold_facts(
             fold_index, first, last, status, mutations, scenarios[row.scenario].facts))
-    timelines: list[tuple[str, str, Timeline]] = []
-    kinds: dict[str, str] = {}
+    timelines: list[tuple[CellKey, Timeline]] = []
     for row_id, entries in per_row.items():
         row = rows[row_id]
-        facts = scenarios[row.scenario].facts
-        kinds.update({f.label: f.kind for f in facts})
-        courses = start_histories(facts)
+        courses = start_histories(scenarios[row.scenario].facts)
         for entry in entries:
             courses = advance_histories(courses, entry)
-        timelines.append((row.model, row.arm, Timeline(tuple(entries), courses)))
-    return SweepForensics(survival_curves(timelines), death_table((t for _, _, t in timelines),
-                                                                  kinds), len(timelines))
+        timelines.append((cell_key(row), Timeline(tuple(entries), courses)))
+    deaths = {}
+    for name, group in group_cells(timelines, lambda kt: kt[0].scenario).items():
+        kinds = {f.label: f.kind for f in scenarios[name].facts}
+        deaths[name] = death_table((t for _, t in group), kinds)
+    return SweepForensics(survival_curves(timelines), deaths, len(timelines),
+                          tuple(deaths), len(every) - len(rows))
 
 
 @dataclass(frozen=True)

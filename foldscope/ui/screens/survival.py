@@ -33,7 +33,8 @@ class ForensicsRead(Message):
 
 
 class SurvivalScreen(Screen[None]):
-    """Survival curves per arm (all models pooled, or one model: ``m``) and death tables."""
+    """Survival curves per arm of one scenario (``s``: the next one; all models pooled, or one
+    model: ``m``) and that scenario's death tables, over the sweep's valid rows."""
 
     DEFAULT_CSS = """
     SurvivalScreen {
@@ -48,6 +49,7 @@ class SurvivalScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
+        Binding("s", "next_scenario", "Scenario"),
         Binding("m", "next_model", "Model"),
         Binding("r", "reload", "Reload"),
     ]
@@ -55,6 +57,8 @@ class SurvivalScreen(Screen[None]):
 
     model: reactive[str | None] = reactive(None)
     """The model whose curves are drawn; None pools every model."""
+    scenario: reactive[str | None] = reactive(None)
+    """The scenario whose curves and death tables are drawn (scenarios are never pooled)."""
 
     def __init__(self, db_path: str, sweep_id: str) -> None:
         super().__init__()
@@ -97,9 +101,10 @@ class SurvivalScreen(Screen[None]):
     @on(ForensicsRead)
     def _read(self, message: ForensicsRead) -> None:
         self.forensics = message.forensics
+        scenarios = message.forensics.scenarios
+        if self.scenario not in scenarios:
+            self.scenario = scenarios[0] if scenarios else None
         self._draw()
-        _fill(self.query_one("#by-chunk", DataTable), message.forensics.deaths, "chunk")
-        _fill(self.query_one("#by-kind", DataTable), message.forensics.deaths, "kind")
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
@@ -117,20 +122,38 @@ class SurvivalScreen(Screen[None]):
         self.model = order[(order.index(self.model) + 1) % len(order)] if self.model in order \
             else None
 
+    def action_next_scenario(self) -> None:
+        """Cycle through the sweep's scenarios."""
+        order = list(self.forensics.scenarios if self.forensics else ())
+        if order:
+            self.scenario = order[(order.index(self.scenario) + 1) % len(order)] \
+                if self.scenario in order else order[0]
+
     def watch_model(self) -> None:
+        self._draw()
+
+    def watch_scenario(self) -> None:
         self._draw()
 
     def _draw(self) -> None:
         if self.forensics is None:
             return
-        curves = pool_by_arm(self.forensics.curves, self.model)
+        scenario = self.scenario
+        curves = pool_by_arm(self.forensics.curves, scenario, self.model) if scenario else []
         self.query_one(SurvivalChart).show(
             [Series(f"arm {c.arm} · {c.rows} rows", c.fractions) for c in curves])
         who = "every model pooled" if self.model is None else self.model
+        rows = self.forensics.rows_of(scenario) if scenario else 0
+        left_out = (f" ({self.forensics.excluded} not valid, left out)"
+                    if self.forensics.excluded else "")
         self.query_one("#survival-title", Static).update(Text(literal(
-            f"survival of graded facts · sweep {self.sweep_id} · {who} · "
-            f"{self.forensics.rows} rows with folds   m: next model · r: reload",
-            keep_newlines=False)))
+            f"survival of graded facts · sweep {self.sweep_id} · {scenario or 'no valid rows'} · "
+            f"{who} · {rows} valid rows with folds{left_out}   s: next scenario · "
+            "m: next model · r: reload", keep_newlines=False)))
+        deaths = self.forensics.deaths.get(scenario) if scenario else None
+        empty = DeathTable({}, {}, (NEVER_LOST,), (), ())
+        _fill(self.query_one("#by-chunk", DataTable), deaths or empty, "chunk")
+        _fill(self.query_one("#by-kind", DataTable), deaths or empty, "kind")
 
 
 def _fill(table: DataTable, deaths: DeathTable, by: str) -> None:
