@@ -9,6 +9,13 @@ The rules are data: ``foldscope/core/data/identifier_kinds.toml`` holds the defa
 file of the same format adds kinds or replaces a kind of the same name (:func:`merge_rules`; the
 engine reads the file, core only receives its parsed contents). Where matches of different rules
 overlap, the longest wins, and on a tie the rule listed first.
+
+Some kinds are recognised only so that their text is not misread as another kind (``track =
+false`` in the file): a member expression such as ``json.load`` is not a host, ``mod.rs:37`` holds
+no port, ``@Injectable`` is no handle. They take part in the overlap contest like every kind, and
+whoever asks "which identifiers does this text hold?" for a task (session audits) leaves them out
+(:func:`tracked_kinds`). ``weight`` ranks kinds by how much a person loses when a value of that
+kind is dropped (default 1.0).
 """
 
 from __future__ import annotations
@@ -36,6 +43,10 @@ class KindRule:
     name: str
     pattern: re.Pattern[str]
     description: str = ""
+    track: bool = True
+    """False for kinds recognised only to keep their text from being misread as another kind."""
+    weight: float = 1.0
+    """How much losing a value of this kind costs (ranks lost values of equal first use)."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +73,8 @@ def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -
         ConfigError: one line naming the file, the rule and what is wrong.
     """
     rules: list[KindRule] = []
-    for name, entry, where in named_tables(data, "kind", {"name", "pattern", "description"},
+    for name, entry, where in named_tables(data, "kind",
+                                           {"name", "pattern", "description", "track", "weight"},
                                            source, MAX_RULES, "port"):
         pattern = entry.get("pattern")
         if not isinstance(pattern, str) or not pattern:
@@ -76,7 +88,13 @@ def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -
         description = entry.get("description", "")
         if not isinstance(description, str):
             raise ConfigError(f"{where}: 'description' must be a string")
-        rules.append(KindRule(name, compiled, description))
+        track = entry.get("track", True)
+        if not isinstance(track, bool):
+            raise ConfigError(f"{where}: 'track' must be true or false")
+        weight = entry.get("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 100:
+            raise ConfigError(f"{where}: 'weight' must be a number from 0 to 100")
+        rules.append(KindRule(name, compiled, description, track, float(weight)))
     return tuple(rules)
 
 
@@ -96,6 +114,12 @@ def default_rules() -> tuple[KindRule, ...]:
     """The shipped rules (``foldscope/core/data/identifier_kinds.toml``)."""
     text = resources.files("foldscope.core.data").joinpath("identifier_kinds.toml").read_text("utf-8")
     return rules_from_data(tomllib.loads(text), source="identifier_kinds.toml")
+
+
+def tracked_kinds(rules: Sequence[KindRule] | None = None) -> frozenset[str]:
+    """The kinds worth tracking as a task's values (every kind not marked ``track = false``)."""
+    rules = default_rules() if rules is None else rules
+    return frozenset(rule.name for rule in rules if rule.track)
 
 
 def _span(match: re.Match[str]) -> tuple[int, int]:
