@@ -52,7 +52,9 @@ def test_session_text_is_printed_literally(capsys, tmp_path):
     session = tmp_path / "s.jsonl"
     session.write_text(
         json.dumps({"role": "tool", "content": "see https://x.example.org/\u001b[2Jboom and [red]ok[/]"})
-        + "\n" + json.dumps({"type": "compaction", "summary": "nothing"}) + "\n")
+        + "\n" + json.dumps({"type": "compaction", "summary": "nothing"})
+        + "\n" + json.dumps({"role": "assistant", "content": "curl https://x.example.org/\u001b[2Jboom"})
+        + "\n")
     code, out, _ = _run(capsys, str(session))
     assert code == 0
     assert "\u001b" not in out and "\u241b[2Jboom" in out
@@ -75,8 +77,9 @@ def test_no_compaction_and_skipped_lines_are_reported(capsys):
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     code, out, err = _run(capsys, *argv)
-    if message is None:  # the wrong format reads as a session with unreadable lines, not a crash
-        assert code == 0 and "skipped" in out
+    if message is None:  # the wrong format: most lines skipped, refused in one line
+        assert code == 2 and "lines skipped: not a claude-code session" in err
+        assert len(err.strip().splitlines()) == 1
         return
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 

@@ -107,7 +107,10 @@ def test_cli_audits_every_sample_of_an_inspect_log(capsys, log_path):
     states = {i["value"]: i["state"] for i in first["identifiers"]}
     assert states == {"OPS-4821": "present", "/opt/kestrel/ledger.conf": "missing", "62114": "missing",
                       "47031": "present", "kid-7F3A9C21": "mutated"}
-    assert [(n["value"], n["used_at"]) for n in first["lost_and_needed"]] == [("62114", 7)]
+    # The port only came back in tool output (message 7): reappeared, not needed by the agent.
+    assert first["lost_and_needed"] == []
+    assert [(n["value"], n["at"], n["channel"]) for n in first["reappeared"]] == [
+        ("62114", 7, "tool_output")]
     assert [n["value"] for n in first["new_after"]] == ["8080"]
     assert {i["value"]: i["state"] for i in trim["identifiers"]} == {"kid-11AA22BB": "present",
                                                                       "@ops.lead": "present"}

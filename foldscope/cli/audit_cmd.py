@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.text import json_text, literal
+
+if TYPE_CHECKING:
+    from foldscope.core.audit import AuditOptions
 
 
 def register(subparsers: Any) -> None:
@@ -37,24 +40,50 @@ def register(subparsers: Any) -> None:
     p.add_argument("--kinds", metavar="FILE",
                    help=f"extra identifier-kind rules (also read from ${KINDS_ENV})")
     p.add_argument("--redact", action="store_true",
-                   help="show (and store) identifier kinds and hashes instead of values")
+                   help="show (and store) identifier kinds and keyed hashes (HMAC under a random "
+                   "key made for this audit and shown once on stderr) instead of values")
+    p.add_argument("--follow", action="store_true",
+                   help="watch a session file an agent is writing: show each new compaction's "
+                   "losses as it lands and the lost values the agent needs again, and keep "
+                   "watching (ctrl+c stops)")
+    p.add_argument("--idle", type=float, metavar="SECONDS",
+                   help="with --follow: stop once the file has not grown for this long")
     p.set_defaults(handler=audit)
 
 
 def audit(args: argparse.Namespace) -> int:
     """Handle ``foldscope audit``."""
-    from foldscope.core.audit import AuditOptions, audit_json, audit_session
-    from foldscope.engine.audit_readers import read_facts, read_sessions
+    from foldscope.core.audit import AuditOptions, SessionAuditor, audit_json, audit_session, redaction_key
+    from foldscope.engine.audit_readers import (
+        check_read,
+        is_inspect,
+        read_facts,
+        read_sessions,
+        stream_session,
+    )
     from foldscope.engine.kinds_file import identifier_rules
     from foldscope.engine.rulefiles import load_signatures
     from foldscope.engine.store import Store
 
     rules = identifier_rules(args.kinds)
     facts = read_facts(args.facts, rules) if args.facts else None
-    sessions = read_sessions(args.path, args.format)
     options = AuditOptions(rules=rules, facts=facts, signatures=load_signatures())
-    docs = [audit_json(s, audit_session(s, options), redacted=args.redact, source=args.path)
-            for s in sessions]
+    if args.follow:
+        return follow(args, options)
+    key = redaction_key() if args.redact else None
+    if is_inspect(args.path, args.format):
+        docs = [audit_json(s, audit_session(s, options), redacted=args.redact, source=args.path,
+                           redact_key=key) for s in read_sessions(args.path, args.format)]
+    else:
+        stream = stream_session(args.path, args.format)
+        auditor = SessionAuditor(options)
+        auditor.feed_all(stream.items)
+        check_read(stream, args.format)
+        docs = [audit_json(stream.session(), auditor.audits(), redacted=args.redact,
+                           source=args.path, redact_key=key, summaries=stream.state.summaries)]
+    if key is not None:
+        print(f"redaction key of this audit (shown once, stored nowhere): {key.hex()}",
+              file=sys.stderr)
     if args.db:
         store = Store(args.db)
         try:
@@ -75,6 +104,69 @@ def audit(args: argparse.Namespace) -> int:
         print(f"{_shown(args.path)}: no samples in this log")
     for doc in docs:
         print("\n".join(report_lines(doc, args.path)))
+    return 0
+
+
+def follow(args: argparse.Namespace, options: AuditOptions) -> int:
+    """``--follow``: tail the session file, report each compaction as it lands and each lost
+    value when the agent writes it again; memory holds the values still awaited, never the
+    session's text."""
+    from foldscope.core.audit import CompactionAudit, LostAndNeeded, SessionAuditor, redact, redaction_key
+    from foldscope.engine.audit_readers import stream_session
+
+    stream = stream_session(args.path, args.format, follow=True, idle_s=args.idle)
+    where = "line"
+    key = redaction_key() if args.redact else None
+    if key is not None:
+        print(f"redaction key of this audit (shown once, stored nowhere): {key.hex()}",
+              file=sys.stderr)
+
+    def shown(value: str) -> str:
+        return redact(value, key) if key is not None else _shown(value)
+
+    def on_compaction(c: CompactionAudit) -> None:
+        if args.json:
+            print(json_text({"event": "compaction", "index": c.index, "at": c.at,
+                             "carrier": c.carrier, "tokens_before": c.tokens_before,
+                             "counts": {s: c.count(s) for s in ("present", "mutated", "missing",
+                                                                 "unknown")},
+                             "lost": [{"kind": i.kind, "value": shown(i.value), "state": i.state}
+                                      for i in c.identifiers if i.state != "present"]}), flush=True)
+            return
+        n = {s: c.count(s) for s in ("present", "mutated", "missing", "unknown")}
+        carrier = "" if c.carrier == "text" else f" · carrier {c.carrier}"
+        unknown = f" · {n['unknown']} unknown" if n["unknown"] else ""
+        print(f"compaction {c.index} at {where} {c.at:,}{carrier} · {n['present']} present · "
+              f"{n['mutated']} mutated · {n['missing']} missing{unknown}", flush=True)
+        lost = [i for i in c.identifiers if i.state in ("missing", "mutated")]
+        for i in lost[:10]:
+            altered = f" → {shown(i.altered)}" if i.altered else ""
+            print(f"  {i.state:<8} {i.kind:<10} {shown(i.value)}{altered}", flush=True)
+        if len(lost) > 10:
+            print(f"  … and {len(lost) - 10} more", flush=True)
+
+    def on_use(index: int, need: LostAndNeeded) -> None:
+        if args.json:
+            print(json_text({"event": "needed", "compaction": index, "kind": need.kind,
+                             "value": shown(need.value), "used_at": need.used_at,
+                             "used_in": need.used_in, "recovered": need.recovered,
+                             "context": None if key is not None else need.context}), flush=True)
+            return
+        back = " (after tool output showed it)" if need.recovered else ""
+        print(f"  NEEDED {need.kind} {shown(need.value)} — lost at compaction {index}, written "
+              f"again at {where} {need.used_at:,} ({need.used_in.replace('_', ' ')}){back}",
+              flush=True)
+
+    auditor = SessionAuditor(options, on_compaction=on_compaction, on_use=on_use, keep=False)
+    if not args.json:
+        print(f"watching {_shown(args.path)} ({stream.format}); ctrl+c stops", flush=True)
+    try:
+        for item in stream.items:
+            auditor.feed(item)
+    except KeyboardInterrupt:
+        pass
+    if not args.json:
+        print(f"stopped after {auditor.compactions} compaction(s)", flush=True)
     return 0
 
 
@@ -121,20 +213,35 @@ def report_lines(doc: dict[str, Any], path: str) -> list[str]:
     if not compactions:
         lines.append("  no compaction in this session: nothing was summarised away")
         return lines
+    if doc.get("notes"):
+        lines += [f"  note: {_shown(n)}" for n in doc["notes"]]
     for c in compactions:
         n = c["counts"]
         trigger = f" · {_shown(c['trigger'])}" if c.get("trigger") else ""
-        lines += ["", f"compaction {c['index']} at {where} {c['at']} · {c['type']} · {_tokens(c)}{trigger}",
-                  f"  {n['present']} present · {n['mutated']} mutated · {n['missing']} missing "
-                  f"(of {len(c['identifiers'])} identifiers in the history it replaced)"]
+        lines += ["", f"compaction {c['index']} at {where} {c['at']} · {c['type']} · {_tokens(c)}{trigger}"]
+        if c.get("carrier", "text") != "text":
+            lines.append(f"  the carrier is {c['carrier']}: what it kept cannot be read, so states "
+                         "are unknown; what the agent wrote again afterwards is listed")
+        unknown = f" · {n['unknown']} unknown" if n.get("unknown") else ""
+        lines.append(f"  {n['present']} present · {n['mutated']} mutated · {n['missing']} missing"
+                     f"{unknown} (of {len(c['identifiers'])} identifiers in the history it replaced)")
         if c["lost_and_needed"]:
-            lines.append("  LOST AND NEEDED (not carried, used again afterwards):")
+            lines.append("  LOST AND NEEDED (not carried, written again by the agent afterwards):")
             for x in c["lost_and_needed"]:
-                lines.append(f"    {x['kind']:<10} {_shown(x['value'])}  [{x['state']}] used again at "
-                             f"{where} {x['used_at']} ({x['used_in'].replace('_', ' ')})")
+                back = ", back in tool output first" if x.get("recovered") else ""
+                lines.append(f"    {x['kind']:<10} {_shown(x['value'])}  [{x['state']}] at "
+                             f"{where} {x['used_at']} ({x['used_in'].replace('_', ' ')}{back})")
+                if x.get("context"):
+                    lines.append(f"               {_shown(x['context'])}")
         else:
             lines.append("  lost and needed: none")
-        for state in ("mutated", "missing", "present"):
+        if c.get("reappeared"):
+            lines.append(f"  reappeared only in tool output or from the person: "
+                         f"{len(c['reappeared'])} value(s)")
+            for x in c["reappeared"]:
+                lines.append(f"    {x['kind']:<10} {_shown(x['value'])}  at {where} {x['at']} "
+                             f"({x['channel'].replace('_', ' ')})")
+        for state in ("mutated", "missing", "unknown", "present"):
             items = [i for i in c["identifiers"] if i["state"] == state]
             if not items:
                 continue
@@ -144,7 +251,7 @@ def report_lines(doc: dict[str, Any], path: str) -> list[str]:
                 label = f" ({_shown(i['label'])})" if i.get("label") else ""
                 lines.append(f"    {i['kind']:<10} {_shown(i['value'])}{label}{altered}")
         if c["new_after"]:
-            lines.append("  new after (values of lost kinds never seen before; likely re-invented):")
+            lines.append("  new after (values of lost kinds nothing had shown before; likely re-invented):")
             for x in c["new_after"]:
                 sig = f"  signatures: {', '.join(x['signatures'])}" if x["signatures"] else ""
                 lines.append(f"    {x['kind']:<10} {_shown(x['value'])}  first at {where} "

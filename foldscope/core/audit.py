@@ -4,53 +4,83 @@ whether the agent needed the dropped values afterwards.
 A real session is a row whose folds are its compactions: the history a compaction replaced
 (every entry since the previous compaction, plus the previous summary) is the chunk, the new
 summary is the carrier. For each compaction the audit lists the identifiers of the replaced
-history (found by the kind-named rules of :mod:`foldscope.core.identifiers`, or the named facts
-of a facts file) and their state in the summary — ``present`` (the grader's whole-token rule),
-``mutated`` (a near miss) or ``missing``; then, for every identifier not carried intact, whether
-the agent used it again after the compaction (*lost and needed*); and the values of the same
-kinds that the agent wrote after the compaction and that never appeared before it (*new after*:
-likely re-invented), with their stock-value signatures.
+history (found by the tracked kinds of :mod:`foldscope.core.identifiers`, or the named facts of a
+facts file) and their state in the summary — ``present``, ``mutated`` (a near miss, decided by
+:func:`foldscope.core.forensics.value_state`) or ``missing``; ``unknown`` when the carrier is
+opaque (a Codex compaction whose summary is encrypted or absent). Then, for every identifier not
+carried intact:
 
-Pure: readers in ``foldscope.engine.audit_readers`` turn files into :class:`Session` objects.
+* *lost and needed* — the agent itself wrote it again after the compaction (its text or a tool
+  call's input), with where, the text around it, and whether it had come back through tool
+  output first (``recovered``);
+* *reappeared* — it only came back in tool output (or from the person) so far;
+
+and *new after*: values of the lost kinds the summary or the agent wrote after the compaction
+that nothing — no entry of any channel, tool output included — had shown before (likely
+re-invented), with their stock-value signatures.
+
+"The same value" is one notion: identifiers are compared by key, which is the value itself
+except for paths, which are normalised against the session's working directories and home (an
+absolute path carried repo-relative is carried); a file counts as carried when the summary names
+its directory and its file name.
+
+The audit streams (:class:`SessionAuditor`): each entry's identifiers are found once as it
+arrives, nothing of its text is kept, and each compaction costs what its own window holds — time
+is linear in the session and in its compactions, memory bounded by the largest window plus the
+values still waiting to be used again.
+
+Pure: readers in ``foldscope.engine.audit_readers`` turn files into items.
 """
 
 from __future__ import annotations
 
-import bisect
 import hashlib
-from collections.abc import Mapping, Sequence
+import hmac
+import posixpath
+import secrets
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from foldscope.core.errors import ConfigError
-from foldscope.core.grading import contains_token_normalized, normalize, token_spans
+from foldscope.core.forensics import value_state
+from foldscope.core.grading import contains_token_normalized, normalize
 from foldscope.core.identifiers import (
-    Identifier,
     KindRule,
     default_rules,
     find_identifiers,
     main_kind,
+    tracked_kinds,
 )
-from foldscope.core.nearmiss import near_miss
 from foldscope.core.signatures import Signature, signature_hits
+from foldscope.core.text import literal
 
 Channel = Literal["user", "system", "assistant", "tool_call", "tool_output"]
 """Who wrote an entry's text: the person, the runtime, the agent (prose or a tool call) or a tool."""
 
-AGENT_CHANNELS: frozenset[str] = frozenset({"assistant", "tool_call", "tool_output"})
-"""Where a later use of a value counts as the session needing it: the agent's own messages and
-tool calls, and what its tools returned (the issue's definition; a person re-typing a value is
-not the agent using it)."""
-
 AUTHORED_CHANNELS: frozenset[str] = frozenset({"assistant", "tool_call"})
-"""Where a value counts as written by the agent (a candidate re-invention); tool output is what
-the world returned, not something the agent made up."""
+"""Where a value counts as written by the agent: its own text and its tool calls' input. Only a
+value written here after a compaction is *lost and needed*; tool output is what the world
+returned, not the agent needing the value."""
+
+RETURNED_CHANNELS: frozenset[str] = frozenset({"tool_output", "user"})
+"""Where a lost value can come back without the agent writing it (*reappeared*)."""
+
+AGENT_CHANNELS: frozenset[str] = AUTHORED_CHANNELS | {"tool_output"}
+"""The agent's side of the session: what it wrote and what its tools returned to it."""
 
 DEFAULT_EXCLUDED_KINDS: frozenset[str] = frozenset({"number"})
-"""Kinds left out of audits by default: a bare ``number`` is every count, size and line number in
-a session, far too noisy to call a lost fact. A port, version or timestamp has its own kind."""
+"""Tracked kinds left out of audits by default: a bare ``number`` is every count, size and line
+number in a session, far too noisy to call a lost fact. A port, version or timestamp has its own
+kind. (Kinds marked ``track = false`` are never audited.)"""
 
-State = Literal["present", "mutated", "missing"]
+CONTEXT_CHARS = 60
+"""Characters of text kept on each side of a value where it was used again (``context``)."""
+
+State = Literal["present", "mutated", "missing", "unknown"]
+STATES: tuple[str, ...] = ("present", "mutated", "missing", "unknown")
+Carrier = Literal["text", "opaque", "empty"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +98,14 @@ class Entry:
 
 @dataclass(frozen=True)
 class Compaction:
-    """A compaction marker: the summary that replaced the history before it."""
+    """A compaction marker: the summary that replaced the history before it.
+
+    ``summary_at`` is where the summary itself stands when that is not the marker's line (a
+    Claude Code summary follows its boundary); ``kept_from`` is the first entry the compaction
+    kept verbatim (a pi compaction keeps the most recent entries): entries from there on are
+    carried, not replaced. ``carrier`` says whether the summary is readable text, opaque (an
+    encrypted or otherwise unreadable summary) or empty.
+    """
 
     at: int
     summary: str
@@ -76,17 +113,44 @@ class Compaction:
     tokens_after: int | None = None
     kind: str = "summary"
     trigger: str | None = None
+    summary_at: int | None = None
+    kept_from: int | None = None
+    carrier: Carrier = "text"
+
+
+@dataclass(frozen=True)
+class Context:
+    """Session metadata as it becomes known: its working directory, home, and its own ids
+    (the session id: a value of the log, never of the task)."""
+
+    at: int
+    cwd: str | None = None
+    home: str | None = None
+    own_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Usage:
+    """The context size a model call reported (input tokens, cached ones included): the size
+    right after a compaction when the log does not record it there."""
+
+    at: int
+    tokens: int
+
+
+Item = Entry | Compaction | Context | Usage
 
 
 @dataclass(frozen=True)
 class Session:
-    """An agent history as ordered entries and compaction markers, plus what the reader skipped."""
+    """An agent history as ordered items, plus what the reader skipped and noted."""
 
-    items: tuple[Entry | Compaction, ...]
+    items: tuple[Item, ...]
     format: str
     skipped_lines: int = 0
     skipped_at: tuple[int, ...] = ()
     name: str | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def compactions(self) -> list[Compaction]:
@@ -109,26 +173,43 @@ class IdentifierState:
 
     kind: str
     value: str
-    state: State
+    state: str
     altered: str | None = None
     label: str | None = None
 
 
 @dataclass(frozen=True)
 class LostAndNeeded:
-    """An identifier the summary did not carry intact that the session used again afterwards."""
+    """An identifier the summary did not carry intact that the agent itself wrote again."""
 
     kind: str
     value: str
     used_at: int
     used_in: str
-    state: State
+    state: str
     label: str | None = None
+    context: str = ""
+    recovered: bool = False
+    """The value came back through tool output before the agent used it."""
+
+
+@dataclass(frozen=True)
+class Reappeared:
+    """An identifier the summary did not carry that came back only in tool output (or from the
+    person), never yet written by the agent."""
+
+    kind: str
+    value: str
+    at: int
+    channel: str
+    state: str
+    label: str | None = None
+    context: str = ""
 
 
 @dataclass(frozen=True)
 class NewAfter:
-    """A value of a lost kind the agent wrote after the compaction and never seen before it."""
+    """A value of a lost kind written after the compaction that nothing had shown before it."""
 
     kind: str
     value: str
@@ -149,8 +230,11 @@ class CompactionAudit:
     identifiers: tuple[IdentifierState, ...]
     lost_and_needed: tuple[LostAndNeeded, ...]
     new_after: tuple[NewAfter, ...]
+    reappeared: tuple[Reappeared, ...] = ()
+    carrier: str = "text"
+    summary_at: int | None = None
 
-    def count(self, state: State) -> int:
+    def count(self, state: str) -> int:
         """How many identifiers are in ``state``."""
         return sum(1 for i in self.identifiers if i.state == state)
 
@@ -166,132 +250,414 @@ class AuditOptions:
     signatures: tuple[Signature, ...] | None = None
 
 
-def _segments(session: Session) -> list[tuple[Compaction, list[Entry], str, list[Entry]]]:
-    """Per compaction: the marker, the entries it replaced, the previous summary, the entries after."""
-    out: list[tuple[Compaction, list[Entry], str, list[Entry]]] = []
-    items = list(session.items)
-    previous_summary = ""
-    replaced: list[Entry] = []
-    for pos, item in enumerate(items):
-        if isinstance(item, Compaction):
-            after = [e for e in items[pos + 1:] if isinstance(e, Entry)]
-            out.append((item, replaced, previous_summary, after))
-            previous_summary = item.summary
-            replaced = []
-        else:
-            replaced.append(item)
-    return out
-
-
-def _found(text: str, options: AuditOptions) -> list[tuple[str, str, str | None]]:
-    """``(kind, value, label)`` of every identifier (or named fact) in ``text``, first-seen order."""
-    seen: set[tuple[str, str]] = set()
-    out: list[tuple[str, str, str | None]] = []
-    if options.facts is not None:
-        norm = normalize(text)
-        for fact in options.facts:
-            if (fact.kind, fact.value) not in seen and contains_token_normalized(norm, fact.value):
-                seen.add((fact.kind, fact.value))
-                out.append((fact.kind, fact.value, fact.label))
-        return out
-    for ident in _with_parts(find_identifiers(text, options.rules), options.rules):
-        key = (ident.kind, ident.value)
-        if ident.kind in options.excluded_kinds or key in seen:
-            continue
-        seen.add(key)
-        out.append((ident.kind, ident.value, None))
-    return out
-
-
 COMPOSITE_KINDS: frozenset[str] = frozenset({"url"})
 """Kinds whose parts are identifiers too: a summary that drops ``http://ledger-1.internal:62114/``
 but keeps "ledger-1.internal, port 62114" has kept the host and the port."""
 
 
-def _with_parts(found: Sequence[Identifier], rules: Sequence[KindRule]) -> list[Identifier]:
-    """The identifiers, each composite one followed by the identifiers inside it."""
-    inner_rules = [r for r in rules if r.name not in COMPOSITE_KINDS]
-    out: list[Identifier] = []
-    for ident in found:
-        out.append(ident)
-        if ident.kind in COMPOSITE_KINDS:
-            out.extend(find_identifiers(ident.value, inner_rules))
-    return out
+# --- one notion of "the same value" -------------------------------------------------------------
 
 
-def _state(summary_norm: str, kind: str, value: str,
-           values: frozenset[str]) -> tuple[State, str | None]:
-    """A value's state in a summary; a "near miss" that is itself another value of the replaced
-    history is that other value carried, not this one garbled."""
-    if contains_token_normalized(summary_norm, normalize(value)):
-        return "present", None
-    miss = near_miss(summary_norm, normalize(value), kind)
-    if miss is None or (miss.altered != value and miss.altered in values):
-        return "missing", None
-    return "mutated", miss.altered
+def home_of(cwd: str) -> str | None:
+    """The home directory a working directory lies in (``/home/u/...``, ``/Users/u/...``,
+    ``/root/...``), or None."""
+    parts = cwd.split("/")
+    if len(parts) >= 3 and parts[0] == "" and parts[1] in ("home", "Users") and parts[2]:
+        return "/".join(parts[:3])
+    if len(parts) >= 2 and parts[0] == "" and parts[1] == "root":
+        return "/root"
+    return None
+
+
+@dataclass
+class PathContext:
+    """The working directories and home a session's paths are relative to."""
+
+    cwds: list[str] = field(default_factory=list)
+    home: str | None = None
+
+    def add(self, cwd: str | None, home: str | None = None) -> None:
+        if cwd and cwd.startswith("/"):
+            cwd = posixpath.normpath(cwd)
+            if cwd not in self.cwds and cwd != "/":
+                self.cwds.append(cwd)
+                self.cwds.sort(key=len, reverse=True)
+            if self.home is None:
+                self.home = home_of(cwd)
+        if home and home.startswith("/"):
+            self.home = posixpath.normpath(home)
+
+    def key(self, kind: str, value: str) -> str:
+        """The value as compared: a path relative to the working directory (or ``~/`` under
+        home), normalised; any other value as it is."""
+        if kind != "path":
+            return value
+        v = value
+        if v.startswith("~/") and self.home:
+            v = self.home + v[1:]
+        if v.startswith("/"):
+            v = posixpath.normpath(v)
+            for cwd in self.cwds:
+                if v == cwd:
+                    return "."
+                if v.startswith(cwd + "/"):
+                    return v[len(cwd) + 1:]
+            if self.home and v.startswith(self.home + "/"):
+                return "~/" + v[len(self.home) + 1:]
+            return v
+        return posixpath.normpath(v)
+
+
+# --- identifiers of a text -----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _AgentText:
-    """The agent-channel entries of a session as one normalised text, so that finding a value's
-    first use after a compaction is one search, not one per entry (sessions run to many
-    thousands of entries and a compaction can lose thousands of identifiers)."""
-
-    text: str
-    offsets: tuple[int, ...]
-    entries: tuple[Entry, ...]
-
-    @classmethod
-    def of(cls, session: Session) -> _AgentText:
-        entries = tuple(e for e in session.items if isinstance(e, Entry) and e.channel in AGENT_CHANNELS)
-        offsets: list[int] = []
-        parts: list[str] = []
-        at = 0
-        for entry in entries:
-            offsets.append(at)
-            part = normalize(entry.text)
-            parts.append(part)
-            at += len(part) + 1
-        return cls("\n".join(parts), tuple(offsets), entries)
-
-    def after(self, first: int) -> tuple[str, int]:
-        """The text from the ``first``-th agent entry on, and where it starts in the whole."""
-        start = self.offsets[first] if first < len(self.offsets) else len(self.text)
-        return self.text[start:], start
-
-    def first_use(self, value: str, after: str, start: int) -> Entry | None:
-        """The first entry in ``after`` (which begins at ``start``) holding ``value`` as a token."""
-        norm_value = normalize(value)
-        if norm_value not in after:
-            return None
-        spans = token_spans(after, norm_value)
-        if not spans:
-            return None
-        return self.entries[bisect.bisect_right(self.offsets, start + spans[0][0]) - 1]
+class _Found:
+    kind: str
+    value: str
+    key: str
+    start: int
+    end: int
+    label: str | None = None
 
 
-def _new_after(compaction: Compaction, before_text: str, window: Sequence[Entry],
-               lost_kinds: set[str], excluded: set[str], options: AuditOptions) -> list[NewAfter]:
-    """Values of lost kinds the summary or the agent wrote after the compaction, never seen before."""
-    if not lost_kinds:
-        return []
-    before_norm = normalize(before_text)
-    sources: list[tuple[int, str]] = [(compaction.at, compaction.summary)]
-    sources += [(e.at, e.text) for e in window if e.channel in AUTHORED_CHANNELS]
-    seen: set[tuple[str, str]] = set()
-    out: list[NewAfter] = []
-    for at, text in sources:
-        for ident in find_identifiers(text, options.rules, lost_kinds):
-            key = (ident.kind, ident.value)
-            if key in seen or ident.value in excluded:
+class _Finder:
+    """Finds the identifiers (or named facts) of texts: every kind but the untracked ones,
+    numbers included (a lost port written back as a bare number is a use of it)."""
+
+    def __init__(self, options: AuditOptions, paths: PathContext) -> None:
+        self.options = options
+        self.paths = paths
+        self.tracked = tracked_kinds(options.rules)
+        self.inner = [r for r in options.rules if r.name not in COMPOSITE_KINDS]
+        self.weights = {r.name: r.weight for r in options.rules}
+        self.own_ids: set[str] = set()
+
+    def find(self, text: str) -> list[_Found]:
+        if self.options.facts is not None:
+            return self._facts(text)
+        out: list[_Found] = []
+        key = self.paths.key
+        for ident in find_identifiers(text, self.options.rules):
+            if ident.kind not in self.tracked or self._own(ident.value):
                 continue
-            seen.add(key)
-            norm_value = normalize(ident.value)
-            if norm_value in before_norm and contains_token_normalized(before_norm, norm_value):
-                continue
-            hits = tuple(signature_hits(ident.value, ident.kind, options.signatures))
-            out.append(NewAfter(ident.kind, ident.value, at, hits))
-    return out
+            out.append(_Found(ident.kind, ident.value, key(ident.kind, ident.value),
+                              ident.start, ident.end))
+            if ident.kind in COMPOSITE_KINDS:
+                for kind, part, at in self._parts(ident.value):
+                    if kind in self.tracked:
+                        out.append(_Found(kind, part, key(kind, part), ident.start + at,
+                                          ident.start + at + len(part)))
+        return out
+
+    def _parts(self, url: str) -> list[tuple[str, str, int]]:
+        """A URL's host and port (kinds by the rules: a dotted host, an IP), where they stand."""
+        try:
+            split = urlsplit(url)
+            host, port = split.hostname, split.port
+        except ValueError:
+            return []
+        out: list[tuple[str, str, int]] = []
+        netloc_at = url.find("//") + 2
+        if host:
+            at = url.lower().find(host, netloc_at)
+            whole = [i for i in find_identifiers(host, self.inner)
+                     if i.start == 0 and i.end == len(host)]
+            if whole and at >= 0:
+                out.append((whole[0].kind, url[at:at + len(host)], at))
+        if port is not None:
+            text = str(port)
+            at = url.find(":" + text, netloc_at)
+            if at >= 0:
+                out.append(("port", text, at + 1))
+        return out
+
+    def _own(self, value: str) -> bool:
+        return bool(self.own_ids) and any(own in value for own in self.own_ids)
+
+    def _facts(self, text: str) -> list[_Found]:
+        assert self.options.facts is not None
+        norm = None
+        out: list[_Found] = []
+        for fact in self.options.facts:
+            if fact.value not in text and normalize(fact.value) not in text:
+                if norm is None:
+                    norm = normalize(text)
+                if normalize(fact.value) not in norm:
+                    continue
+            norm = normalize(text) if norm is None else norm
+            if contains_token_normalized(norm, normalize(fact.value)):
+                at = text.find(fact.value)
+                at = max(at, 0)
+                out.append(_Found(fact.kind, fact.value, fact.value, at, at + len(fact.value),
+                                  fact.label))
+        return out
+
+
+def _context(text: str, start: int, end: int) -> str:
+    """The text around a use, on one line, shown literally."""
+    lo, hi = max(0, start - CONTEXT_CHARS), min(len(text), end + CONTEXT_CHARS)
+    snippet = ("…" if lo > 0 else "") + text[lo:hi] + ("…" if hi < len(text) else "")
+    return literal(" ".join(snippet.split()), keep_newlines=False)
+
+
+# --- the streaming audit -------------------------------------------------------------------------
+
+
+@dataclass
+class _Seen:
+    kind: str
+    value: str
+    key: str
+    first_at: int
+    last_at: int
+    label: str | None
+
+
+@dataclass
+class _Building:
+    """One compaction's audit while the rest of the session streams past it."""
+
+    index: int
+    compaction: Compaction
+    tokens_before: int | None
+    tokens_after: int | None
+    identifiers: list[IdentifierState]
+    lost_kinds: frozenset[str]
+    altered: frozenset[str]
+    lost: list[LostAndNeeded] = field(default_factory=list)
+    reappeared: list[Reappeared] = field(default_factory=list)
+    new_after: list[NewAfter] = field(default_factory=list)
+    new_seen: set[str] = field(default_factory=set)
+
+    def audit(self, weights: Mapping[str, float]) -> CompactionAudit:
+        c = self.compaction
+        lost = sorted(self.lost, key=lambda n: (n.used_at, -weights.get(n.kind, 1.0), n.value))
+        return CompactionAudit(
+            index=self.index, at=c.at, kind=c.kind, trigger=c.trigger,
+            tokens_before=self.tokens_before, tokens_after=self.tokens_after,
+            identifiers=tuple(self.identifiers), lost_and_needed=tuple(lost),
+            new_after=tuple(self.new_after), reappeared=tuple(self.reappeared),
+            carrier=c.carrier, summary_at=c.summary_at)
+
+
+@dataclass
+class _Open:
+    """A lost value waiting to be used again."""
+
+    building: _Building
+    ident: IdentifierState
+    back_from_tool: bool = False
+    reappeared: bool = False
+
+
+class SessionAuditor:
+    """Audits a session as its items arrive (a file read line by line, or one being written).
+
+    Args:
+        options: rules and kinds, or named facts.
+        on_compaction: called with each compaction's audit as far as it is known when the
+            compaction lands (identifier states; uses come later).
+        on_use: called with ``(compaction index, LostAndNeeded)`` whenever the agent writes a
+            lost value again.
+        keep: keep every compaction's audit for :meth:`audits` (False when following a session
+            for hours: each is reported through the callbacks and then let go, once none of its
+            values is still waiting to be used).
+    """
+
+    def __init__(self, options: AuditOptions | None = None, *,
+                 on_compaction: Callable[[CompactionAudit], None] | None = None,
+                 on_use: Callable[[int, LostAndNeeded], None] | None = None,
+                 keep: bool = True) -> None:
+        self.options = options or AuditOptions()
+        self.paths = PathContext()
+        self.finder = _Finder(self.options, self.paths)
+        self.excluded = set(self.options.excluded_kinds) if self.options.facts is None else set()
+        self.on_compaction = on_compaction
+        self.on_use = on_use
+        self.keep = keep
+        self.compactions = 0
+        self._window: dict[tuple[str, str], _Seen] = {}
+        self._seen: set[str] = set()
+        self._pending: dict[str, list[_Open]] = {}
+        self._built: list[_Building] = []
+        self._current: _Building | None = None
+        self._last_usage: int | None = None
+
+    # items
+
+    def feed(self, item: Item) -> None:
+        """Take the next item of the session."""
+        if isinstance(item, Entry):
+            self._entry(item)
+        elif isinstance(item, Compaction):
+            self._compaction(item)
+        elif isinstance(item, Context):
+            self.paths.add(item.cwd, item.home)
+            self.finder.own_ids.update(i for i in item.own_ids if len(i) >= 6)
+        elif isinstance(item, Usage):
+            self._last_usage = item.tokens
+            current = self._current
+            if current is not None and current.tokens_after is None and item.at > current.compaction.at:
+                current.tokens_after = item.tokens
+
+    def feed_all(self, items: Iterable[Item]) -> None:
+        for item in items:
+            self.feed(item)
+
+    def audits(self) -> list[CompactionAudit]:
+        """Every compaction's audit so far, in session order."""
+        weights = self.finder.weights
+        return [b.audit(weights) for b in self._built]
+
+    def _track(self, found: _Found, at: int) -> None:
+        if found.kind in self.excluded:
+            return
+        slot = (found.kind, found.value)
+        seen = self._window.get(slot)
+        if seen is None:
+            self._window[slot] = _Seen(found.kind, found.value, found.key, at, at, found.label)
+        else:
+            seen.last_at = at
+
+    def _entry(self, entry: Entry) -> None:
+        found = self.finder.find(entry.text)
+        current = self._current
+        authored = entry.channel in AUTHORED_CHANNELS
+        for f in found:
+            waiting = self._pending.get(f.key)
+            if waiting:
+                self._use(waiting, f, entry)
+            self._track(f, entry.at)
+            if (current is not None and authored and f.kind in current.lost_kinds
+                    and f.key not in self._seen and f.value not in current.altered
+                    and f.key not in current.new_seen and self.options.facts is None):
+                current.new_seen.add(f.key)
+                current.new_after.append(NewAfter(
+                    f.kind, f.value, entry.at,
+                    tuple(signature_hits(f.value, f.kind, self.options.signatures))))
+        # After the entry: a value a tool showed is "seen" only from the next entry on (an
+        # agent's own first mention in this entry was still its own).
+        self._seen.update(f.key for f in found)
+
+    def _use(self, waiting: list[_Open], f: _Found, entry: Entry) -> None:
+        if entry.channel in AUTHORED_CHANNELS:
+            context = _context(entry.text, f.start, f.end)
+            for o in waiting:
+                need = LostAndNeeded(o.ident.kind, o.ident.value, entry.at, entry.channel,
+                                     o.ident.state, o.ident.label, context, o.back_from_tool)
+                o.building.lost.append(need)
+                if self.on_use is not None:
+                    self.on_use(o.building.index, need)
+            del self._pending[f.key]
+        elif entry.channel in RETURNED_CHANNELS:
+            context = ""
+            for o in waiting:
+                if entry.channel == "tool_output":
+                    o.back_from_tool = True
+                if not o.reappeared:
+                    o.reappeared = True
+                    context = context or _context(entry.text, f.start, f.end)
+                    o.building.reappeared.append(Reappeared(
+                        o.ident.kind, o.ident.value, entry.at, entry.channel, o.ident.state,
+                        o.ident.label, context))
+
+    def _compaction(self, c: Compaction) -> None:
+        summary_at = c.summary_at if c.summary_at is not None else c.at
+        window = self._window
+        summary_found = self.finder.find(c.summary) if c.summary else []
+        summary_keys = {f.key for f in summary_found}
+        tokens: dict[str, list[str]] = {}
+        values = {s.value for s in window.values()}
+        for f in summary_found:
+            if f.value not in values:
+                tokens.setdefault(f.kind, []).append(f.value)
+        summary_dirs = {f.key for f in summary_found if f.kind == "path"}
+        summary_norm = normalize(c.summary)
+        kept_from = c.kept_from
+        states: list[IdentifierState] = []
+        for seen in window.values():
+            states.append(self._state(seen, c, summary_norm, summary_keys, summary_dirs, tokens,
+                                      kept_from))
+        self.compactions += 1
+        building = _Building(
+            index=self.compactions, compaction=c,
+            tokens_before=c.tokens_before if c.tokens_before is not None else self._last_usage,
+            tokens_after=c.tokens_after, identifiers=states,
+            lost_kinds=frozenset(i.kind for i in states if i.state != "present"),
+            altered=frozenset(i.altered for i in states if i.altered))
+        if self.keep:
+            self._built.append(building)
+        for ident, seen in zip(states, window.values(), strict=True):
+            if ident.state != "present":
+                self._pending.setdefault(seen.key, []).append(_Open(building, ident))
+        # The summary's own values: new if nothing showed them before.
+        if self.options.facts is None:
+            for f in summary_found:
+                if (f.kind in building.lost_kinds and f.key not in self._seen
+                        and f.value not in building.altered and f.key not in building.new_seen):
+                    building.new_seen.add(f.key)
+                    building.new_after.append(NewAfter(
+                        f.kind, f.value, summary_at,
+                        tuple(signature_hits(f.value, f.kind, self.options.signatures))))
+        self._seen.update(summary_keys)
+        # The next compaction replaces this summary and whatever this one kept verbatim.
+        next_window: dict[tuple[str, str], _Seen] = {}
+        for f in summary_found:
+            if f.kind not in self.excluded:
+                next_window.setdefault((f.kind, f.value), _Seen(f.kind, f.value, f.key, summary_at,
+                                                                summary_at, f.label))
+        if kept_from is not None:
+            for slot, seen in window.items():
+                if seen.last_at >= kept_from:
+                    next_window.setdefault(slot, seen)
+        self._window = next_window
+        self._current = building
+        if self.on_compaction is not None:
+            self.on_compaction(building.audit(self.finder.weights))
+
+    def _state(self, seen: _Seen, c: Compaction, summary_norm: str, summary_keys: set[str],
+               summary_dirs: set[str], tokens: Mapping[str, list[str]],
+               kept_from: int | None) -> IdentifierState:
+        if kept_from is not None and seen.last_at >= kept_from:
+            return IdentifierState(seen.kind, seen.value, "present", None, seen.label)
+        if c.carrier != "text":
+            return IdentifierState(seen.kind, seen.value, "unknown", None, seen.label)
+        if seen.key in summary_keys or (seen.kind == "path" and _listed_under(
+                seen.key, summary_dirs, summary_norm)):
+            return IdentifierState(seen.kind, seen.value, "present", None, seen.label)
+        kind_tokens = None if self.options.facts is not None else tokens.get(seen.kind, [])
+        state, miss = value_state(summary_norm, normalize(seen.value), seen.kind, kind_tokens)
+        return IdentifierState(seen.kind, seen.value, state, miss.altered if miss else None,
+                               seen.label)
+
+
+def _listed_under(key: str, dirs: set[str], summary_norm: str) -> bool:
+    """A file whose directory the summary names, with the file's name in it too."""
+    parent, _, name = key.rstrip("/").rpartition("/")
+    if not parent or not name:
+        return False
+    while parent:
+        if parent in dirs or parent + "/" in dirs:
+            return contains_token_normalized(summary_norm, normalize(name))
+        parent = parent.rpartition("/")[0]
+    return False
+
+
+def audit_session(session: Session, options: AuditOptions | None = None) -> list[CompactionAudit]:
+    """Audit every compaction of a session.
+
+    Args:
+        session: the session as a reader produced it.
+        options: rules and kinds, or named facts (default: the shipped tracked kinds minus
+            ``number``).
+
+    Returns:
+        One audit per compaction, in session order (empty when the session never compacted).
+    """
+    auditor = SessionAuditor(options)
+    auditor.feed_all(session.items)
+    return auditor.audits()
 
 
 @dataclass(frozen=True)
@@ -309,90 +675,53 @@ class StoredAudit:
     document: dict[str, Any]
 
 
-def audit_session(session: Session, options: AuditOptions | None = None) -> list[CompactionAudit]:
-    """Audit every compaction of a session.
+def redaction_key() -> bytes:
+    """A fresh random key for one audit's redaction (never stored)."""
+    return secrets.token_bytes(32)
 
-    Args:
-        session: the session as a reader produced it.
-        options: rules and kinds, or named facts (default: the shipped rules minus ``number``).
 
-    Returns:
-        One audit per compaction, in session order (empty when the session never compacted).
+def redact(value: str, key: bytes) -> str:
+    """A value's stand-in in redacted output: ``hmac:`` and 16 hex digits of its HMAC-SHA256
+    under the audit's random key.
+
+    Equal values redact equally within one audit, so a redacted audit still shows which entries
+    agree; without the key (shown once, never stored) a value cannot be recovered by trying
+    candidates, not even one of the 65,536 ports.
     """
-    options = options or AuditOptions()
-    audits: list[CompactionAudit] = []
-    segments = _segments(session)
-    agent = _AgentText.of(session)
-    agent_before: list[int] = []  # per compaction: how many agent entries precede it
-    count = 0
-    for item in session.items:
-        if isinstance(item, Compaction):
-            agent_before.append(count)
-        elif item.channel in AGENT_CHANNELS:
-            count += 1
-    history_so_far: list[str] = []
-    for index, (compaction, replaced, previous_summary, after) in enumerate(segments):
-        replaced_text = "\n".join([previous_summary] + [e.text for e in replaced])
-        history_so_far.append(replaced_text)
-        summary_norm = normalize(compaction.summary)
-        found = _found(replaced_text, options)
-        values = frozenset(value for _kind, value, _label in found)
-        states: list[IdentifierState] = []
-        for kind, value, label in found:
-            state, altered = _state(summary_norm, kind, value, values)
-            states.append(IdentifierState(kind, value, state, altered, label))
-        lost: list[LostAndNeeded] = []
-        after_text, after_start = agent.after(agent_before[index])
-        for ident in states:
-            if ident.state == "present":
-                continue
-            use = agent.first_use(ident.value, after_text, after_start)
-            if use is not None:
-                lost.append(LostAndNeeded(ident.kind, ident.value, use.at, use.channel,
-                                          ident.state, ident.label))
-        next_at = segments[index + 1][0].at if index + 1 < len(segments) else None
-        window = [e for e in after if next_at is None or e.at < next_at]
-        lost_kinds = {i.kind for i in states if i.state != "present"}
-        altered_values = {i.altered for i in states if i.altered}
-        new = ([] if options.facts is not None else
-               _new_after(compaction, "\n".join(history_so_far), window, lost_kinds,
-                          altered_values, options))
-        audits.append(CompactionAudit(
-            index=index + 1, at=compaction.at, kind=compaction.kind, trigger=compaction.trigger,
-            tokens_before=compaction.tokens_before, tokens_after=compaction.tokens_after,
-            identifiers=tuple(states), lost_and_needed=tuple(lost), new_after=tuple(new)))
-    return audits
-
-
-def redact(value: str) -> str:
-    """A value's stand-in in redacted output: ``sha256:`` and the first 12 hex digits of its hash.
-
-    Equal values redact equally, so a redacted audit still shows which entries agree.
-    """
-    return "sha256:" + hashlib.sha256(value.encode("utf-8")).hexdigest()[:12]
+    return "hmac:" + hmac.new(key, value.encode("utf-8"), hashlib.sha256).hexdigest()[:16]
 
 
 def audit_json(session: Session, audits: Sequence[CompactionAudit], *,
                redacted: bool = False, source: str | None = None,
-               with_summaries: bool = True) -> dict[str, Any]:
+               with_summaries: bool = True, redact_key: bytes | None = None,
+               summaries: Sequence[str] | None = None) -> dict[str, Any]:
     """The document ``foldscope audit --json`` prints (and ``--db`` stores).
 
     Args:
-        session: the audited session.
+        session: the audited session (its format, name, skipped lines and notes; its items
+            only for the summaries when ``summaries`` is not given).
         audits: its compaction audits.
-        redacted: replace every value (and altered text and label) by :func:`redact`.
+        redacted: replace every value (and altered text, label and context) by :func:`redact`.
         source: the file the session came from, as given (left out when redacted).
         with_summaries: give each compaction its ``summary`` text (never when redacted).
+        redact_key: the key values are redacted under (default: a fresh random one).
+        summaries: the compactions' summaries, when the session's items were streamed.
 
     Returns:
         ``{"format", "session", "skipped_lines", "compactions": [{index, tokens_before,
         tokens_after, identifiers: [{kind, value, state, altered}], lost_and_needed: [{kind,
-        value, used_at}], new_after: [{kind, value, first_seen_at, signatures}]}]}`` plus extra
-        keys (``at``, ``type``, ``trigger``, ``counts``, ``summary``, ``used_in``, ``label``).
+        value, used_at, used_in, context, recovered}], reappeared: [...], new_after: [{kind,
+        value, first_seen_at, signatures}]}]}`` plus extra keys (``at``, ``type``, ``trigger``,
+        ``carrier``, ``counts``, ``summary``, ``label``).
     """
-    summaries = [c.summary for c in session.compactions] if with_summaries else None
+    if redacted and redact_key is None:
+        redact_key = redaction_key()
+    if summaries is None and with_summaries:
+        summaries = [c.summary for c in session.compactions]
     def v(text: str | None) -> str | None:
-        return None if text is None else (redact(text) if redacted else text)
+        if text is None:
+            return None
+        return redact(text, redact_key) if redacted and redact_key is not None else text
 
     compactions = []
     for a in audits:
@@ -406,30 +735,42 @@ def audit_json(session: Session, audits: Sequence[CompactionAudit], *,
         lost = []
         for n in a.lost_and_needed:
             item = {"kind": n.kind, "value": v(n.value), "used_at": n.used_at,
-                    "used_in": n.used_in, "state": n.state}
+                    "used_in": n.used_in, "state": n.state,
+                    "context": None if redacted else n.context, "recovered": n.recovered}
             if n.label is not None:
                 item["label"] = v(n.label)
             lost.append(item)
+        back = []
+        for r in a.reappeared:
+            item = {"kind": r.kind, "value": v(r.value), "at": r.at, "channel": r.channel,
+                    "state": r.state, "context": None if redacted else r.context}
+            if r.label is not None:
+                item["label"] = v(r.label)
+            back.append(item)
         compaction: dict[str, Any] = {
-            "index": a.index, "at": a.at, "type": a.kind, "trigger": a.trigger,
+            "index": a.index, "at": a.at, "summary_at": a.summary_at, "type": a.kind,
+            "trigger": a.trigger, "carrier": a.carrier,
             "tokens_before": a.tokens_before, "tokens_after": a.tokens_after,
-            "counts": {s: a.count(s) for s in ("present", "mutated", "missing")},
+            "counts": {s: a.count(s) for s in STATES},
             "identifiers": identifiers,
             "lost_and_needed": lost,
+            "reappeared": back,
             "new_after": [{"kind": n.kind, "value": v(n.value), "first_seen_at": n.first_seen_at,
                            "signatures": list(n.signatures)} for n in a.new_after],
         }
-        if not redacted and summaries is not None:
+        if not redacted and summaries is not None and a.index - 1 < len(summaries):
             # The carrier itself, so a stored audit can be read in the TUI like a row; a
             # redacted audit keeps kinds and hashes only, never session text.
             compaction["summary"] = summaries[a.index - 1]
         compactions.append(compaction)
     doc: dict[str, Any] = {"format": session.format, "redacted": redacted}
-    if not redacted:
+    if redacted:
+        doc["redaction"] = "hmac-sha256 under a random per-audit key (shown once, not stored)"
+    else:
         doc["source"] = source
         doc["session"] = session.name
     doc.update({"skipped_lines": session.skipped_lines, "skipped_at": list(session.skipped_at[:20]),
-                "compactions": compactions})
+                "notes": list(session.notes[:20]), "compactions": compactions})
     return doc
 
 

@@ -19,9 +19,19 @@ from foldscope.core.grading import (
     token_spans,
 )
 from foldscope.core.identifiers import find_identifiers
-from foldscope.core.nearmiss import MIN_VALUE_CHARS, UNIT_DROPPED, NearMiss, is_near_miss, near_miss
+from foldscope.core.nearmiss import (
+    MIN_VALUE_CHARS,
+    RULES,
+    UNIT_DROPPED,
+    NearMiss,
+    is_near_miss,
+    near_miss,
+    token_near_miss,
+)
 
 FactState = Literal["present", "mutated", "missing"]
+
+_RULE_ORDER = {rule: n for n, rule in enumerate(RULES)}
 
 
 class _Planted(Protocol):
@@ -161,6 +171,34 @@ def value_course(carriers: Sequence[str], value: str, label: str, kind: str | No
         now |= {f for f in forms if f not in now and contains_token_normalized(norm, f)}
         held = now
     return tuple(forms.values())
+
+
+def value_state(norm: str, value: str, kind: str | None = None,
+                tokens: Iterable[str] | None = None) -> tuple[FactState, NearMiss | None]:
+    """One value's state in a text already through ``normalize``.
+
+    Args:
+        norm: the normalised text.
+        value: the value.
+        kind: its kind, when known.
+        tokens: when the caller has found the text's tokens of the value's kind (a session
+            audit), a near miss must be one of them, whole (:func:`core.nearmiss.token_near_miss`);
+            otherwise any part of the text may be (:func:`core.nearmiss.near_miss`).
+
+    Returns:
+        ``(state, near miss)``: present by the grader's whole-token rule, mutated with the near
+        miss, or missing.
+    """
+    if tokens is None:
+        return _state(norm, value, kind)
+    if contains_token_normalized(norm, value):
+        return "present", None
+    best: NearMiss | None = None
+    for token in tokens:
+        miss = token_near_miss(token, value, kind)
+        if miss is not None and (best is None or _RULE_ORDER[miss.rule] < _RULE_ORDER[best.rule]):
+            best = miss
+    return ("missing", None) if best is None else ("mutated", best)
 
 
 def fact_state(text: str, value: str) -> FactState:

@@ -71,7 +71,7 @@ RULES: tuple[str, ...] = (CASE_CHANGED, UNIT_DROPPED, TRANSPOSED, DIGIT_CHANGED,
                           CHAR_DROPPED, CHAR_ADDED, MINUTE_CHANGED, TRUNCATED, EMBEDDED)
 """Every rule name, most preferred first (the order a text's best near miss is chosen by)."""
 
-_TIME_KINDS = frozenset({"time", "timestamp"})
+_TIME_KINDS = frozenset({"time", "timestamp", "clock"})
 _TRUNCATABLE_KINDS = frozenset({"uuid", "hash", "digest"})
 _MINUTE_RE = re.compile(r"(?<!\d)\d{1,2}:(\d{2})(?!\d)")
 _DIGEST_PREFIX_RE = re.compile(r"^[A-Za-z0-9]+[:=-](?=[0-9a-fA-F]{16,}$)")
@@ -244,6 +244,33 @@ def is_near_miss(candidate: str, value: str, kind: str | None = None) -> NearMis
     if rule is None:
         return None
     return NearMiss(cand, orig, rule, 0, len(cand), resolved)
+
+
+def token_near_miss(candidate: str, value: str, kind: str | None = None) -> NearMiss | None:
+    """Is a whole token of the value's own kind a near miss of it? The strict form of
+    :func:`is_near_miss` for texts whose tokens have been found by kind (session audits).
+
+    Beyond :func:`is_near_miss`, the candidate is never the value glued inside a longer token
+    (``embedded``), never a word of letters only (a dictionary word is no garbled identifier),
+    and an all-digit value's near miss keeps its length (``500`` is no garbled port ``5001``).
+
+    Args:
+        candidate: a token of the value's kind found in the text.
+        value: the original value.
+        kind: the value's kind.
+
+    Returns:
+        The near miss, or None.
+    """
+    miss = is_near_miss(candidate, value, kind)
+    if miss is None or miss.rule == EMBEDDED:
+        return None
+    altered = miss.altered
+    if altered.isalpha() and not miss.original.isalpha():
+        return None
+    if miss.original.isdigit() and len(altered) != len(miss.original):
+        return None
+    return miss
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ all), so these live apart from the modules that use them, which import them from
 
 from __future__ import annotations
 
-SESSION_FORMATS: tuple[str, ...] = ("auto", "claude-code", "inspect", "jsonl")
+SESSION_FORMATS: tuple[str, ...] = ("auto", "claude-code", "codex", "pi", "inspect", "jsonl")
 """Session file formats ``foldscope audit`` reads (``engine.audit_readers``)."""
 
 KINDS_ENV = "FOLDSCOPE_IDENTIFIER_KINDS"
