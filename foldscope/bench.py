@@ -416,6 +416,30 @@ def measure_http(concurrency: int, latency_s: float, rows: int) -> dict[str, flo
             "runner_cpu_ms_per_call": 1000 * cpu / max(1, calls)}
 
 
+def measure_audit(mb: float) -> dict[str, float]:
+    """``foldscope audit`` on a generated ``mb``-MB Claude Code session with 20 compactions:
+    MB of session read per CPU-second, and peak RSS (this child process does nothing else)."""
+    from foldscope.core.audit import SessionAuditor
+    from foldscope.engine.audit_readers import check_read, stream_session
+    from foldscope.engine.audit_sample import write_sample_session
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "session.jsonl"
+        size = write_sample_session(path, mb, compactions=20)
+        before_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        start = time.process_time()
+        stream = stream_session(path)
+        auditor = SessionAuditor()
+        auditor.feed_all(stream.items)
+        check_read(stream, "auto")
+        audits = auditor.audits()
+        cpu = time.process_time() - start
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"audit_mb_per_s": size / 1e6 / cpu, "audit_mb": size / 1e6, "audit_cpu_s": cpu,
+            "audit_peak_rss_mb": peak_kb / 1024, "audit_rss_before_mb": before_kb / 1024,
+            "compactions": len(audits)}
+
+
 def _child(kind: str, args: list[str]) -> dict[str, float]:
     out = subprocess.run([sys.executable, "-m", "foldscope.bench", "--child", kind, *args],
                          check=True, capture_output=True, text=True)
@@ -449,6 +473,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="rows in the latency run (4 arms, so rows/4 model x repeat sequences)")
     p.add_argument("--memory-rows", type=int, default=1000, help="rows in the memory run")
     p.add_argument("--out", default="bench-results.json", help="where to write the figures")
+    p.add_argument("--audit-mb", type=float, default=100.0,
+                   help="size of the generated session foldscope audit reads (audit_mb_per_s)")
     p.add_argument("--watch-runs", type=int, default=1,
                    help="headless/TUI pairs for watch_slowdown, alternating (the median ratio)")
     p.add_argument("--only", choices=["watch"],
@@ -465,6 +491,7 @@ def main(argv: list[str] | None = None) -> int:
               "tui": measure_tui_wall,
               "keys": lambda: measure_keystrokes(rest[0]),
               "memory": lambda: measure_memory(int(rest[0])),
+              "audit": lambda: measure_audit(float(rest[0])),
               "http": lambda: measure_http(int(rest[0]), float(rest[1]), int(rest[2]))}[args.child]
         print(json.dumps(fn()))
         return 0
@@ -507,6 +534,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  peak RSS              {mem['peak_rss_mb']:8.1f} MB   (target ≤ 200 MB; "
           f"{mem['rows']} rows, {mem['folds']} folds, {mem['wall_s']:.0f} s)")
     print(f"  database per fold     {mem['db_bytes_per_fold']:8.0f} bytes")
+    audit = _child("audit", [str(args.audit_mb)])
+    print(f"  audit throughput      {audit['audit_mb_per_s']:8.1f} MB/s (target ≥ 20; a generated "
+          f"{audit['audit_mb']:.0f} MB session, {audit['compactions']:.0f} compactions, "
+          f"{audit['audit_cpu_s']:.1f} CPU-s, peak RSS {audit['audit_peak_rss_mb']:.0f} MB)")
     results = {"cpu_ms_per_fold": round(cpu["cpu_ms_per_fold"], 3),
                "folds_per_s": round(cpu["folds_per_s"], 1),
                "latency_efficiency": round(lat["latency_efficiency"], 4),
@@ -517,8 +548,9 @@ def main(argv: list[str] | None = None) -> int:
                "keystroke_ms_p95": round(keystroke, 1),
                "peak_rss_mb": round(mem["peak_rss_mb"], 1),
                "db_bytes_per_fold": round(mem["db_bytes_per_fold"], 1),
+               "audit_mb_per_s": round(audit["audit_mb_per_s"], 2),
                "detail": {"cpu": cpu, "latency": lat, "few_sequences": few, "poll": poll,
-                          "watch": watch, "keystrokes": keys, "memory": mem,
+                          "watch": watch, "keystrokes": keys, "memory": mem, "audit": audit,
                           "python": sys.version.split()[0], "cpus": os.cpu_count()}}
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)

@@ -511,7 +511,7 @@ class SessionAuditor:
         return [b.audit(weights) for b in self._built]
 
     def _track(self, found: _Found, at: int) -> None:
-        if found.kind in self.excluded:
+        if found.kind in self.excluded or (found.kind == "path" and found.key in _PLACES):
             return
         slot = (found.kind, found.value)
         seen = self._window.get(slot)
@@ -530,7 +530,7 @@ class SessionAuditor:
                 self._use(waiting, f, entry)
             self._track(f, entry.at)
             if (current is not None and authored and f.kind in current.lost_kinds
-                    and f.key not in self._seen and f.value not in current.altered
+                    and self._unseen(f) and f.value not in current.altered
                     and f.key not in current.new_seen and self.options.facts is None):
                 current.new_seen.add(f.key)
                 current.new_after.append(NewAfter(
@@ -538,7 +538,31 @@ class SessionAuditor:
                     tuple(signature_hits(f.value, f.kind, self.options.signatures))))
         # After the entry: a value a tool showed is "seen" only from the next entry on (an
         # agent's own first mention in this entry was still its own).
-        self._seen.update(f.key for f in found)
+        self._see(found)
+
+    def _see(self, found: Iterable[_Found]) -> None:
+        seen = self._seen
+        for f in found:
+            seen.add(f.key)
+            if f.kind == "path":  # a new file in a known directory is work, not a stand-in
+                seen.add(posixpath.dirname(f.key.rstrip("/")) + "/")
+            elif f.kind in COMPOSITE_KINDS:
+                for kind, part, _at in self.finder._parts(f.value):
+                    if kind == "host":
+                        seen.add(part)
+
+    def _unseen(self, f: _Found) -> bool:
+        """Nothing had shown this value before: not it, not (for a path) its directory, not (for
+        a URL) its host."""
+        seen = self._seen
+        if f.key in seen:
+            return False
+        if f.kind == "path":
+            return posixpath.dirname(f.key.rstrip("/")) + "/" not in seen
+        if f.kind in COMPOSITE_KINDS:
+            return not any(part in seen for kind, part, _at in self.finder._parts(f.value)
+                           if kind == "host")
+        return True
 
     def _use(self, waiting: list[_Open], f: _Found, entry: Entry) -> None:
         if entry.channel in AUTHORED_CHANNELS:
@@ -594,13 +618,13 @@ class SessionAuditor:
         # The summary's own values: new if nothing showed them before.
         if self.options.facts is None:
             for f in summary_found:
-                if (f.kind in building.lost_kinds and f.key not in self._seen
+                if (f.kind in building.lost_kinds and self._unseen(f)
                         and f.value not in building.altered and f.key not in building.new_seen):
                     building.new_seen.add(f.key)
                     building.new_after.append(NewAfter(
                         f.kind, f.value, summary_at,
                         tuple(signature_hits(f.value, f.kind, self.options.signatures))))
-        self._seen.update(summary_keys)
+        self._see(summary_found)
         # The next compaction replaces this summary and whatever this one kept verbatim.
         next_window: dict[tuple[str, str], _Seen] = {}
         for f in summary_found:
@@ -630,6 +654,11 @@ class SessionAuditor:
         state, miss = value_state(summary_norm, normalize(seen.value), seen.kind, kind_tokens)
         return IdentifierState(seen.kind, seen.value, state, miss.altered if miss else None,
                                seen.label)
+
+
+_PLACES = frozenset({".", "~", "/", "~/"})
+"""Path keys that are the session's own places (its working directory, home, the root): where
+the work happens, not a value of it."""
 
 
 def _listed_under(key: str, dirs: set[str], summary_norm: str) -> bool:

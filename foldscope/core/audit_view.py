@@ -12,7 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from foldscope.core.audit import CompactionAudit, IdentifierState, LostAndNeeded, NewAfter
+from foldscope.core.audit import (
+    CompactionAudit,
+    IdentifierState,
+    LostAndNeeded,
+    NewAfter,
+    Reappeared,
+)
 from foldscope.core.errors import ConfigError
 from foldscope.core.forensics import FactSpan, fact_spans
 
@@ -52,7 +58,7 @@ def _compaction(c: Any, n: int) -> tuple[CompactionAudit, str | None]:
     where = f"audit document: compaction #{n}"
     if not isinstance(c, Mapping):
         raise ConfigError(f"{where}: must be an object")
-    identifiers, lost, new = [], [], []
+    identifiers, lost, new, back = [], [], [], []
     for i in _get(c, "identifiers", list, where):
         identifiers.append(IdentifierState(
             _get(i, "kind", str, where), _get(i, "value", str, where),
@@ -62,7 +68,13 @@ def _compaction(c: Any, n: int) -> tuple[CompactionAudit, str | None]:
         lost.append(LostAndNeeded(
             _get(x, "kind", str, where), _get(x, "value", str, where),
             _get(x, "used_at", int, where), str(x.get("used_in") or ""),
-            _get(x, "state", str, where), _get(x, "label", str, where, optional=True)))
+            _get(x, "state", str, where), _get(x, "label", str, where, optional=True),
+            str(x.get("context") or ""), x.get("recovered") is True))
+    for x in c.get("reappeared") or []:
+        back.append(Reappeared(
+            _get(x, "kind", str, where), _get(x, "value", str, where), _get(x, "at", int, where),
+            str(x.get("channel") or ""), _get(x, "state", str, where),
+            _get(x, "label", str, where, optional=True), str(x.get("context") or "")))
     for x in _get(c, "new_after", list, where):
         new.append(NewAfter(
             _get(x, "kind", str, where), _get(x, "value", str, where),
@@ -73,7 +85,9 @@ def _compaction(c: Any, n: int) -> tuple[CompactionAudit, str | None]:
         kind=str(c.get("type") or "summary"), trigger=_get(c, "trigger", str, where, optional=True),
         tokens_before=_get(c, "tokens_before", int, where, optional=True),
         tokens_after=_get(c, "tokens_after", int, where, optional=True),
-        identifiers=tuple(identifiers), lost_and_needed=tuple(lost), new_after=tuple(new))
+        identifiers=tuple(identifiers), lost_and_needed=tuple(lost), new_after=tuple(new),
+        reappeared=tuple(back), carrier=str(c.get("carrier") or "text"),
+        summary_at=_get(c, "summary_at", int, where, optional=True))
     return audit, _get(c, "summary", str, where, optional=True)
 
 

@@ -47,6 +47,9 @@ class KindRule:
     """False for kinds recognised only to keep their text from being misread as another kind."""
     weight: float = 1.0
     """How much losing a value of this kind costs (ranks lost values of equal first use)."""
+    requires: tuple[str, ...] = ()
+    """Strings of which every match holds at least one: a text holding none of them is not
+    searched with this rule at all (a speed-up only; empty: always searched)."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,8 @@ def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -
     """
     rules: list[KindRule] = []
     for name, entry, where in named_tables(data, "kind",
-                                           {"name", "pattern", "description", "track", "weight"},
+                                           {"name", "pattern", "description", "track", "weight",
+                                            "requires"},
                                            source, MAX_RULES, "port"):
         pattern = entry.get("pattern")
         if not isinstance(pattern, str) or not pattern:
@@ -94,7 +98,10 @@ def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -
         weight = entry.get("weight", 1.0)
         if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 100:
             raise ConfigError(f"{where}: 'weight' must be a number from 0 to 100")
-        rules.append(KindRule(name, compiled, description, track, float(weight)))
+        requires = entry.get("requires", [])
+        if not isinstance(requires, list) or not all(isinstance(r, str) and r for r in requires):
+            raise ConfigError(f"{where}: 'requires' must be a list of non-empty strings")
+        rules.append(KindRule(name, compiled, description, track, float(weight), tuple(requires)))
     return tuple(rules)
 
 
@@ -144,6 +151,8 @@ def find_identifiers(text: str, rules: Sequence[KindRule] | None = None,
     rules = default_rules() if rules is None else rules
     candidates: list[tuple[int, int, int, str]] = []  # (-length, rule order, start, kind)
     for order, rule in enumerate(rules):
+        if rule.requires and not any(needle in text for needle in rule.requires):
+            continue
         for match in rule.pattern.finditer(text):
             start, end = _span(match)
             if end > start:
