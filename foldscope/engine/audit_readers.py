@@ -347,10 +347,10 @@ def iter_claude_code(lines: Iterable[tuple[int, str]], state: ReadState) -> Iter
         if kind in _CC_IGNORED_TYPES or obj.get("isSidechain") is True:
             continue
         session_id = obj.get("sessionId")
-        new_id = isinstance(session_id, str) and session_id not in own and len(own) < 16
+        new_id = session_id if isinstance(session_id, str) and session_id not in own and len(own) < 16 else None
         if (isinstance(obj.get("cwd"), str) and obj["cwd"] != cwd) or new_id:
             if new_id:
-                own.add(session_id)
+                own.add(new_id)
             cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else cwd
             yield Context(at, cwd, None, tuple(own))
         if kind == "system":
@@ -452,7 +452,8 @@ def _codex_item(at: int, item: dict[str, Any], out: _Out) -> bool:
             args = _loads(args)
         out.add(at, "tool_call", f"{name}\n{flatten(args)}".strip())
     elif kind == "local_shell_call":
-        action = item.get("action") if isinstance(item.get("action"), dict) else {}
+        action_obj = item.get("action")
+        action: dict[str, Any] = action_obj if isinstance(action_obj, dict) else {}
         command = action.get("command")
         text = " ".join(c for c in command if isinstance(c, str)) if isinstance(command, list) else ""
         out.add(at, "tool_call", f"shell\n{text}".strip())
@@ -464,8 +465,7 @@ def _codex_item(at: int, item: dict[str, Any], out: _Out) -> bool:
             out.add(at, "assistant", "\n".join(s.get("text", "") for s in summary
                                                if isinstance(s, dict) and isinstance(s.get("text"), str)))
     elif kind == "web_search_call":
-        action = item.get("action") if isinstance(item.get("action"), dict) else {}
-        out.add(at, "tool_call", f"web_search\n{flatten(action)}".strip())
+        out.add(at, "tool_call", f"web_search\n{flatten(item.get('action'))}".strip())
     return True
 
 
@@ -510,8 +510,9 @@ def iter_codex(lines: Iterable[tuple[int, str]], state: ReadState) -> Iterator[I
 
 
 def _codex_compaction(at: int, payload: dict[str, Any], state: ReadState) -> Compaction:
-    message = payload.get("message") if isinstance(payload.get("message"), str) else ""
-    texts = [message] if message.strip() else []
+    raw = payload.get("message")
+    message: str = raw if isinstance(raw, str) else ""
+    texts: list[str] = [message] if message.strip() else []
     opaque = False
     history = payload.get("replacement_history")
     for item in history if isinstance(history, list) else []:
@@ -637,8 +638,8 @@ def iter_pi(lines: Iterable[tuple[int, str]], state: ReadState) -> Iterator[Item
                              carrier="text" if text.strip() else "empty")
             positions.clear()
         elif kind in ("custom_message", "branch_summary"):
-            text = obj.get("content") if kind == "custom_message" else obj.get("summary")
-            out.add(at, "system", _block_text(text) or "")
+            body = obj.get("content") if kind == "custom_message" else obj.get("summary")
+            out.add(at, "system", _block_text(body) or "")
             yield from out.take()
 
 
@@ -648,7 +649,8 @@ def iter_pi(lines: Iterable[tuple[int, str]], state: ReadState) -> Iterator[Item
 def _tool_call_text(call: Any) -> str | None:
     if not isinstance(call, dict):
         return None
-    inner = call.get("function") if isinstance(call.get("function"), dict) else call
+    function = call.get("function")
+    inner: dict[str, Any] = function if isinstance(function, dict) else call
     name = inner.get("name") if isinstance(inner.get("name"), str) else ""
     args = inner.get("arguments", inner.get("input"))
     if isinstance(args, str):
@@ -675,11 +677,11 @@ def iter_generic(lines: Iterable[tuple[int, str]], state: ReadState) -> Iterator
                 state.skip(at)
                 continue
             trigger = obj.get("trigger") if isinstance(obj.get("trigger"), str) else None
-            text = storable(summary)
-            state.keep(text)
-            yield Compaction(at, text, _int_or_none(obj.get("tokens_before")),
+            kept = storable(summary)
+            state.keep(kept)
+            yield Compaction(at, kept, _int_or_none(obj.get("tokens_before")),
                              _int_or_none(obj.get("tokens_after")), trigger=trigger,
-                             carrier="text" if text.strip() else "empty")
+                             carrier="text" if kept.strip() else "empty")
             continue
         role = obj.get("role")
         content = obj.get("content")
