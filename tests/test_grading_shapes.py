@@ -308,3 +308,88 @@ def test_prose_without_a_value_of_the_kind_is_nothing_but_a_kindless_value_is_a_
 def test_parse_answer_joins_every_binding():
     got = parse_answer("ledger service port: 62114\n| ledger service port | 47031 |\n", LABELS)
     assert got["ledger service port"] == "62114 ; 47031"
+
+
+# --- more shapes: Q/A, HTML, reasoning blocks, echoed lists, decorations ---------------------------
+
+@pytest.mark.parametrize("answer", [
+    "Q: ledger service port\nA: 62114",
+    "<table><tr><th>Label</th><th>Value</th></tr><tr><td>ledger service port</td>"
+    "<td>62114</td></tr></table>",
+    "<ul><li>ledger service port: 62114</li><li>admin console port: 47031</li></ul>",
+    "<think>maybe 62115 for the ledger service port</think>\nledger service port: 62114",
+    "ledger service port,62114", "What is the ledger service port? 62114",
+    "ledger service port\n: 62114", "1. ledger service port\n   Answer: 62114",
+    "Ledger service port => 62114", "LEDGER SERVICE PORT: 62114", "ledger-service-port: 62114",
+    "ledger service port: 62114 (see chunk 3 of the log)", "ledger service port: 62114 (#4)",
+    "**Ledger Service Port** — `62114`",
+])
+def test_more_shapes_bind(answer):
+    g = _grades(answer)["ledger service port"]
+    assert g.correct, g
+
+
+@pytest.mark.parametrize("sep", ["\n\n", "\n\nAnswers:\n", "\n"])
+@pytest.mark.parametrize(("echo", "values"), [
+    ("{i}. {l}", "{i}. {v}"), ("- {l}", "{v}"), ("{l}:", "{i}. {v}"), ("{l}?", "{i}) {v}"),
+])
+def test_an_echoed_question_list_then_bare_values_in_order(echo, values, sep):
+    answer = _lines([(label, "") for label in LABELS], echo) + sep + \
+        _lines(list(zip(LABELS, VALUES, strict=True)), values)
+    assert _correct(answer) == 14
+
+
+_DECOR = st.sampled_from(["{v}", "**{v}**", "`{v}`", "\"{v}\"", "{v}.", "{v} (from the carrier)",
+                          "{v} (chunk 2)"])
+_HEDGE = st.sampled_from(["{v} or {w}", "probably {v}", "{v} (unverified)", "{v}?", "{w}, not {v}",
+                          "unknown", "I don't know", "{v} / {w}", "{v} (maybe {w})"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.permutations(LABELS), st.sampled_from(LAYOUTS), _DECOR, st.sampled_from(LABELS), _HEDGE)
+def test_one_hedged_label_among_right_ones(order, layout, decor, hedged_label, hedge):
+    pairs = []
+    for label in order:
+        value = KESTREL_GRADED[label]
+        text = hedge if label == hedged_label else decor
+        pairs.append((label, text.format(v=value, w=WRONG[label])))
+    grades = _grades(_layout(pairs, layout))
+    for label, g in grades.items():
+        if label == hedged_label:
+            assert not g.correct, (layout, g)
+            assert g.hedged or g.abstained, (layout, g)
+        else:
+            assert g.correct, (layout, label, g)
+
+
+def _nest(value, depth: int):
+    for i in range(depth):
+        value = {f"level{i}": value} if i % 2 else [value]
+    return value
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 6), st.sampled_from(["records", "object", "wrapped"]))
+def test_json_at_any_depth(depth, shape):
+    pairs = list(KESTREL_GRADED.items())
+    if shape == "records":
+        doc = [{"name": lab, "value": v} for lab, v in pairs]
+    elif shape == "object":
+        doc = dict(pairs)
+    else:
+        doc = {lab: {"answer": v, "confidence": "high"} for lab, v in pairs}
+    assert _correct(json.dumps(_nest(doc, depth), ensure_ascii=False)) == 14
+
+
+@pytest.mark.parametrize(("confidence", "hedged"), [
+    ("high", False), ("low", True), ("medium", True), (0.95, False), (0.4, True), ("55%", True),
+    ("certain", False),
+])
+def test_a_confidence_beside_the_value(confidence, hedged):
+    doc = {"answers": [{"label": "ledger service port", "value": "62114",
+                        "confidence": confidence}]}
+    g = _grades(json.dumps(doc))["ledger service port"]
+    assert g.hedged is hedged and g.correct is not hedged
+    table = f"| label | value | confidence |\n|---|---|---|\n| ledger service port | 62114 | {confidence} |"
+    g = _grades(table)["ledger service port"]
+    assert g.hedged is hedged and g.correct is not hedged

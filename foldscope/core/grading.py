@@ -376,14 +376,36 @@ _VALUE_WRAPPERS = (("**", "**"), ("__", "__"), ("*", "*"), ("_", "_"), ("`", "`"
 _AFTER_LABEL_RE = re.compile(
     r"^[\s*_`\"'«»“”‘’]*(?:(?:\([^()\n]{0,40}\)|\[[^\[\]\n]{0,40}\])[\s*_`\"'»”]*(?=[:：=?|→-]))?"
     r"(?:[^\W\d][\w ]{0,25}?(?=\s*[:：=]\s))?"
-    r"\s*(?:[:：=?|→]+|->|[-–—](?=\s))?\s*"
+    r"\s*(?:=>|[:：=?|→,;]+|->|[-–—](?=\s))?\s*"
     r"(?:(?:is|was|are|were|remains|equals|reads|of)\b[\s:]*)?", re.IGNORECASE)
 _STOPWORDS = frozenset(
     "a an the of for on in at to by is are was were be what which its it this that and or with "
     "from as s my our value values".split())
 _LABEL_KEYS = ("label", "name", "field", "fact", "key", "item", "question", "attribute",
-               "property", "parameter")
-_VALUE_KEYS = ("value", "answer", "result", "response", "val", "recalled", "recalled value")
+               "property", "parameter", "q")
+_VALUE_KEYS = ("value", "answer", "result", "response", "val", "recalled", "recalled value", "a")
+_NEXT_LINE_LEAD_RE = re.compile(r"^\s*(?:[:：=→]|=>|->|(?:answer|value|a)\s*[:：=])\s*",
+                                re.IGNORECASE)
+_THINKING_RE = re.compile(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_HTML_RULES = (
+    (re.compile(r"<tr\b[^>]*>", re.IGNORECASE), "\n| "),
+    (re.compile(r"</t[dh]\s*>", re.IGNORECASE), " | "),
+    (re.compile(r"<t[dh]\b[^>]*>|</?(?:table|thead|tbody|tfoot|ul|ol|span|div)\b[^>]*>",
+                re.IGNORECASE), ""),
+    (re.compile(r"</tr\s*>|<br\s*/?>|</?p\b[^>]*>|</li\s*>", re.IGNORECASE), "\n"),
+    (re.compile(r"<li\b[^>]*>", re.IGNORECASE), "\n- "),
+    (re.compile(r"</?(?:b|strong|em|i|code|u)\s*>", re.IGNORECASE), ""),
+)
+
+
+def _plain(answer_text: str) -> str:
+    """An answer without the model's reasoning block (``<think>…</think>``: drafts, not the
+    answer) and with HTML tables and lists turned into their markdown shapes."""
+    text = _THINKING_RE.sub("", answer_text) if "<" in answer_text else answer_text
+    if "<" in text and re.search(r"<(?:tr|td|li|br|p)\b", text, re.IGNORECASE):
+        for rule, repl in _HTML_RULES:
+            text = rule.sub(repl, text)
+    return text
 _NOTE_KEYS = ("note", "notes", "comment", "comments", "confidence", "certainty", "status",
               "remark", "remarks", "caveat")
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -643,7 +665,8 @@ def _table_bindings(block: Sequence[tuple[int, str]], index: _LabelIndex,
             continue
         if value_col is not None and value_col != at:
             value = cells[value_col] if value_col < len(cells) else ""
-            extra = [cells[c] for c in note_cols if c < len(cells) and c not in (at, value_col)]
+            extra = [n for c in note_cols if c < len(cells) and c not in (at, value_col)
+                     for n in [_note(_norm_label(head[c]), cells[c], rx)] if n]
         else:
             rest = [c for c in cells[at + 1:]]
             value = next((c for c in rest if c), "")
@@ -654,6 +677,26 @@ def _table_bindings(block: Sequence[tuple[int, str]], index: _LabelIndex,
             value = " ; ".join([value, *extra]) if value else " ; ".join(extra)
         out.append(Binding(label, value, i, "table"))
     return out
+
+
+_LOW_CONFIDENCE = frozenset("low medium moderate unsure uncertain guess guessed unknown none "
+                            "partial tentative unverified".split())
+
+
+def _note(key: str, value: Any, rx: _Compiled) -> str | None:
+    """What a note beside a value adds to it: its text when it hedges, abstains or negates; a
+    low confidence (``"confidence": "low"``, ``0.4``) as ``low confidence``; else nothing."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if key in ("confidence", "certainty"):
+        try:
+            number = float(text.rstrip("%"))
+        except ValueError:
+            return "low confidence" if text.casefold() in _LOW_CONFIDENCE else None
+        scale = 100.0 if text.endswith("%") or number > 1 else 1.0
+        return "low confidence" if number / scale < 0.8 else None
+    return text if _has_marker(text, rx) else None
 
 
 def _has_marker(text: str, rx: _Compiled) -> bool:
@@ -694,8 +737,8 @@ def _json_bindings(data: Any, index: _LabelIndex, rx: _Compiled, out: list[Bindi
         label = index.resolve_text(data[label_key])
         if label is not None:
             value = _scalar(data[value_key])
-            notes = [str(data[keys[k]]) for k in _NOTE_KEYS if k in keys
-                     and data[keys[k]] is not None and _has_marker(str(data[keys[k]]), rx)]
+            notes = [n for k in _NOTE_KEYS if k in keys
+                     for n in [_note(k, data[keys[k]], rx)] if n]
             out.append(Binding(label, " ; ".join([value, *notes]), -1, "json"))
             return
     for key, value in data.items():
@@ -709,8 +752,8 @@ def _json_bindings(data: Any, index: _LabelIndex, rx: _Compiled, out: list[Bindi
             if vk is None:
                 _json_bindings(value, index, rx, out, depth + 1)
                 continue
-            notes = [str(value[k]) for k in value if _norm_label(str(k)) in _NOTE_KEYS
-                     and value[k] is not None and _has_marker(str(value[k]), rx)]
+            notes = [n for k in value if _norm_label(str(k)) in _NOTE_KEYS
+                     for n in [_note(_norm_label(str(k)), value[k], rx)] if n]
             text = " ; ".join([_scalar(value[vk]), *notes])
         out.append(Binding(label, text, -1, "json"))
 
@@ -775,6 +818,7 @@ def bind_answer(answer_text: str, labels: Sequence[str],
     mk = markers or default_markers()
     rx = _compiled(mk)
     index = _LabelIndex(labels, mk.synonyms)
+    answer_text = _plain(answer_text)
     out: list[Binding] = []
     docs, text = _json_documents(answer_text) if ("{" in answer_text or "[" in answer_text) \
         else ([], answer_text)
@@ -832,10 +876,14 @@ def bind_answer(answer_text: str, labels: Sequence[str],
             if b is starts.get(n):
                 if not value:
                     nxt = next((j for j in range(n + 1, len(lines)) if lines[j].strip()), None)
-                    if nxt is not None and nxt not in per_line and nxt not in consumed \
+                    prev = next((j for j in range(n - 1, -1, -1) if lines[j].strip()), None)
+                    echoed = prev is not None and prev in starts and not starts[prev].value
+                    if nxt is not None and not echoed and nxt not in per_line \
+                            and nxt not in consumed \
                             and not _FENCE_RE.match(lines[nxt]) \
                             and not lines[nxt].rstrip().rstrip("*_").endswith(":"):
-                        value = _clean_value(_LINE_PREFIX_RE.sub("", lines[nxt], count=1))
+                        value = _clean_value(_NEXT_LINE_LEAD_RE.sub(
+                            "", _LINE_PREFIX_RE.sub("", lines[nxt], count=1), count=1))
                         consumed.add(nxt)
                         value = _with_continuation(value, lines, per_line, consumed, n, nxt, rx)
                 else:
@@ -1264,6 +1312,14 @@ _NOT_A_UNIT = frozenset("and or nor too also then vs is was are were the a an as
                         "on at of for with by from port ports".split())
 
 
+_REFERENCE_BEFORE_RE = re.compile(
+    r"(?:(?<![\w-])(?:chunks?|folds?|lines?|steps?|sections?|items?|pages?|parts?|rounds?|turns?|"
+    r"batch(?:es)?|phases?|rows?|columns?|entry|entries|notes?|footnotes?|refs?|references?|"
+    r"paragraphs?|messages?|calls?|attempts?|retry|retries|questions?|q|no\.|nr\.?)[ \t]*[#:]?"
+    r"|#)[ \t]*$", re.IGNORECASE)
+"""What before a number makes it a reference to a place, not a candidate value."""
+
+
 def _unit_after(text: str, end: int) -> str | None:
     match = re.match(r"[ \t]+([^\W\d_]{2,})", text[end:])
     return match.group(1).casefold() if match else None
@@ -1409,6 +1465,8 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
             if following and following != own_unit and following not in _NOT_A_UNIT \
                     and rx.hedge.fullmatch(following) is None:
                 continue  # "3 regions" beside "19 shards": a number of something else
+            if _REFERENCE_BEFORE_RE.search(rest, 0, start) or rest.startswith("%", end):
+                continue  # "chunk 3", "fold 2", "#4", "100%": a reference or a share, no value
         spans.append((start, end))
         competitors.append(token)
         cand_at[start] = token
