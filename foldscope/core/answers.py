@@ -27,6 +27,7 @@ an earlier carrier of the row (which fold), the session input (which chunk), or 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -342,9 +343,14 @@ def holds_as_kind(text: str, value: str, planted: str | None = None,
         rule = next((r for r in default_rules() if r.name == tagged), None)
         if rule is None:
             return contains_token(norm, value)
+        if tagged == "port" and any(m.group(1) == value for m in _URL_PORT_RE.finditer(norm)):
+            return True  # the port of a URL: "http://host:8080/health"
         return any((m.group("value") if "value" in rule.pattern.groupindex else m.group())
                    == value for m in rule.pattern.finditer(norm))
     return contains_token(text, value)
+
+
+_URL_PORT_RE = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+(?:@[^/\s:]+)?:(\d{1,5})(?!\d)")
 
 
 def _unit_forms(unit: str) -> tuple[str, ...]:
