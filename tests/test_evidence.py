@@ -84,8 +84,8 @@ def package(study, tmp_path) -> Path:
 
 def test_export_then_verify_passes(package, study, capsys):
     names = {p.name for p in package.iterdir()}
-    assert names == {"rows.csv", "checks.csv", "aggregates.csv", "contrasts.csv", "config.json",
-                     "provenance.lock.json", "README.txt", "manifest.json"}
+    assert names == {"rows.csv", "checks.csv", "aggregates.csv", "contrasts.csv", "study.csv",
+                     "config.json", "provenance.lock.json", "README.txt", "manifest.json"}
     assert main(["verify", str(package)]) == 0
     out = capsys.readouterr().out
     assert "18 rows" in out and "108 checks" in out and "6 cells" in out

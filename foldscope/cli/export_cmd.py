@@ -34,4 +34,6 @@ def export(args: argparse.Namespace) -> int:
     s = export_package(args.db, args.out, answer_prefix=args.answer_prefix)
     print(f"wrote {s.out}: {s.sweeps} sweep(s), {s.rows} rows, {s.checks} checks, "
           f"{s.cells} cells, {s.contrasts} contrasts")
+    print(f"package digest {s.digest} (publish it with the study: `foldscope verify DIR "
+          "--digest HEX` checks a copy against it)")
     return 0

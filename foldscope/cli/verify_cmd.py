@@ -13,10 +13,16 @@ def register(subparsers: Any) -> None:
     """Add the ``verify`` command."""
     p = subparsers.add_parser(
         "verify", help="verify an evidence package (hashes and every figure)",
-        description="Check every file of an evidence package against its manifest and "
-        "recompute every aggregate and contrast from rows.csv and checks.csv. Exit 0 when "
-        "everything matches; exit 1 naming each file and figure that does not.")
+        description="Check every file of an evidence package against its manifest, the package "
+        "digest (binding every file, config.json and provenance.lock.json included) against the "
+        "manifest and README.txt, and recompute every aggregate, contrast and study figure from "
+        "rows.csv and checks.csv. Exit 0 when everything matches; exit 1 naming each file and "
+        "figure that does not. Anyone can rewrite every file and hash consistently: to show a "
+        "package is the one exported, compare its digest with one published apart (--digest).")
     p.add_argument("package", metavar="DIR", help="the package folder")
+    p.add_argument("--digest", metavar="HEX",
+                   help="the package digest published with the study (export prints it): "
+                        "verify fails unless the files' digest is this one")
     p.set_defaults(handler=verify)
 
 
@@ -24,7 +30,7 @@ def verify(args: argparse.Namespace) -> int:
     """Handle ``foldscope verify``."""
     from foldscope.engine.evidence import verify_package
 
-    result = verify_package(args.package)
+    result = verify_package(args.package, expected_digest=args.digest)
     if result.problems:
         for problem in result.problems:
             print(f"foldscope: verify: {problem}", file=sys.stderr)
@@ -32,6 +38,7 @@ def verify(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_MISMATCH
     print(f"verified {args.package}: {result.files} files match the manifest; {result.rows} rows, "
-          f"{result.checks} checks, {result.cells} cells and {result.contrasts} contrasts "
-          "recomputed identically")
+          f"{result.checks} checks, {result.cells} cells, {result.contrasts} contrasts and "
+          f"{result.studies} study lines recomputed identically; package digest {result.digest}"
+          + (" (as expected)" if args.digest else ""))
     return 0

@@ -17,12 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from foldscope.core.cells import CellKey, cell_key, group_cells, valid_rows
-from foldscope.core.errors import EvidenceError
+from foldscope.core.errors import EvidenceError, StatsError
 from foldscope.core.inference import (
     ROW_THRESHOLD,
     fisher_exact,
     pair_by_key,
     paired_bootstrap,
+    pearson,
     rows_table,
 )
 from foldscope.core.stats import clustering, row_mean
@@ -30,10 +31,12 @@ from foldscope.core.validity import OK, Validity
 
 ROW_COLUMNS: tuple[str, ...] = (
     "row_id", "source", "sweep", "scenario", "model", "arm", "repeat", "status", "valid",
-    "validity_reason", "recall", "correct", "graded", "folds", "catch_up", "parse_failures",
-    "length_stops", "simulated", "prompt_tokens", "completion_tokens", "cost_usd",
-    "answer_chars", "answer_prefix")
-"""Columns of ``rows.csv``: one line per planned row."""
+    "validity_reason", "recall", "correct", "graded", "folds", "headings_carried",
+    "fill_fraction", "carried_chars", "catch_up", "parse_failures", "length_stops", "simulated",
+    "prompt_tokens", "completion_tokens", "cost_usd", "answer_chars", "answer_prefix")
+"""Columns of ``rows.csv``: one line per planned row. ``headings_carried`` (0–5),
+``fill_fraction`` (carried characters ÷ declared ceiling; empty for arms without one) and
+``carried_chars`` are the final carrier's, the one the recall turn read (empty before a fold)."""
 
 CHECK_COLUMNS: tuple[str, ...] = (
     "row_id", "check", "value", "abstained", "unit_dropped", "classification", "in_carrier",
@@ -55,6 +58,18 @@ CONTRAST_COLUMNS: tuple[str, ...] = (
 """Columns of ``contrasts.csv``: for each model and pair of arms in one sweep, the paired
 bootstrap of mean recall a − b over repeats (seed ``BOOTSTRAP_SEED``, ``BOOTSTRAP_RESAMPLES``)
 and Fisher's exact p on valid rows recalled (≥ 0.5) vs not."""
+
+STUDY_KEY: tuple[str, ...] = ("sweep", "scenario")
+STUDY_COLUMNS: tuple[str, ...] = (
+    *STUDY_KEY, "valid_rows", "checks", "m", "icc_pooled", "icc_used", "design_effect",
+    "effective_n", "headings_n", "headings_r", "headings_p", "fill_n", "fill_r", "fill_p",
+    "ceiling_pairs", "ceiling_j_minus_t", "ceiling_boot_low", "ceiling_boot_high")
+"""Columns of ``study.csv``, one line per sweep × scenario: the pooled ICC(1) over every valid
+row's checks (all models and arms, rows as clusters) with ``icc_used`` (clamped, undefined → 1),
+DE = 1 + (m − 1)·icc_used and effective n = checks ÷ DE (``core.stats.clustering``); Pearson r of
+recall with headings carried and with fill fraction over valid rows (``core.inference.pearson``;
+n, r, p); and the paired ceiling contrast, mean recall j − t over valid rows paired by (model,
+repeat), every model pooled, with its bootstrap interval."""
 
 BOOTSTRAP_SEED = 0
 BOOTSTRAP_RESAMPLES = 4000
@@ -106,6 +121,9 @@ class RowRecord:
     recall: float | None
     correct: int | None
     graded: int | None
+    headings_carried: int | None = None
+    fill_fraction: float | None = None
+    carried_chars: int | None = None
 
     @property
     def verdict(self) -> Validity:
@@ -118,6 +136,24 @@ def _int(text: str, where: str, column: str) -> int:
         return int(text)
     except ValueError:
         raise EvidenceError(f"{where}: column {column}: not an integer: {text!r}") from None
+
+
+def _opt_int(rec: Mapping[str, str], where: str, column: str) -> int | None:
+    text = rec.get(column) or ""
+    return _int(text, where, column) if text != "" else None
+
+
+def _opt_float(rec: Mapping[str, str], where: str, column: str) -> float | None:
+    text = rec.get(column) or ""
+    if text == "":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise EvidenceError(f"{where}: column {column}: not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise EvidenceError(f"{where}: column {column}: not a finite number: {text!r}")
+    return value
 
 
 def parse_rows(records: Iterable[Mapping[str, str]], source: str = "rows.csv") -> list[RowRecord]:
@@ -139,18 +175,17 @@ def parse_rows(records: Iterable[Mapping[str, str]], source: str = "rows.csv") -
         seen.add(rec["row_id"])
         if rec["valid"] not in ("0", "1"):
             raise EvidenceError(f"{where}: column valid: must be 0 or 1, got {rec['valid']!r}")
-        try:
-            recall = float(rec["recall"]) if rec["recall"] != "" else None
-        except ValueError:
-            raise EvidenceError(f"{where}: column recall: not a number: {rec['recall']!r}") \
-                from None
+        recall = _opt_float(rec, where, "recall")
         out.append(RowRecord(
             row_id=rec["row_id"], sweep=rec["sweep"], scenario=rec["scenario"],
             model=rec["model"], arm=rec["arm"], repeat=_int(rec["repeat"], where, "repeat"),
             valid=rec["valid"] == "1", validity_reason=rec.get("validity_reason") or "",
             recall=recall,
             correct=_int(rec["correct"], where, "correct") if rec["correct"] != "" else None,
-            graded=_int(rec["graded"], where, "graded") if rec["graded"] != "" else None))
+            graded=_int(rec["graded"], where, "graded") if rec["graded"] != "" else None,
+            headings_carried=_opt_int(rec, where, "headings_carried"),
+            fill_fraction=_opt_float(rec, where, "fill_fraction"),
+            carried_chars=_opt_int(rec, where, "carried_chars")))
     return out
 
 
@@ -253,6 +288,57 @@ def contrasts(rows: Sequence[RowRecord]) -> list[dict[str, str]]:
                     "b_recalled": fmt(table[1][0]), "b_rows": fmt(len(b)),
                     "fisher_p": fmt(fisher.p_value if fisher else None),
                 })
+    return out
+
+
+def _valid(rows: Iterable[RowRecord]) -> list[RowRecord]:
+    # core.cells' one selection, and a recall to correlate (a valid row always has one).
+    return [r for r in valid_rows(rows) if r.recall is not None]
+
+
+def _pearson_figures(pairs: Sequence[tuple[float, float]]) -> tuple[str, str, str]:
+    try:
+        res = pearson([x for x, _ in pairs], [y for _, y in pairs])
+    except StatsError:  # fewer than three pairs
+        return fmt(len(pairs)), "", ""
+    return fmt(res.n), fmt(res.r), fmt(res.p_value)
+
+
+def study_figures(rows: Sequence[RowRecord],
+                  checks: Mapping[str, list[int]]) -> list[dict[str, str]]:
+    """One record per sweep × scenario (order of first appearance): the pooled ICC and design
+    effect, the headings and fill correlations and the paired ceiling contrast (``STUDY_COLUMNS``),
+    every figure as text (``fmt``)."""
+    groups: dict[tuple[str, str], list[RowRecord]] = {}
+    for r in rows:
+        groups.setdefault((r.sweep, r.scenario), []).append(r)
+    out = []
+    for (sweep, scenario), group in groups.items():
+        valid = _valid(group)
+        c = clustering([checks.get(r.row_id, []) for r in valid])
+        headings = [(float(r.headings_carried), r.recall) for r in valid
+                    if r.headings_carried is not None and r.recall is not None]
+        fill = [(r.fill_fraction, r.recall) for r in valid
+                if r.fill_fraction is not None and r.recall is not None]
+        _, first, second = pair_by_key(
+            {(r.model, r.repeat): r.recall for r in valid if r.arm == "j" and r.recall is not None},
+            {(r.model, r.repeat): r.recall for r in valid if r.arm == "t" and r.recall is not None})
+        boot = paired_bootstrap(first, second, resamples=BOOTSTRAP_RESAMPLES,
+                                seed=BOOTSTRAP_SEED) if first else None
+        h_n, h_r, h_p = _pearson_figures(headings)
+        f_n, f_r, f_p = _pearson_figures(fill)
+        out.append({
+            "sweep": sweep, "scenario": scenario, "valid_rows": fmt(c.rows),
+            "checks": fmt(c.checks), "m": fmt(c.m), "icc_pooled": fmt(c.icc),
+            "icc_used": fmt(c.icc_used if c.rows else None),
+            "design_effect": fmt(c.design_effect_used), "effective_n": fmt(c.effective_n_used),
+            "headings_n": h_n, "headings_r": h_r, "headings_p": h_p,
+            "fill_n": f_n, "fill_r": f_r, "fill_p": f_p,
+            "ceiling_pairs": fmt(len(first)),
+            "ceiling_j_minus_t": fmt(boot.estimate if boot else None),
+            "ceiling_boot_low": fmt(boot.ci[0] if boot else None),
+            "ceiling_boot_high": fmt(boot.ci[1] if boot else None),
+        })
     return out
 
 

@@ -4,12 +4,14 @@ A package is a folder:
 
 - ``rows.csv`` and ``checks.csv`` — the row- and check-level records (answer text only up to a
   prefix);
-- ``aggregates.csv`` and ``contrasts.csv`` — every figure, computed from those two files by
-  ``core.evidence``;
+- ``aggregates.csv``, ``contrasts.csv`` and ``study.csv`` — every figure, computed from those two
+  files by ``core.evidence`` (``study.csv``: the pooled ICC and DE, the headings and fill
+  correlations and the paired ceiling contrast per sweep × scenario);
 - ``config.json`` — each sweep's definition and endpoint pins, sanitised (``core.sanitize``);
 - ``provenance.lock.json`` — sha256 of what is not released (database files and contents, full
   answers, carriers, raw configurations), so a holder of the originals can show they match;
-- ``manifest.json`` — the sha256 of every other file.
+- ``manifest.json`` — the sha256 of every other file and the package digest, which binds them
+  all (``package_digest``; README.txt states it too, and ``export`` prints it).
 
 The databases are read through the small queries below (read-only), never through the runner's
 record types, so the package format does not move when the store's internals do.
@@ -36,6 +38,8 @@ from foldscope.core.evidence import (
     CONTRAST_COLUMNS,
     CONTRAST_KEY,
     ROW_COLUMNS,
+    STUDY_COLUMNS,
+    STUDY_KEY,
     aggregates,
     compare,
     contrasts,
@@ -43,17 +47,24 @@ from foldscope.core.evidence import (
     parse_checks,
     parse_rows,
     row_problems,
+    study_figures,
 )
 from foldscope.core.sanitize import holds_key, sanitize_config, scrub_answer, scrub_text
 from foldscope.engine.options import DEFAULT_ANSWER_PREFIX
 from foldscope.engine.store import Store
 
-"""Characters of each recall answer released by default."""
-
 MANIFEST = "manifest.json"
 PACKAGE_FILES: tuple[str, ...] = ("rows.csv", "checks.csv", "aggregates.csv", "contrasts.csv",
-                                  "config.json", "provenance.lock.json", "README.txt")
+                                  "study.csv", "config.json", "provenance.lock.json",
+                                  "README.txt")
 """Every file of a package besides the manifest, which lists them with their sha256."""
+
+FORMAT = "foldscope-evidence/2"
+"""The package format (2: rows.csv's final-carrier columns, study.csv, the package digest)."""
+
+DIGEST_LABEL = "package digest: sha256:"
+"""How README.txt states the package digest (the line that ends with the 64 hex digits)."""
+_DIGEST_BLANK = "0" * 64
 
 _KEY_ENVS = ("OPENROUTER_API_KEY", "OPENAI_API_KEY")
 
@@ -85,6 +96,16 @@ def query_checks(store: Store, sweep_id: str) -> list[dict[str, Any]]:
                          "c.classification, c.in_carrier, c.flagged FROM checks c "
                          "JOIN rows r ON r.id = c.row_id WHERE r.sweep_id = ? "
                          "ORDER BY r.position, c.id", [sweep_id])
+
+
+def query_final_folds(store: Store, sweep_id: str) -> dict[int, dict[str, Any]]:
+    """Each row's last committed fold's measures (headings carried, fill fraction, carried
+    characters), by row id: the carrier the recall turn read."""
+    return {r["row_id"]: r for r in _query(
+        store, "SELECT f.row_id, f.headings_carried, f.fill_fraction, f.carrier_chars "
+               "FROM folds f JOIN rows r ON r.id = f.row_id WHERE r.sweep_id = ? "
+               "AND f.fold_index = (SELECT MAX(g.fold_index) FROM folds g "
+               "WHERE g.row_id = f.row_id)", [sweep_id])}
 
 
 def query_carriers(store: Store, sweep_id: str) -> list[dict[str, Any]]:
@@ -162,6 +183,8 @@ class ExportSummary:
     checks: int
     cells: int
     contrasts: int
+    digest: str = ""
+    """The package digest (``package_digest``)."""
 
 
 def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
@@ -214,6 +237,7 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
                 lock["configs"][sweep["id"]] = _sha(sweep["config_json"] + sweep["pins_json"])
                 rows = query_rows(store, sweep["id"])
                 checks = query_checks(store, sweep["id"])
+                finals = query_final_folds(store, sweep["id"])
                 carriers: dict[int, Any] = {}
                 for fold in query_carriers(store, sweep["id"]):
                     h = carriers.setdefault(fold["row_id"], hashlib.sha256())
@@ -230,7 +254,8 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
                         lock["answers"][row_id] = _sha(r["answer"])
                     if r["id"] in carriers:
                         lock["carriers"][row_id] = carriers[r["id"]].hexdigest()
-                    row_recs.append(_row_record(source, sweep["id"], row_id, r, answer_prefix))
+                    row_recs.append(_row_record(source, sweep["id"], row_id, r, answer_prefix,
+                                                finals.get(r["id"])))
                 for c in checks:
                     check_recs.append({
                         "row_id": f"{source}-{c['row_id']}", "check": c["label"],
@@ -260,17 +285,64 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
         if holds_key(text) or any(value in text for value in forbidden):
             raise EvidenceError(f"refusing to write the package: {name} would contain a "
                                 "private value (an endpoint, a path or a key)")
-    _write_package(out, files)
+    digest = package_digest({name: _sha_bytes(_digest_form(name, text.encode("utf-8")))
+                             for name, text in files.items()})
+    files["README.txt"] = _stamp(files["README.txt"], digest)
+    _write_package(out, files, digest)
     package_rows = parse_rows(row_recs)
     return ExportSummary(out=out, sweeps=len(configs), rows=len(row_recs), checks=len(check_recs),
                          cells=len(aggregates(package_rows, parse_checks(check_recs))),
-                         contrasts=files["contrasts.csv"].count("\n") - 1)
+                         contrasts=files["contrasts.csv"].count("\n") - 1, digest=digest)
 
 
-def _write_package(out: Path, files: dict[str, str]) -> None:
-    """Write the files and their manifest into a temporary folder beside ``out``, then rename
-    it to ``out``: a full disk, a read-only folder or a kill leaves no partial package (only the
-    temporary folder is removed)."""
+# -- the package digest -----------------------------------------------------------------------
+
+def _sha_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _digest_form(name: str, data: bytes) -> bytes:
+    """A file's bytes as the package digest reads them: README.txt with the digest it states
+    blanked (it cannot contain its own digest), every other file as it is."""
+    if name != "README.txt":
+        return data
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith(DIGEST_LABEL):
+            lines[i] = DIGEST_LABEL + _DIGEST_BLANK
+    return "\n".join(lines).encode("utf-8")
+
+
+def package_digest(hashes: dict[str, str]) -> str:
+    """The package digest: sha256 of the sorted ``name sha256`` lines of every file but the
+    manifest (README.txt read with its stated digest blanked, ``_digest_form``).
+
+    It binds every file at once: change any byte of any file, config.json and
+    provenance.lock.json included, and it changes. The manifest and README.txt both state it,
+    and ``export`` prints it, so a package whose manifest was re-hashed after an edit no longer
+    matches the digest README.txt states, nor the one its author published.
+    """
+    listing = "".join(f"{name} {hashes[name]}\n" for name in sorted(hashes))
+    return _sha_bytes(listing.encode("utf-8"))
+
+
+def _stamp(readme: str, digest: str) -> str:
+    return readme.replace(DIGEST_LABEL + _DIGEST_BLANK, DIGEST_LABEL + digest)
+
+
+def stated_digest(readme: str) -> str | None:
+    """The package digest README.txt states, or None when it states none."""
+    for line in readme.split("\n"):
+        if line.startswith(DIGEST_LABEL):
+            return line[len(DIGEST_LABEL):].strip()
+    return None
+
+
+def _write_package(out: Path, files: dict[str, str], digest: str) -> None:
+    """Write the files and their manifest (with the package digest) into a temporary folder
+    beside ``out``, then rename it to ``out``: a full disk, a read-only folder or a kill leaves no
+    partial package (only the temporary folder is removed)."""
     tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -279,8 +351,9 @@ def _write_package(out: Path, files: dict[str, str]) -> None:
         tmp.mkdir()
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8", newline="")
-        manifest = {"format": "foldscope-evidence/1",
-                    "files": {name: sha256_file(tmp / name) for name in sorted(files)}}
+        manifest = {"format": FORMAT,
+                    "files": {name: sha256_file(tmp / name) for name in sorted(files)},
+                    "package_sha256": digest}
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         for name in (*files, MANIFEST):  # on disk before the rename makes the package visible
             with (tmp / name).open("rb") as handle:
@@ -294,8 +367,9 @@ def _write_package(out: Path, files: dict[str, str]) -> None:
 
 
 def _row_record(source: str, sweep_id: str, row_id: str, r: dict[str, Any],
-                prefix: int) -> dict[str, str]:
+                prefix: int, final: dict[str, Any] | None = None) -> dict[str, str]:
     answer = r["answer"] or ""
+    final = final or {}
     # The stored verdict (written when the row ended) is the validity rule's; a row that has
     # not ended yet has none and is incomplete.
     valid = bool(r["valid"]) if r["valid"] is not None else False
@@ -304,7 +378,11 @@ def _row_record(source: str, sweep_id: str, row_id: str, r: dict[str, Any],
         "model": r["model"], "arm": r["arm"], "repeat": fmt(r["repeat"]), "status": r["status"],
         "valid": fmt(valid), "validity_reason": r["validity_reason"] or "incomplete",
         "recall": fmt(r["recall"]), "correct": fmt(r["correct"]), "graded": fmt(r["graded"]),
-        "folds": fmt(r["folds_done"]), "catch_up": fmt(int(r["catch_up"])),
+        "folds": fmt(r["folds_done"]),
+        "headings_carried": fmt(final.get("headings_carried")),
+        "fill_fraction": fmt(final.get("fill_fraction")),
+        "carried_chars": fmt(final.get("carrier_chars")),
+        "catch_up": fmt(int(r["catch_up"])),
         "parse_failures": fmt(r["parse_failures"]), "length_stops": fmt(r["length_stops"]),
         "simulated": fmt(int(r["simulated"])), "prompt_tokens": fmt(r["prompt_tokens"]),
         "completion_tokens": fmt(r["completion_tokens"]), "cost_usd": fmt(float(r["cost_usd"])),
@@ -325,6 +403,7 @@ def _package_texts(row_recs: list[dict[str, str]], check_recs: list[dict[str, st
         "checks.csv": checks_text,
         "aggregates.csv": _csv_text(AGGREGATE_COLUMNS, aggregates(rows, checks)),
         "contrasts.csv": _csv_text(CONTRAST_COLUMNS, contrasts(rows)),
+        "study.csv": _csv_text(STUDY_COLUMNS, study_figures(rows, checks)),
         "config.json": json.dumps(config, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
         "provenance.lock.json": json.dumps(lock, indent=2, sort_keys=True) + "\n",
         "README.txt": _readme(answer_prefix),
@@ -332,10 +411,11 @@ def _package_texts(row_recs: list[dict[str, str]], check_recs: list[dict[str, st
 
 
 def _readme(answer_prefix: int) -> str:
-    return f"""foldscope evidence package (format foldscope-evidence/1)
+    return f"""foldscope evidence package (format {FORMAT})
 
 rows.csv             one line per planned row; answer_prefix holds the first {answer_prefix}
-                     characters of the recall answer (answer_chars is the full length)
+                     characters of the recall answer (answer_chars is the full length);
+                     headings_carried, fill_fraction and carried_chars are the final carrier's
 checks.csv           one line per graded fact of a finished row; value 1 = answered correctly
                      (columns row_id,check,value work with `foldscope stats icc --csv`)
 aggregates.csv       per cell (sweep, scenario, model, arm): rows, valid rows, mean recall over
@@ -343,12 +423,24 @@ aggregates.csv       per cell (sweep, scenario, model, arm): rows, valid rows, m
                      1 + (m - 1) ICC, effective n, valid rows with recall >= 0.5
 contrasts.csv        per model and arm pair within a sweep: paired bootstrap (by repeat) of mean
                      recall a - b, and Fisher's exact p on valid rows with recall >= 0.5
+study.csv            per sweep and scenario: the pooled ICC(1) over every valid row's checks
+                     (rows as clusters), icc_used (clamped to [0, 1]), DE and effective n; Pearson
+                     r (n, p) of recall with headings carried and with fill fraction over valid
+                     rows; the paired ceiling contrast j - t over valid rows paired by model and
+                     repeat, all models pooled, with a bootstrap interval
 config.json          each sweep's definition and endpoint pins, sanitised
 provenance.lock.json sha256 of what is not released: the databases, full answers, carriers
-manifest.json        sha256 of every file above
+manifest.json        sha256 of every file above, and the package digest
 
-Check it with `foldscope verify <this folder>`: it recomputes every figure from rows.csv and
-checks.csv and compares every file with the manifest.
+{DIGEST_LABEL}{_DIGEST_BLANK}
+
+The package digest is the sha256 of the sorted "name sha256" lines of every file above (this
+file read with the digest on the line above blanked), so it changes when any byte of any file
+does. Check the package with `foldscope verify <this folder>`: it recomputes every figure from
+rows.csv and checks.csv, every file's sha256 against the manifest, and the digest against the
+manifest and this file. That shows the files agree with one another; it cannot show they are
+the ones first exported, since anyone can rewrite every file and every hash. For that, compare
+the digest with one published apart from the package: `foldscope verify <folder> --digest HEX`.
 """
 
 
@@ -365,6 +457,10 @@ class Verification:
     checks: int
     cells: int
     contrasts: int
+    studies: int = 0
+    """Sweep × scenario lines of study.csv recomputed."""
+    digest: str = ""
+    """The package digest of the files as they are (``package_digest``)."""
 
 
 def _read_csv(folder: Path, name: str) -> list[dict[str, str]]:
@@ -375,13 +471,46 @@ def _read_csv(folder: Path, name: str) -> list[dict[str, str]]:
         raise EvidenceError(f"{folder / name}: cannot read ({exc})") from None
 
 
-def verify_package(folder: str | Path) -> Verification:
-    """Check every file against the manifest and recompute every figure from the records.
+def _digest_problems(folder: Path, manifest: dict[str, Any], digest: str,
+                     expected: str | None) -> list[str]:
+    """Where the package digest of the files differs from the one the manifest states, the one
+    README.txt states, or the expected one (a digest published apart from the package)."""
+    problems = []
+    stated = manifest.get("package_sha256")
+    if not isinstance(stated, str):
+        problems.append(f"{MANIFEST}: states no package digest (package_sha256)")
+    elif stated != digest:
+        problems.append(f"{MANIFEST}: package_sha256 does not match the files (their package "
+                        f"digest is {digest})")
+    readme = folder / "README.txt"
+    if readme.is_file():
+        said = stated_digest(readme.read_text(encoding="utf-8", errors="replace"))
+        if said is None:
+            problems.append("README.txt: states no package digest")
+        elif said != digest:
+            problems.append("README.txt: the package digest it states does not match the files")
+    if expected is not None and expected.lower() != digest:
+        problems.append(f"package digest is {digest}, not the expected {expected.lower()}")
+    return problems
+
+
+def verify_package(folder: str | Path, expected_digest: str | None = None) -> Verification:
+    """Check every file against the manifest, the package digest against the manifest, README.txt
+    and ``expected_digest``, and recompute every figure from the records.
+
+    Args:
+        folder: the package.
+        expected_digest: a package digest published apart from the package (64 hex digits),
+            or None.
 
     Raises:
-        EvidenceError: the folder does not exist (a tampered or missing file is a problem
-            listed in the result, not an exception).
+        EvidenceError: the folder does not exist, or ``expected_digest`` is not a sha256 (a
+            tampered or missing file is a problem listed in the result, not an exception).
     """
+    if expected_digest is not None and (
+            len(expected_digest) != 64
+            or any(ch not in "0123456789abcdefABCDEF" for ch in expected_digest)):
+        raise EvidenceError("--digest must be a sha256: 64 hexadecimal digits")
     folder = Path(folder)
     if not folder.is_dir():
         raise EvidenceError(f"{folder}: no such package folder")
@@ -404,23 +533,32 @@ def verify_package(folder: str | Path) -> Verification:
             problems.append(f"{name}: listed in {MANIFEST} but missing")
         elif sha256_file(path) != expected:
             problems.append(f"{name}: sha256 does not match {MANIFEST}")
-    for path in sorted(folder.iterdir()):
-        if path.name != MANIFEST and path.name not in listed:
+    present = sorted(p for p in folder.iterdir() if p.name != MANIFEST)
+    for path in present:
+        if path.name not in listed:
             problems.append(f"{path.name}: not listed in {MANIFEST}")
+    if manifest.get("format") != FORMAT:
+        problems.append(f"{MANIFEST}: format {manifest.get('format')!r}; this foldscope verifies "
+                        f"{FORMAT}")
+    digest = package_digest({p.name: _sha_bytes(_digest_form(p.name, p.read_bytes()))
+                             for p in present if p.is_file()})
+    problems += _digest_problems(folder, manifest, digest, expected_digest)
     if any(not (folder / n).is_file() for n in ("rows.csv", "checks.csv")):
-        return Verification(problems, len(listed), 0, 0, 0, 0)
+        return Verification(problems, len(listed), 0, 0, 0, 0, digest=digest)
     try:
         rows = parse_rows(_read_csv(folder, "rows.csv"))
         checks = parse_checks(_read_csv(folder, "checks.csv"))
     except EvidenceError as exc:
-        return Verification([*problems, str(exc)], len(listed), 0, 0, 0, 0)
+        return Verification([*problems, str(exc)], len(listed), 0, 0, 0, 0, digest=digest)
     problems += row_problems(rows, checks)
     cells = aggregates(rows, checks)
     pairs = contrasts(rows)
+    studies = study_figures(rows, checks)
     for name, key, columns, recomputed in (
             ("aggregates.csv", CELL_KEY, AGGREGATE_COLUMNS, cells),
-            ("contrasts.csv", CONTRAST_KEY, CONTRAST_COLUMNS, pairs)):
+            ("contrasts.csv", CONTRAST_KEY, CONTRAST_COLUMNS, pairs),
+            ("study.csv", STUDY_KEY, STUDY_COLUMNS, studies)):
         if (folder / name).is_file():
             problems += compare(name, key, columns, _read_csv(folder, name), recomputed)
     return Verification(problems, len(listed), len(rows), sum(map(len, checks.values())),
-                        len(cells), len(pairs))
+                        len(cells), len(pairs), len(studies), digest)
