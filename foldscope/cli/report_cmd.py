@@ -78,6 +78,9 @@ def report(args: argparse.Namespace) -> int:
         args.gist_fill = GIST_FILL
     if not 0 < args.gist_fill < 1:  # also NaN
         raise ConfigError(f"--gist-fill must be between 0 and 1, got {args.gist_fill:g}")
+    from foldscope.engine.integrity import refuse_unsound
+
+    refuse_unsound(args.db, "report")
     with Store(args.db, readonly=True) as store:
         sweep_id = args.sweep or store.latest_sweep_id()
         if sweep_id is None:

@@ -28,17 +28,21 @@ def register(subparsers: Any) -> None:
 
 def verify(args: argparse.Namespace) -> int:
     """Handle ``foldscope verify``."""
+    from foldscope.core.text import literal
     from foldscope.engine.evidence import verify_package
 
+    # A package is untrusted: file names, manifest keys and CSV cells in the problems are shown
+    # through the one literal-text function, never raw.
     result = verify_package(args.package, expected_digest=args.digest)
     if result.problems:
         for problem in result.problems:
-            print(f"foldscope: verify: {problem}", file=sys.stderr)
-        print(f"foldscope: verify: FAILED: {len(result.problems)} problem(s) in {args.package}",
-              file=sys.stderr)
+            print(literal(f"foldscope: verify: {problem}", keep_newlines=False), file=sys.stderr)
+        print(literal(f"foldscope: verify: FAILED: {len(result.problems)} problem(s) in "
+                      f"{args.package}", keep_newlines=False), file=sys.stderr)
         return EXIT_MISMATCH
-    print(f"verified {args.package}: {result.files} files match the manifest; {result.rows} rows, "
-          f"{result.checks} checks, {result.cells} cells, {result.contrasts} contrasts and "
-          f"{result.studies} study lines recomputed identically; package digest {result.digest}"
-          + (" (as expected)" if args.digest else ""))
+    print(literal(f"verified {args.package}: {result.files} files match the manifest; "
+                  f"{result.rows} rows, {result.checks} checks, {result.cells} cells, "
+                  f"{result.contrasts} contrasts and {result.studies} study lines recomputed "
+                  f"identically; package digest {result.digest}"
+                  + (" (as expected)" if args.digest else ""), keep_newlines=False))
     return 0

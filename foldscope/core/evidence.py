@@ -176,6 +176,9 @@ def parse_rows(records: Iterable[Mapping[str, str]], source: str = "rows.csv") -
         if rec["valid"] not in ("0", "1"):
             raise EvidenceError(f"{where}: column valid: must be 0 or 1, got {rec['valid']!r}")
         recall = _opt_float(rec, where, "recall")
+        if recall is not None and not 0.0 <= recall <= 1.0:
+            raise EvidenceError(f"{where} (row_id {rec['row_id']!r}): column recall: must be a "
+                                f"number from 0 to 1, got {rec['recall']!r}")
         out.append(RowRecord(
             row_id=rec["row_id"], sweep=rec["sweep"], scenario=rec["scenario"],
             model=rec["model"], arm=rec["arm"], repeat=_int(rec["repeat"], where, "repeat"),

@@ -260,6 +260,10 @@ def _parse(text: str, where: str) -> _ScenarioSpec:
         data = loads_toml(text)
     except (tomllib.TOMLDecodeError, NestingError) as exc:
         raise ScenarioError(f"{where}: invalid TOML: {str(exc).splitlines()[0]}") from None
+    facts = data.get("facts")
+    if isinstance(facts, list) and len(facts) > MAX_FACTS:  # before any per-fact work
+        raise _fail(where, "facts", f"{len(facts):,} facts; at most {MAX_FACTS:,} are supported "
+                    "per scenario")
     try:
         spec = _ScenarioSpec.model_validate(data)
     except ValidationError as exc:
@@ -271,8 +275,20 @@ def _parse(text: str, where: str) -> _ScenarioSpec:
     return spec
 
 
+MAX_FACTS = 1000
+"""Most planted facts a scenario may have (kestrel has 50); more is refused at load."""
+
+
 def _check_facts(spec: _ScenarioSpec, where: str) -> None:
-    """Checks that need the whole file: chunk range, unique labels, no value inside another."""
+    """Checks that need the whole file: a bounded number of facts, at least one graded, chunk
+    range, unique labels, no value inside another."""
+    if len(spec.facts) > MAX_FACTS:
+        # The checks below compare every value with every other: bound them before they run.
+        raise _fail(where, "facts", f"{len(spec.facts):,} facts; at most {MAX_FACTS:,} are "
+                    "supported per scenario")
+    if not any(f.graded for f in spec.facts):
+        raise _fail(where, "facts", "no graded fact (graded = true): the recall turn would ask "
+                    "nothing and every row would score 0")
     seen: dict[str, int] = {}
     for i, fact in enumerate(spec.facts):
         if fact.chunk > spec.chunks:

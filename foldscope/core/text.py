@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
@@ -128,3 +129,22 @@ def json_text(obj: object, *, indent: int | None = None) -> str:
         The JSON text.
     """
     return json.dumps(obj, ensure_ascii=False, indent=indent).translate(_JSON_ESCAPES)
+
+
+_CONFUSABLES = str.maketrans({
+    "ł": "l", "Ł": "L", "ı": "i", "ſ": "s", "ø": "o", "Ø": "O", "đ": "d", "ħ": "h",
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "х": "x", "у": "y", "і": "i", "ј": "j",
+    "ѕ": "s", "ԁ": "d", "һ": "h", "ӏ": "l", "ɡ": "g", "ν": "v", "ο": "o", "α": "a", "ε": "e",
+    "ι": "i", "κ": "k", "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "А": "A", "Е": "E", "О": "O",
+    "Р": "P", "С": "C", "Х": "X", "І": "I", "Ј": "J", "Ѕ": "S", "ℓ": "l", "−": "-", "‐": "-",
+    "‑": "-", "–": "-", "／": "/", "∕": "/", "⁄": "/",
+})
+
+
+def skeleton(text: str) -> str:
+    """What an identifier looks like, for telling look-alikes apart: compatibility forms
+    folded, accents dropped, common homoglyphs (Cyrillic and Greek letters, ``ł``, dashes,
+    slashes) mapped to ASCII, case folded. Two ids with one skeleton read as the same id."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(_CONFUSABLES))
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return plain.translate(_CONFUSABLES).casefold()

@@ -25,6 +25,7 @@ import io
 import json
 import os
 import shutil
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +50,9 @@ from foldscope.core.evidence import (
     row_problems,
     study_figures,
 )
+from foldscope.core.nesting import loads_json
 from foldscope.core.sanitize import holds_key, sanitize_config, scrub_answer, scrub_text
+from foldscope.engine.integrity import refuse_unsound
 from foldscope.engine.options import DEFAULT_ANSWER_PREFIX
 from foldscope.engine.store import Store
 
@@ -224,6 +227,7 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
     seen_sweeps: dict[str, str] = {}
     for index, path in enumerate(paths, start=1):
         source = f"db{index}"
+        refuse_unsound(path, "export")
         with Store(path, readonly=True) as store:
             sweeps = query_sweeps(store)
             content = hashlib.sha256()
@@ -232,7 +236,7 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
                     raise EvidenceError(f"sweep {sweep['id']} is in both {seen_sweeps[sweep['id']]} "
                                         f"and {path}: give each database once")
                 seen_sweeps[sweep["id"]] = str(path)
-                config, pins = json.loads(sweep["config_json"]), json.loads(sweep["pins_json"])
+                config, pins = loads_json(sweep["config_json"]), loads_json(sweep["pins_json"])
                 raw_configs.append(config)
                 lock["configs"][sweep["id"]] = _sha(sweep["config_json"] + sweep["pins_json"])
                 rows = query_rows(store, sweep["id"])
@@ -471,6 +475,26 @@ def _read_csv(folder: Path, name: str) -> list[dict[str, str]]:
         raise EvidenceError(f"{folder / name}: cannot read ({exc})") from None
 
 
+MANIFEST_MAX_BYTES = 1_000_000
+"""The largest manifest read (a package's lists a handful of files)."""
+
+
+def _not_regular(path: Path) -> str | None:
+    """Why a package file is not read: ``missing``, a symbolic link, or not a regular file
+    (a FIFO would block, ``/proc`` files and devices are not package files); None to read it."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror or exc})"
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file"
+    return None
+
+
 def _digest_problems(folder: Path, manifest: dict[str, Any], digest: str,
                      expected: str | None) -> list[str]:
     """Where the package digest of the files differs from the one the manifest states, the one
@@ -483,7 +507,7 @@ def _digest_problems(folder: Path, manifest: dict[str, Any], digest: str,
         problems.append(f"{MANIFEST}: package_sha256 does not match the files (their package "
                         f"digest is {digest})")
     readme = folder / "README.txt"
-    if readme.is_file():
+    if _not_regular(readme) is None:
         said = stated_digest(readme.read_text(encoding="utf-8", errors="replace"))
         if said is None:
             problems.append("README.txt: states no package digest")
@@ -515,24 +539,47 @@ def verify_package(folder: str | Path, expected_digest: str | None = None) -> Ve
     if not folder.is_dir():
         raise EvidenceError(f"{folder}: no such package folder")
     problems: list[str] = []
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        listed = manifest["files"]
-        if not isinstance(listed, dict):
-            raise TypeError
-    except FileNotFoundError:
+    special = _not_regular(folder / MANIFEST)
+    if special == "missing":
         return Verification([f"{MANIFEST}: missing"], 0, 0, 0, 0, 0)
+    if special is not None:
+        return Verification([f"{MANIFEST}: {special} (not read)"], 0, 0, 0, 0, 0)
+    try:
+        with (folder / MANIFEST).open("rb") as handle:
+            raw = handle.read(MANIFEST_MAX_BYTES + 1)
+        if len(raw) > MANIFEST_MAX_BYTES:
+            return Verification([f"{MANIFEST}: larger than {MANIFEST_MAX_BYTES:,} bytes "
+                                 "(not a foldscope manifest)"], 0, 0, 0, 0, 0)
+        manifest = loads_json(raw.decode("utf-8"))
+        listed = manifest["files"]
+        if not isinstance(listed, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in listed.items()):
+            raise TypeError
+    except OSError as exc:
+        return Verification([f"{MANIFEST}: cannot read ({exc.strerror or exc})"], 0, 0, 0, 0, 0)
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         return Verification([f"{MANIFEST}: not a foldscope manifest"], 0, 0, 0, 0, 0)
     for name in PACKAGE_FILES:
         if name not in listed:
             problems.append(f"{MANIFEST}: does not list {name}")
+    readable: set[str] = set()
     for name, expected in sorted(listed.items()):
         path = folder / name
-        if Path(name).name != name or not path.is_file():
+        kind = _not_regular(path) if Path(name).name == name and name not in ("", ".", "..") \
+            else "missing"
+        if kind == "missing":
             problems.append(f"{name}: listed in {MANIFEST} but missing")
-        elif sha256_file(path) != expected:
-            problems.append(f"{name}: sha256 does not match {MANIFEST}")
+        elif kind is not None:
+            problems.append(f"{name}: {kind} (not read)")
+        else:
+            try:
+                file_hash = sha256_file(path)
+            except OSError as exc:
+                problems.append(f"{name}: cannot read ({exc.strerror or exc})")
+                continue
+            readable.add(name)
+            if file_hash != expected:
+                problems.append(f"{name}: sha256 does not match {MANIFEST}")
     present = sorted(p for p in folder.iterdir() if p.name != MANIFEST)
     for path in present:
         if path.name not in listed:
@@ -540,10 +587,11 @@ def verify_package(folder: str | Path, expected_digest: str | None = None) -> Ve
     if manifest.get("format") != FORMAT:
         problems.append(f"{MANIFEST}: format {manifest.get('format')!r}; this foldscope verifies "
                         f"{FORMAT}")
+    # Only regular files are read (a symlink to /proc or a FIFO is listed as a problem above).
     digest = package_digest({p.name: _sha_bytes(_digest_form(p.name, p.read_bytes()))
-                             for p in present if p.is_file()})
+                             for p in present if _not_regular(p) is None})
     problems += _digest_problems(folder, manifest, digest, expected_digest)
-    if any(not (folder / n).is_file() for n in ("rows.csv", "checks.csv")):
+    if any(n not in readable for n in ("rows.csv", "checks.csv")):
         return Verification(problems, len(listed), 0, 0, 0, 0, digest=digest)
     try:
         rows = parse_rows(_read_csv(folder, "rows.csv"))
@@ -558,7 +606,7 @@ def verify_package(folder: str | Path, expected_digest: str | None = None) -> Ve
             ("aggregates.csv", CELL_KEY, AGGREGATE_COLUMNS, cells),
             ("contrasts.csv", CONTRAST_KEY, CONTRAST_COLUMNS, pairs),
             ("study.csv", STUDY_KEY, STUDY_COLUMNS, studies)):
-        if (folder / name).is_file():
+        if name in readable:
             problems += compare(name, key, columns, _read_csv(folder, name), recomputed)
     return Verification(problems, len(listed), len(rows), sum(map(len, checks.values())),
                         len(cells), len(pairs), len(studies), digest)

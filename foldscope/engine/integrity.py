@@ -3,14 +3,18 @@ read without writing anything (the file may be read-only, corrupt, or being run)
 
 from __future__ import annotations
 
-import json
+import functools
 import sqlite3
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from foldscope.core.errors import StoreError
-from foldscope.engine.store import open_readonly
+from foldscope.core.nesting import loads_json
+from foldscope.engine.procinfo import RunnerId, claim_alive
+from foldscope.engine.store import _MIGRATIONS, SCHEMA_VERSION, _sha256_sql, open_readonly
+from foldscope.engine.store import parse_schema_version as parse_version
 
 EXAMPLES = 5
 """Offending items quoted per failed check; the count says how many there are in all."""
@@ -121,10 +125,167 @@ def _run_checks(conn: sqlite3.Connection, path: Path) -> list[CheckResult]:
     if tables is not None and tables and not set(_TABLES) <= tables:
         raise StoreError(f"{path}: not a foldscope database (tables: {', '.join(sorted(tables))})")
     results.append(_integrity(conn))
+    results += _sound(conn)
     for name, sql, form in _INVARIANTS:
         results.append(_invariant(conn, name, sql, form))
     results.append(_sweep_counts(conn))
+    results.append(_abandoned_rows(conn))
     return results
+
+
+# -- what every reader relies on (cheap enough for report and export to check first) -----------
+
+_NUMERIC = (("recall", "real"), ("correct", "integer"), ("graded", "integer"),
+            ("cost_usd", "real"), ("prompt_tokens", "integer"), ("completion_tokens", "integer"),
+            ("wall_s", "real"), ("folds_done", "integer"), ("attempt", "integer"))
+"""Row columns readers compute with, and the storage class they must have (or NULL)."""
+
+
+def _stated_version(conn: sqlite3.Connection) -> tuple[int | None, str | None]:
+    """The schema version the database states, or why it cannot be read as one."""
+    try:
+        found = conn.execute("SELECT value, typeof(value) FROM meta "
+                             "WHERE key='schema_version'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        return None, f"meta table cannot be read ({' '.join(str(exc).split())})"
+    if found is None:
+        return None, "no schema_version in meta"
+    return parse_version(found[0])
+
+
+@functools.cache
+def _expected_columns(version: int) -> dict[str, frozenset[str]]:
+    """The columns each table has at ``version`` (the migrations run on an empty database)."""
+    mem = sqlite3.connect(":memory:")
+    mem.create_function("foldscope_sha256", 1, _sha256_sql, deterministic=True)
+    try:
+        for target in range(1, min(version, SCHEMA_VERSION) + 1):
+            mem.executescript(_MIGRATIONS[target])
+        return {t: frozenset(r[1] for r in mem.execute(f"PRAGMA table_info({t})"))
+                for t in _TABLES}
+    finally:
+        mem.close()
+
+
+def _sound(conn: sqlite3.Connection) -> list[CheckResult]:
+    """Schema version, the columns readers need, readable definitions, typed numbers."""
+    out: list[CheckResult] = []
+    version, why = _stated_version(conn)
+    name = f"schema version is a whole number from 1 to {SCHEMA_VERSION}"
+    out.append(CheckResult(name, why is None, int(why is not None), [why] if why else []))
+    name = "every table has the columns readers need"
+    missing: list[str] = []
+    if version is not None:
+        try:
+            for table, columns in _expected_columns(version).items():
+                have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+                missing += [f"{table}.{c}: missing" for c in sorted(columns - have)]
+        except sqlite3.DatabaseError as exc:
+            out.append(_unreadable(name, exc))
+        else:
+            out.append(CheckResult(name, not missing, len(missing), missing[:EXAMPLES]))
+    name = "stored sweep definitions are readable tables"
+    try:
+        bad = [f"sweep {sid}: {what} cannot be read" for sid, config, pins in
+               conn.execute("SELECT id, config_json, pins_json FROM sweeps")
+               for what, text in (("config_json", config), ("pins_json", pins))
+               if not _is_table(text)]
+        out.append(CheckResult(name, not bad, len(bad), bad[:EXAMPLES]))
+    except sqlite3.DatabaseError as exc:
+        out.append(_unreadable(name, exc))
+    name = "row figures are numbers in range"
+    have = set()
+    try:
+        have = {r[1] for r in conn.execute("PRAGMA table_info(rows)")}
+        tests = " OR ".join(
+            f"(typeof({c}) NOT IN ('null', 'integer'{', ' + repr('real') if t == 'real' else ''}))"
+            for c, t in _NUMERIC if c in have)
+        if "recall" in have:
+            tests += " OR recall < 0 OR recall > 1"
+        bad_rows = conn.execute(f"SELECT id FROM rows WHERE {tests} LIMIT 1000").fetchall() \
+            if tests else []
+        out.append(CheckResult(name, not bad_rows, len(bad_rows),
+                               [f"row {r[0]}: a figure is not a number in range"
+                                for r in bad_rows[:EXAMPLES]]))
+    except sqlite3.DatabaseError as exc:
+        out.append(_unreadable(name, exc))
+    return out
+
+
+def _is_table(text: Any) -> bool:
+    if not isinstance(text, str):
+        return False
+    try:
+        return isinstance(loads_json(text), dict)
+    except ValueError:
+        return False
+
+
+def unsound(path: str | Path) -> str | None:
+    """The first problem a reader (report, export) must not read past, or None.
+
+    The cheap checks only (schema version, columns, definitions, typed figures); SQLite's own
+    integrity check is left to ``foldscope check`` (a corrupt page is one line anyway).
+    """
+    p = Path(path)
+    if not p.is_file():
+        return None  # the Store's own error (missing, a folder) says it better
+    try:
+        conn = open_readonly(p)
+    except sqlite3.Error:
+        return None
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not set(_TABLES) <= tables:
+            return None
+        for result in _sound(conn):
+            if not result.ok:
+                return f"{result.name}: {result.examples[0] if result.examples else 'fails'}"
+    except sqlite3.DatabaseError:
+        return None
+    finally:
+        conn.close()
+    return None
+
+
+def refuse_unsound(path: str | Path, what: str) -> None:
+    """Raise one line when ``check`` would flag what ``what`` (report, export) reads.
+
+    Raises:
+        StoreError: naming the first problem and ``foldscope check``.
+    """
+    problem = unsound(path)
+    if problem is not None:
+        raise StoreError(f"{path}: refusing to {what}: {problem}; run `foldscope check --db "
+                         f"{path}`")
+
+
+def _abandoned_rows(conn: sqlite3.Connection) -> CheckResult:
+    """Rows left ``running`` by a runner that is gone (a crash, kill -9, a lost machine)."""
+    name = "no rows left running without a live runner"
+    try:
+        have_status = "runner_status" in {r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table'")}
+        sweeps = conn.execute(
+            "SELECT s.id, s.runner_pid, s.runner_started, COUNT(r.id) FROM sweeps s "
+            "JOIN rows r ON r.sweep_id = s.id AND r.status = 'running' GROUP BY s.id").fetchall() \
+            if "runner_started" in {r[1] for r in conn.execute("PRAGMA table_info(sweeps)")} \
+            else [(sid, pid, None, n) for sid, pid, n in conn.execute(
+                "SELECT s.id, s.runner_pid, COUNT(r.id) FROM sweeps s JOIN rows r "
+                "ON r.sweep_id = s.id AND r.status = 'running' GROUP BY s.id")]
+        bad: list[str] = []
+        for sweep_id, pid, started, count in sweeps:
+            beat = None
+            if have_status and pid:
+                found = conn.execute("SELECT updated_at FROM runner_status WHERE sweep_id=? AND "
+                                     "pid=? AND finished_at IS NULL", [sweep_id, pid]).fetchone()
+                beat = found[0] if found and isinstance(found[0], int | float) else None
+            if not pid or not claim_alive(RunnerId(pid, started), beat, time.time()):
+                bad.append(f"sweep {sweep_id}: {count} row(s) running, no live runner "
+                           "(run it again to resume them)")
+    except sqlite3.DatabaseError as exc:
+        return _unreadable(name, exc)
+    return CheckResult(name, not bad, len(bad), bad[:EXAMPLES])
 
 
 def _unreadable(name: str, exc: sqlite3.Error) -> CheckResult:
@@ -171,7 +332,7 @@ def _sweep_counts(conn: sqlite3.Connection) -> CheckResult:
     bad: list[str] = []
     for sweep_id, status, config_json, rows, open_rows in sweeps:
         try:
-            planned = _planned_rows(json.loads(config_json))
+            planned = _planned_rows(loads_json(config_json))
         except (ValueError, KeyError, TypeError, AttributeError):
             bad.append(f"sweep {sweep_id}: stored definition cannot be read")
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
 from collections.abc import Mapping
@@ -13,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from foldscope.core.errors import ConfigError, ModelError
 from foldscope.core.nesting import NestingError, loads_toml
-from foldscope.core.text import ID_MAX_CHARS, VALUE_MAX_CHARS, check_field
+from foldscope.core.text import ID_MAX_CHARS, VALUE_MAX_CHARS, check_field, skeleton
 from foldscope.engine.keys import env_name_problem
 from foldscope.engine.sim import catalog
 from foldscope.engine.sim.faults import FaultConfig
@@ -148,6 +149,13 @@ class ModelConfig(BaseModel):
         if has_credentials or "@" in parts.netloc:
             raise ValueError("must not contain credentials (user:pass@); put the key in an "
                              "environment variable and name it with api_key_env")
+        if any(c.isspace() for c in value):
+            raise ValueError("must not contain spaces (percent-encode them, or remove them)")
+        if "?" in value or "#" in value:
+            raise ValueError("must not have a query or fragment (?… or #…): request paths are "
+                             "appended to it")
+        if not parts.hostname:
+            raise ValueError("must name a host (http://HOST[:PORT]/…)")
         return value.rstrip("/")
 
     @model_validator(mode="after")
@@ -198,6 +206,10 @@ def resolve_model(model_id: str, overrides: Mapping[str, Any] | None = None) -> 
     except ValueError as exc:
         raise ModelError(f"model id: {exc}") from None
     overrides = {k: v for k, v in (overrides or {}).items() if k != "id"}
+    lookalike = _sim_lookalike(model_id)
+    if lookalike is not None:
+        raise ModelError(f"model id '{model_id}' looks like the built-in '{lookalike}' but is "
+                         f"not it; did you mean '{lookalike}'?")
     base = _builtin_fields(model_id) if catalog.temperament_of(model_id) else None
     if base is None and "provider" not in overrides:
         names = ", ".join(catalog.builtin_ids())
@@ -211,6 +223,23 @@ def resolve_model(model_id: str, overrides: Mapping[str, Any] | None = None) -> 
         return ModelConfig(**data)
     except ValidationError as exc:
         raise ModelError(f"model '{model_id}': {_first_error(exc)}") from None
+
+
+def _sim_lookalike(model_id: str) -> str | None:
+    """The built-in sim id ``model_id`` imitates without being it (``sim/faithfuł``,
+    ``sim/fаithful`` with a Cyrillic а, ``SIM/Faithful``), or None. A row of such a model would
+    read as simulated (or as another model) everywhere it is shown."""
+    if catalog.temperament_of(model_id) is not None:
+        return None
+    base = model_id.split(":", 1)[0]
+    shape = skeleton(base)
+    for builtin in catalog.builtin_ids():
+        if shape == skeleton(builtin):
+            return builtin
+    if shape.startswith(catalog.SIM_PREFIX):  # sim/… that is no built-in: suggest the nearest
+        near = difflib.get_close_matches(shape, catalog.builtin_ids(), n=1, cutoff=0.75)
+        return near[0] if near else None
+    return None
 
 
 def lookup_model(model_id: str, registry: Mapping[str, ModelConfig] | None = None) -> ModelConfig:

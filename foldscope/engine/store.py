@@ -328,6 +328,25 @@ _FOLD_COLUMNS: tuple[str, ...] = tuple(_JSON_FOLD_FIELDS.get(f, f) for f in FOLD
 """The fold table's record columns: the fold record's fields (its fact states as JSON)."""
 
 
+def parse_schema_version(value: Any, newest: int | None = SCHEMA_VERSION
+                         ) -> tuple[int | None, str | None]:
+    """A stated schema version as a number, or why it is not one (text, huge, negative, or
+    above ``newest`` when one is given).
+
+    Returns:
+        ``(version, None)`` or ``(None, why)``.
+    """
+    text = (str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool)
+            else None)
+    if text is None or not text.isdigit() or len(text) > 6:
+        return None, f"schema_version {str(value)[:20]!r} is not a version number"
+    version = int(text)
+    if version < 1 or (newest is not None and version > newest):
+        return None, (f"schema_version {version} is outside 1..{newest or '…'} "
+                      "(newer than this foldscope, or not a foldscope version)")
+    return version, None
+
+
 def text_digest(text: str) -> str:
     """The content address of a stored body: the sha256 hex digest of its UTF-8."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -503,6 +522,9 @@ class Store:
         self.readonly = readonly
         if readonly and not self.path.exists():
             raise StoreError(f"{self.path}: no such database")
+        if self.path.is_dir():
+            raise StoreError(f"{self.path}: is a folder, not a database file (give the file, "
+                             "e.g. db/demo.sqlite)")
         if not readonly:
             if self.path.exists() and not writable(self.path):
                 raise StoreError(f"{self.path}: database is read-only (the file or its folder "
@@ -555,7 +577,12 @@ class Store:
         if "meta" not in self.db.table_names():
             return 0
         row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        return int(row[0]) if row else 0
+        if not row:
+            return 0
+        version, problem = parse_schema_version(row[0], newest=None)
+        if version is None:
+            raise StoreError(f"{self.path}: {problem}; not a usable foldscope database")
+        return version
 
     def _check_and_migrate(self, readonly: bool) -> None:
         tables = set(self.db.table_names())

@@ -24,14 +24,15 @@ class RateLimit(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    concurrency: int | None = Field(None, ge=1, le=1024)
-    rpm: int | None = Field(None, ge=1)
+    concurrency: int | None = Field(None, ge=1, le=1024, strict=True)
+    rpm: int | None = Field(None, ge=1, strict=True)
 
 
 class SweepSection(BaseModel):
-    """The ``[sweep]`` table of a sweep file."""
+    """The ``[sweep]`` table of a sweep file (strict types: ``repeats = "2"`` is refused, not
+    read as 2)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = "sweep"
     scenario: str | None = None
@@ -102,8 +103,12 @@ class SweepSection(BaseModel):
     @field_validator("scenarios")
     @classmethod
     def _scenarios_text(cls, names: list[str]) -> list[str]:
+        seen: set[str] = set()
         for name in names:
             check_field(name, limit=ID_MAX_CHARS)
+            if name in seen:
+                raise ValueError(f"scenario '{name}' is listed twice")
+            seen.add(name)
         return names
 
     @field_validator("arms")
