@@ -237,7 +237,9 @@ def recall_table(cells: _Cells) -> Table:
                     _num(summary.mean), _num(summary.ci[0]), _num(summary.ci[1])))
     return Table("recall", "Recall by model × arm",
                  ("model", "arm", "rows", "valid_rows", "mean_recall", "ci_low", "ci_high"),
-                 tuple(out), ("mean of per-row recall over valid rows; 95 % t interval over rows",))
+                 tuple(out), ("mean of per-row recall over valid rows; 95 % t interval over rows (each row one "
+                  "observation, so no design effect: the clustering of checks is inside each "
+                  "row's recall)",))
 
 
 @dataclass(frozen=True)
@@ -692,7 +694,8 @@ def rows_recalled_table(cells: _Cells) -> Table:
     return Table("rows_recalled", f"Rows with recall ≥ {ROW_THRESHOLD} per cell",
                  ("model", "arm", "valid_rows", "rows_recalled", "share", "wilson_low",
                   "wilson_high"),
-                 tuple(out), ("95 % Wilson interval over valid rows (each row one trial)",))
+                 tuple(out), ("95 % Wilson interval over valid rows (each row one trial, so no design "
+                              "effect)",))
 
 
 # -- the whole study --------------------------------------------------------------------------
