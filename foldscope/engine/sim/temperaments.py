@@ -560,7 +560,7 @@ _STOCK: list[tuple[tuple[str, ...], tuple[str, ...], Callable[[random.Random], s
     (("zone", "dns", "domain", "host"), ("zone-a.internal.example.com", "internal.example",
                                          "dns.test"),
      lambda r: f"zone-{r.choice('acdefg')}.{r.choice(_WORDS)}-internal.net"),
-    (("key id", "kid", "key"), ("kid-abc123", "kid-" + "X" * 8, "your-api-key"),
+    (("key id", "kid", "key"), ("kid-abc123", "kid-00000000", "kid-12345678"),
      lambda r: f"kid-{r.getrandbits(32):08X}"),
     (("tag", "version", "release"), ("v1.0.0", "1.0.0", "v0.1.0", "v2.0"),
      lambda r: f"v{r.randint(2, 9)}.{r.randint(0, 30)}.{r.randint(1, 9)}"),
