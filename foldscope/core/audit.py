@@ -341,8 +341,10 @@ class _Finder:
         for ident in find_identifiers(text, self.options.rules):
             if ident.kind not in self.tracked or self._own(ident.value):
                 continue
-            out.append(_Found(ident.kind, ident.value, key(ident.kind, ident.value),
-                              ident.start, ident.end))
+            value = ident.value
+            if ident.kind == "env_var":  # $NAME, ${NAME} and NAME are one variable
+                value = value.lstrip("${").rstrip("}")
+            out.append(_Found(ident.kind, value, key(ident.kind, value), ident.start, ident.end))
             if ident.kind in COMPOSITE_KINDS:
                 for kind, part, at in self._parts(ident.value):
                     if kind in self.tracked:
@@ -513,7 +515,7 @@ class SessionAuditor:
     def _track(self, found: _Found, at: int) -> None:
         if found.kind in self.excluded or (found.kind == "path" and found.key in _PLACES):
             return
-        slot = (found.kind, found.value)
+        slot = (found.kind, found.key)  # /repo/src/a.py and src/a.py are one path
         seen = self._window.get(slot)
         if seen is None:
             self._window[slot] = _Seen(found.kind, found.value, found.key, at, at, found.label)
@@ -629,7 +631,7 @@ class SessionAuditor:
         next_window: dict[tuple[str, str], _Seen] = {}
         for f in summary_found:
             if f.kind not in self.excluded:
-                next_window.setdefault((f.kind, f.value), _Seen(f.kind, f.value, f.key, summary_at,
+                next_window.setdefault((f.kind, f.key), _Seen(f.kind, f.value, f.key, summary_at,
                                                                 summary_at, f.label))
         if kept_from is not None:
             for slot, seen in window.items():
