@@ -37,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import posixpath
+import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -329,7 +330,10 @@ class _Finder:
         self.options = options
         self.paths = paths
         self.tracked = tracked_kinds(options.rules)
-        self.inner = [r for r in options.rules if r.name not in COMPOSITE_KINDS]
+        # Kinds the audit leaves out are not searched for at all (a bare number is everywhere);
+        # a lost port the agent writes back as a bare number is found by :meth:`numbers`.
+        self.rules = tuple(r for r in options.rules if r.name not in options.excluded_kinds)
+        self.inner = [r for r in self.rules if r.name not in COMPOSITE_KINDS]
         self.weights = {r.name: r.weight for r in options.rules}
         self.own_ids: set[str] = set()
 
@@ -338,7 +342,7 @@ class _Finder:
             return self._facts(text)
         out: list[_Found] = []
         key = self.paths.key
-        for ident in find_identifiers(text, self.options.rules):
+        for ident in find_identifiers(text, self.rules):
             if ident.kind not in self.tracked or self._own(ident.value):
                 continue
             value = ident.value
@@ -374,6 +378,12 @@ class _Finder:
                 out.append(("port", text, at + 1))
         return out
 
+    def numbers(self, text: str) -> list[_Found]:
+        """The bare numbers of a text (for uses of lost numeric values: the agent's own text is
+        short, so this runs on it alone)."""
+        return [_Found("number", m.group(), m.group(), m.start(), m.end())
+                for m in _NUMBER_RE.finditer(text)]
+
     def _own(self, value: str) -> bool:
         return bool(self.own_ids) and any(own in value for own in self.own_ids)
 
@@ -394,6 +404,9 @@ class _Finder:
                 out.append(_Found(fact.kind, fact.value, fact.value, at, at + len(fact.value),
                                   fact.label))
         return out
+
+
+_NUMBER_RE = re.compile(r"(?<![\w.,-])\d{2,}(?![\w]|[.,]\d)")
 
 
 def _context(text: str, start: int, end: int) -> str:
@@ -526,6 +539,12 @@ class SessionAuditor:
         found = self.finder.find(entry.text)
         current = self._current
         authored = entry.channel in AUTHORED_CHANNELS
+        if authored and self.options.facts is None:
+            taken = {f.start for f in found}
+            for number in self.finder.numbers(entry.text):
+                waiting = self._pending.get(number.key)
+                if waiting and number.start not in taken:
+                    self._use(waiting, number, entry)
         for f in found:
             waiting = self._pending.get(f.key)
             if waiting:

@@ -32,6 +32,10 @@ from typing import Any
 from foldscope.core.errors import ConfigError
 from foldscope.core.rulefile import named_tables
 
+ANCHOR_REACH = 1000
+"""On a line longer than this either side of an anchor hit, a rule with an ``anchor`` searches
+this far around the hit."""
+
 MAX_RULES = 200
 """More rules than this in one file is refused (a typo'd generator, not a rule set)."""
 
@@ -50,6 +54,10 @@ class KindRule:
     requires: tuple[str, ...] = ()
     """Strings of which every match holds at least one: a text holding none of them is not
     searched with this rule at all (a speed-up only; empty: always searched)."""
+    anchor: re.Pattern[str] | None = None
+    """A quick pattern found on the line of every match: the rule's pattern runs only on the
+    lines (at most :data:`ANCHOR_REACH` characters either side) around its hits (a speed-up
+    only; None: the whole text is searched)."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,7 @@ def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -
     rules: list[KindRule] = []
     for name, entry, where in named_tables(data, "kind",
                                            {"name", "pattern", "description", "track", "weight",
-                                            "requires"},
+                                            "requires", "anchor"},
                                            source, MAX_RULES, "port"):
         pattern = entry.get("pattern")
         if not isinstance(pattern, str) or not pattern:
@@ -101,7 +109,19 @@ def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -
         requires = entry.get("requires", [])
         if not isinstance(requires, list) or not all(isinstance(r, str) and r for r in requires):
             raise ConfigError(f"{where}: 'requires' must be a list of non-empty strings")
-        rules.append(KindRule(name, compiled, description, track, float(weight), tuple(requires)))
+        anchor = entry.get("anchor")
+        anchor_re = None
+        if anchor is not None:
+            if not isinstance(anchor, str) or not anchor:
+                raise ConfigError(f"{where}: 'anchor' must be a non-empty string")
+            try:
+                anchor_re = re.compile(anchor)
+            except re.error as err:
+                raise ConfigError(f"{where}: bad anchor: {err}") from None
+            if anchor_re.match(""):
+                raise ConfigError(f"{where}: anchor matches the empty string")
+        rules.append(KindRule(name, compiled, description, track, float(weight), tuple(requires),
+                              anchor_re))
     return tuple(rules)
 
 
@@ -129,6 +149,31 @@ def tracked_kinds(rules: Sequence[KindRule] | None = None) -> frozenset[str]:
     return frozenset(rule.name for rule in rules if rule.track)
 
 
+def _anchored(pattern: re.Pattern[str], anchor: re.Pattern[str], text: str
+              ) -> Iterable[re.Match[str]]:
+    """The matches of ``pattern`` on the lines holding a hit of ``anchor`` (each line searched
+    once, newline included so that patterns may look at it; on a very long line, the stretch
+    around the hit)."""
+    done = -1
+    spans: set[tuple[int, int]] = set()
+    size = len(text)
+    for hit in anchor.finditer(text):
+        at = hit.start()
+        if at < done:
+            continue
+        lo = text.rfind("\n", 0, at) + 1
+        hi = text.find("\n", at)
+        hi = size if hi < 0 else hi + 1
+        lo = max(lo, at - ANCHOR_REACH)
+        hi = min(hi, hit.end() + ANCHOR_REACH)
+        for match in pattern.finditer(text, lo, hi):
+            span = match.span()
+            if span not in spans:
+                spans.add(span)
+                yield match
+        done = hi
+
+
 def _span(match: re.Match[str]) -> tuple[int, int]:
     if "value" in match.re.groupindex and match.group("value") is not None:
         return match.span("value")
@@ -153,7 +198,8 @@ def find_identifiers(text: str, rules: Sequence[KindRule] | None = None,
     for order, rule in enumerate(rules):
         if rule.requires and not any(needle in text for needle in rule.requires):
             continue
-        for match in rule.pattern.finditer(text):
+        for match in (rule.pattern.finditer(text) if rule.anchor is None else
+                      _anchored(rule.pattern, rule.anchor, text)):
             start, end = _span(match)
             if end > start:
                 candidates.append((start - end, order, start, rule.name))
