@@ -127,7 +127,7 @@ async def test_enter_on_a_cell_opens_its_rows_and_steps_folds(tmp_path):
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, CellScreen) and (screen.model, screen.arm) == ("sim/describer", "j")
-        await wait_group(app, "cell-load", "cell-flag")
+        await wait_group(app, "cell-load")
         await pilot.pause()
         assert screen.query_one("#rows", DataTable).row_count == 1
         facts = screen.query_one("#facts", DataTable)
@@ -167,7 +167,7 @@ async def test_flag_a_fabricated_answer_from_the_keyboard(tmp_path):
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, CellScreen)
-        await wait_group(app, "cell-load", "cell-flag")
+        await wait_group(app, "cell-load")
         await pilot.pause()
         await pilot.press("a")
         await pilot.pause()
@@ -176,13 +176,13 @@ async def test_flag_a_fabricated_answer_from_the_keyboard(tmp_path):
         classes = {str(table.get_cell_at((i, 1))) for i in range(table.row_count)}
         assert "fabricated" in classes  # the inventor answers lost facts with stock values
         await pilot.press("down", "f")
-        await wait_group(app, "cell-load", "cell-flag")
+        await wait_until(pilot, lambda: screen.pending == 0, "the flag written")
         await pilot.pause()
         assert str(table.get_cell_at((1, 0))) == "⚑"
         assert "1 flagged by hand" in str(screen.query_one("#answer-title").render())
         assert sum(c["flagged"] for c in report_cells(db, prepared.sweep_id)) == 1
         await pilot.press("f")  # and off again
-        await wait_group(app, "cell-load", "cell-flag")
+        await wait_until(pilot, lambda: screen.pending == 0, "the flag withdrawn")
     assert sum(c["flagged"] for c in report_cells(db, prepared.sweep_id)) == 0
 
 

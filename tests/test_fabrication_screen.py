@@ -143,7 +143,86 @@ async def test_a_flag_on_an_abstention_is_refused_with_a_message(gister_db):
         await pilot.press("f")
         await wait_until(pilot, lambda: any("abstained" in str(n.message)
                                             for n in app._notifications), "the refusal")
-        await wait_group(app, "cell-flag")
     with Store(db, readonly=True) as store:
         assert store.verdicts(sweep) == {}
         assert not any(c.flagged for c in store.sweep_checks(sweep))
+
+
+def _inject(monkeypatch, failures: int | None):
+    """Make Store.add_verdict raise a locked-database error: the first ``failures`` calls, or
+    every call (None). Returns the list of calls seen."""
+    import sqlite3
+
+    real = Store.add_verdict
+    calls: list[int] = []
+
+    def add_verdict(self, check_id, *args, **kwargs):
+        calls.append(check_id)
+        if failures is None or len(calls) <= failures:
+            raise sqlite3.OperationalError("database is locked")
+        return real(self, check_id, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "add_verdict", add_verdict)
+    return calls
+
+
+def _shown_saved_is_stored(table, db, sweep) -> dict:
+    with Store(db, readonly=True) as store:
+        stored = store.verdicts(sweep)
+    for check_id, human in table.shown_saved().items():
+        assert (human.verdict if human else None) == (
+            stored[check_id].verdict if check_id in stored else None), check_id
+    return stored
+
+
+async def test_a_store_error_during_review_leaves_no_verdict_shown_saved_that_is_not_stored(
+        db_copy, monkeypatch):
+    db, sweep = db_copy
+    calls = _inject(monkeypatch, None)
+    app = FoldscopeApp(str(db), sweep_id=sweep)
+    app.write_backoff_s = 0.001
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await _open_review(app, pilot)
+        table = screen.query_one(ReviewTable)
+        first_three = [int(k) for k in list(table.values)[:3]]
+        await pilot.press("f", "n", "u")
+        await _settled(screen, pilot)
+        stored = _shown_saved_is_stored(table, db, sweep)
+        assert stored == {}
+        assert {int(k) for k, m in table.unsaved.items() if m.error} == set(first_three)
+        assert all(table.values[str(c)].human is None for c in first_three)
+        assert len(calls) == 3 * (1 + 3)  # each write tried, then retried three times
+        assert any("NOT saved" in str(n.message) for n in app._notifications)
+        assert "NOT SAVED" in str(table.get_cell(str(first_three[0]), "reason"))
+        # The store works again: the same keys on the same values save them.
+        monkeypatch.undo()
+        table.move_cursor(row=0)
+        await pilot.press("f", "n", "u")
+        await _settled(screen, pilot)
+        stored = _shown_saved_is_stored(table, db, sweep)
+        assert [stored[c].verdict for c in first_three] == ["fabricated", "not_fabricated",
+                                                             "unsure"]
+        assert not table.unsaved
+
+
+async def test_a_transient_store_error_is_retried_and_each_verdict_reads_one_check(
+        db_copy, monkeypatch):
+    db, sweep = db_copy
+    _inject(monkeypatch, 1)
+    app = FoldscopeApp(str(db), sweep_id=sweep)
+    app.write_backoff_s = 0.001
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await _open_review(app, pilot)
+        table = screen.query_one(ReviewTable)
+        reads: list[str] = []
+        for name in ("verdicts", "sweep_checks", "rows"):
+            real = getattr(Store, name)
+            monkeypatch.setattr(Store, name, lambda self, *a, _n=name, _r=real, **k: (
+                reads.append(_n), _r(self, *a, **k))[1])
+        await pilot.press("f", "n", "u", "z")
+        await _settled(screen, pilot)
+        assert reads == []  # no verdict re-reads the sweep
+        stored = _shown_saved_is_stored(table, db, sweep)
+        assert sorted(v.verdict for v in stored.values()) == ["fabricated", "not_fabricated"]
+        assert not table.unsaved
+        assert "2 reviewed" in str(screen.query_one("#agreement").render())

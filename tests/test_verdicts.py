@@ -147,3 +147,54 @@ def test_author_from_settings_else_user(user_settings, monkeypatch):
     assert current_author() == "rosa"
     monkeypatch.delenv("USER")
     assert current_author() == "unknown"
+
+
+def test_the_writer_applies_in_order_answers_each_write_and_never_undoes_what_was_not_stored(
+        copy_db):
+    from foldscope.engine.writes import SetFlag, SetVerdict, StoreWriter, UndoVerdict, WriteStatus
+
+    db, sweep = copy_db
+    with Store(db, readonly=True) as store:
+        a, b = (c.id for c in _by_class(store, sweep, "fabricated")[:2])
+        correct = _by_class(store, sweep, "correct")[0].id
+    outcomes = []
+    fail = {"on": False}
+
+    def open_store(path):
+        store = Store(path)
+        real = store.add_verdict
+
+        def add_verdict(*args, **kwargs):
+            if fail["on"]:
+                raise sqlite3.OperationalError("disk I/O error")
+            return real(*args, **kwargs)
+
+        store.add_verdict = add_verdict
+        return store
+
+    writer = StoreWriter(db, lambda o, _: outcomes.append(o), backoff_s=0.0, retries=2,
+                         open_store=open_store)
+    t1 = writer.submit(SetVerdict(a, "fabricated", None, "ana"))
+    writer.submit(UndoVerdict(a, t1))
+    writer.submit(SetVerdict(correct, "fabricated", None, "ana"))  # the rule refuses it
+    writer.submit(SetFlag(b, True, "ana"))
+    writer.stop()
+    writer.run()
+    assert [o.status for o in outcomes] == [WriteStatus.SAVED, WriteStatus.SAVED,
+                                            WriteStatus.REFUSED, WriteStatus.SAVED]
+    assert outcomes[0].stored.verdict == "fabricated" and outcomes[1].stored is None
+    assert outcomes[3].stored.verdict == "fabricated" and outcomes[3].known
+    # A write that fails after its retries comes back failed, and its undo is refused.
+    outcomes.clear()
+    fail["on"] = True
+    writer = StoreWriter(db, lambda o, _: outcomes.append(o), backoff_s=0.0, retries=2,
+                         open_store=open_store)
+    t2 = writer.submit(SetVerdict(a, "unsure", None, "ana"))
+    writer.submit(UndoVerdict(a, t2))
+    writer.stop()
+    writer.run()
+    assert [(o.status, o.attempts) for o in outcomes] == [(WriteStatus.FAILED, 3),
+                                                          (WriteStatus.REFUSED, 1)]
+    assert "disk I/O error" in outcomes[0].message and outcomes[0].stored is None
+    with Store(db, readonly=True) as store:
+        assert a not in store.verdicts(sweep) and store.verdicts(sweep)[b].verdict == "fabricated"

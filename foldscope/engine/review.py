@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from foldscope.core.errors import ScenarioError
 from foldscope.core.fabrication import (
     REVIEW_CLASSES,
     FailingRows,
+    HumanVerdict,
     ReviewValue,
     failing_rows,
     flag_agreement,
@@ -102,11 +103,42 @@ def flag_agreement_json(store: Store, sweep_id: str) -> dict[str, Any]:
     (``{automatic, human, n}`` per non-empty cell; automatic is ``fabricated`` when the class
     is, else ``not_fabricated``).
     """
-    human = store.verdicts(sweep_id)
-    judged = [(c, human[c.id].verdict) for c in store.sweep_checks(sweep_id) if c.id in human]
-    agreement = flag_agreement(judged)
-    k = agreement.kappa
-    return {"reviewed": agreement.reviewed, "unsure": agreement.unsure, "n": k.n,
-            "kappa": _figure(k.kappa), "observed": _figure(k.observed),
-            "expected": _figure(k.expected),
-            "table": [{"automatic": a, "human": h, "n": n} for a, h, n in k.table]}
+    return AgreementBasis.read(store, sweep_id).json()
+
+
+@dataclass
+class AgreementBasis:
+    """What the agreement is computed from, held by a review screen so that a new verdict
+    updates it in memory instead of re-reading the sweep: the checks a person has judged or may
+    judge (a review class), and each judged one's current verdict."""
+
+    checks: dict[int, StoredCheck]
+    human: dict[int, str]
+
+    @classmethod
+    def read(cls, store: Store, sweep_id: str) -> AgreementBasis:
+        """Read the sweep's verdicts and the checks they (or a review) can concern."""
+        human = {cid: v.verdict for cid, v in store.verdicts(sweep_id).items()}
+        checks = {c.id: c for c in store.sweep_checks(sweep_id)
+                  if c.id in human or c.classification in REVIEW_CLASSES}
+        return cls(checks, human)
+
+    def with_verdict(self, check_id: int, verdict: HumanVerdict | None) -> AgreementBasis:
+        """The basis after a check's verdict became ``verdict`` (None: it has none)."""
+        human = dict(self.human)
+        if verdict is None:
+            human.pop(check_id, None)
+        else:
+            human[check_id] = verdict.verdict
+        return AgreementBasis(self.checks, human)
+
+    def json(self) -> dict[str, Any]:
+        """The report's ``flag_agreement`` (see :func:`flag_agreement_json`)."""
+        judged = [(self.checks[cid], self.human[cid]) for cid in sorted(self.human)
+                  if cid in self.checks]
+        agreement = flag_agreement(judged)
+        k = agreement.kappa
+        return {"reviewed": agreement.reviewed, "unsure": agreement.unsure, "n": k.n,
+                "kappa": _figure(k.kappa), "observed": _figure(k.observed),
+                "expected": _figure(k.expected),
+                "table": [{"automatic": a, "human": h, "n": n} for a, h, n in k.table]}

@@ -1228,6 +1228,19 @@ class Store:
             self._sync_flag(check_id)
         return cursor.rowcount > 0
 
+    def remove_verdict(self, check_id: int, entry_id: int) -> bool:
+        """Take back one verdict entry of a check (the one a writer made; the entry before it
+        applies again).
+
+        Returns:
+            Whether the entry was there to take back.
+        """
+        with self.db.atomic():
+            cursor = self.db.execute("DELETE FROM verdicts WHERE id=? AND check_id=?",
+                                     [entry_id, check_id])
+            self._sync_flag(check_id)
+        return cursor.rowcount > 0
+
     def _sync_flag(self, check_id: int) -> None:
         self.db.execute(
             "UPDATE checks SET flagged=COALESCE((SELECT verdict = 'fabricated' FROM verdicts "
@@ -1252,6 +1265,18 @@ class Store:
             "checks c JOIN rows r ON r.id = c.row_id WHERE r.sweep_id=?) GROUP BY check_id)",
             [sweep_id])
         return {v[1]: HumanVerdict(*v) for v in found if v[2] != CLEARED}
+
+    def verdict(self, check_id: int) -> HumanVerdict | None:
+        """One check's verdict now (its latest entry, unless withdrawn), or None: what a writer
+        reads back after a write, instead of the whole sweep's verdicts."""
+        if "verdicts" not in self.db.table_names():
+            found = self.db.execute("SELECT flagged FROM checks WHERE id=?", [check_id]).fetchone()
+            return (HumanVerdict(0, check_id, "fabricated", None, "unknown", 0.0)
+                    if found and found[0] else None)
+        row = self.db.execute(
+            "SELECT id, check_id, verdict, reason, author, created_at FROM verdicts "
+            "WHERE check_id=? ORDER BY id DESC LIMIT 1", [check_id]).fetchone()
+        return HumanVerdict(*row) if row and row[2] != CLEARED else None
 
     def verdict_history(self, check_id: int) -> list[HumanVerdict]:
         """Every verdict entry of a check, oldest first (withdrawals included)."""

@@ -40,6 +40,7 @@ from foldscope.ui.screens.sweep import SweepScreen
 from foldscope.ui.theme import FACT_VARIABLES, FOLDSCOPE_DARK, discover_themes
 from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.reason_input import ReasonInput
+from foldscope.ui.writer import StoreWrites
 
 QUIT_GRACE_S = 5.0
 """Longest wait on quit for a cancelled sweep to record its stop (then its child is killed)."""
@@ -49,7 +50,7 @@ class RunnerFailed(Exception):
     """The sweep's child runner ended with an error (its one-line message)."""
 
 
-class FoldscopeApp(App[None]):
+class FoldscopeApp(StoreWrites):
     """Watch (and optionally run) a sweep stored in a foldscope database.
 
     Args:
@@ -350,6 +351,8 @@ class FoldscopeApp(App[None]):
             if isinstance(self.runner, RunnerProcess):
                 self.runner.kill()
                 await asyncio.to_thread(self._sweep_done.wait, QUIT_GRACE_S)
+        # Verdicts and flags given just before quitting are written before the app goes.
+        await asyncio.to_thread(self.finish_writes)
         self.exit()
 
     def stop_sweep(self, reason: str = "quit from the TUI") -> None:

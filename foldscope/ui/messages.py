@@ -1,4 +1,5 @@
-"""App-wide messages: snapshots of the store that pollers post to screens."""
+"""App-wide messages: snapshots of the store that pollers post to screens, and the outcomes of
+the writes screens ask for."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from foldscope.engine.live import LiveView
+from foldscope.engine.writes import WriteOutcome
 
 
 @dataclass
@@ -31,3 +33,13 @@ class SweepFinished(Message):
     sweep_id: str
     status: str
     error: str | None = None
+
+
+@dataclass
+class WriteDone(Message):
+    """A store write a screen asked for has ended: saved, refused or failed (``engine.writes``).
+    The app's writer posts it to the screen that asked."""
+
+    bubble = False
+
+    outcome: WriteOutcome

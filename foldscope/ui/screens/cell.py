@@ -18,7 +18,6 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 from textual.worker import Worker, get_current_worker
 
 from foldscope.core.answers import ANSWER_CLASSES, checks_table
-from foldscope.core.errors import FlagRefused
 from foldscope.core.forensics import display_order, fact_spans
 from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
 from foldscope.core.scenario import Fact
@@ -26,11 +25,14 @@ from foldscope.core.text import literal
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.store import Store
 from foldscope.engine.userconfig import current_author
+from foldscope.engine.writes import SetFlag, WriteStatus
+from foldscope.ui.messages import WriteDone
 from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.carrier_view import CarrierView
 from foldscope.ui.widgets.fold_inspector import FoldInspector
 from foldscope.ui.widgets.literal_lines import LiteralLines
 from foldscope.ui.widgets.rows_table import SORTABLE, RowsTable
+from foldscope.ui.writer import StoreWrites
 
 
 @dataclass
@@ -117,6 +119,8 @@ class CellScreen(Screen[None]):
         self._loading: Worker[Any] | None = None
         self._open_row = row_id
         """The row to open on (at its last fold) instead of the first, once it is read."""
+        self.pending = 0
+        """Flag writes asked for whose outcome has not come back (tests wait for 0)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -280,27 +284,42 @@ class CellScreen(Screen[None]):
 
     @on(AnswerTable.FlagToggled)
     def flag(self, event: AnswerTable.FlagToggled) -> None:
-        """Record a person's fabrication flag in the store (in a thread: it is a write)."""
+        """Record a person's fabrication flag through the app's writer (by the settings'
+        author); the flag shows at once and is put back to what the store holds if the write is
+        refused or fails."""
+        self._set_flag(event.check_id, event.flagged)
+        app = self.app
+        assert isinstance(app, StoreWrites)
+        self.pending += 1
+        app.write(SetFlag(event.check_id, event.flagged, current_author()), self)
+
+    def _set_flag(self, check_id: int, flagged: bool) -> None:
         for checks in (self._data.checks.values() if self._data else []):
             for i, check in enumerate(checks):
-                if check.id == event.check_id:
-                    checks[i] = replace(check, flagged=event.flagged)
+                if check.id == check_id:
+                    checks[i] = replace(check, flagged=flagged)
         if self._data is not None and self.row_id is not None:
             self._answer_summary(self._data.checks.get(self.row_id, []))
-        self.save_flag(event.check_id, event.flagged)
 
-    @work(thread=True, group="cell-flag", exit_on_error=False,
-          description="save a fabrication flag")
-    def save_flag(self, check_id: int, flagged: bool) -> None:
-        """Write one flag with a short-lived connection of this thread's own (by the settings'
-        author); a flag the rule refuses is one line, and the screen re-reads the store."""
-        try:
-            with Store(self.db_path) as store:
-                store.set_flag(check_id, flagged, author=current_author())
-        except FlagRefused as exc:
-            self.app.call_from_thread(self.notify, literal(str(exc), keep_newlines=False),
-                                      severity="warning", timeout=5, markup=False)
-            self.app.call_from_thread(self.load)
+    @on(WriteDone)
+    def flag_written(self, message: WriteDone) -> None:
+        """A flag's write ended: refused or failed, the flag shows what the store holds and the
+        person is told (a failed one: not saved)."""
+        self.pending -= 1
+        outcome = message.outcome
+        if not isinstance(outcome.op, SetFlag) or outcome.saved:
+            return
+        if outcome.known:
+            stored = outcome.stored is not None and outcome.stored.verdict == "fabricated"
+        else:
+            stored = not outcome.op.flagged
+        self._set_flag(outcome.op.check_id, stored)
+        self.query_one(AnswerTable).set_flag(outcome.op.check_id, stored)
+        failed = outcome.status is WriteStatus.FAILED
+        text = (f"flag NOT saved ({outcome.attempts} attempts): {outcome.message}"
+                if failed else outcome.message or "refused")
+        self.notify(literal(text, keep_newlines=False), severity="error" if failed else "warning",
+                    timeout=10 if failed else 5, markup=False)
 
     def watch_fold_index(self, index: int) -> None:
         self._show_fold()

@@ -3,7 +3,6 @@ values of a sweep for a person to mark fabricated, not fabricated or unsure, fas
 
 from __future__ import annotations
 
-import queue
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -18,16 +17,19 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from foldscope.core.errors import ConfigError, FlagRefused
+from foldscope.core.errors import ConfigError
 from foldscope.core.fabrication import FailingRows, HumanVerdict, ReviewValue
 from foldscope.core.text import literal
-from foldscope.engine.review import failing_row_table, flag_agreement_json, review_values
+from foldscope.engine.review import AgreementBasis, failing_row_table, review_values
 from foldscope.engine.rulefiles import load_signatures
 from foldscope.engine.store import Store
 from foldscope.engine.userconfig import current_author
+from foldscope.engine.writes import SetVerdict, UndoVerdict, WriteStatus
+from foldscope.ui.messages import WriteDone
 from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.widgets.reason_input import ReasonInput
 from foldscope.ui.widgets.review_table import ReviewTable, detail_text
+from foldscope.ui.writer import StoreWrites
 
 FAILING_COLUMNS = ("model", "arm", "valid rows", "failing", "fabricate, never abstain",
                    "abstain somewhere", "neither", "stopped early", "items reached")
@@ -40,27 +42,9 @@ class ReviewData(Message):
 
     failing: list[FailingRows]
     values: list[ReviewValue]
-    agreement: dict[str, Any]
+    agreement: AgreementBasis
     author: str
     warning: str | None = None
-
-
-@dataclass
-class VerdictsChanged(Message):
-    """A write landed: the touched checks' verdicts now, and the agreement now."""
-
-    verdicts: dict[int, HumanVerdict | None]
-    agreement: dict[str, Any]
-    refused: str | None = None
-
-
-@dataclass(frozen=True)
-class _Op:
-    """One write for the writer thread: a verdict (``verdict`` set) or an undo."""
-
-    check_id: int
-    verdict: str | None = None
-    reason: str | None = None
 
 
 def agreement_text(a: dict[str, Any], listed: int) -> Text:
@@ -127,11 +111,14 @@ class FabricationScreen(Screen[None]):
         self.db_path, self.sweep_id = db_path, sweep_id
         self.author = "unknown"
         self._listed = 0
-        self._undo: list[int] = []
+        self._undo: list[tuple[int, int]] = []
+        """(write token, check) of the verdicts given here, latest last. The writer applies
+        writes in order, so an undo asked for before its verdict's outcome came back still
+        follows it; a verdict that was never stored is refused as nothing to undo."""
         self._asking: tuple[int, str] | None = None
-        self._ops: queue.Queue[_Op | None] = queue.Queue()
+        self._agreement: AgreementBasis | None = None
         self.pending = 0
-        """Writes queued or running (tests wait for 0)."""
+        """Writes asked for whose outcome has not come back (tests wait for 0)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -159,11 +146,7 @@ class FabricationScreen(Screen[None]):
             "line for the last labels asked; items reached: labels up to its last line",
             style="dim"))
         self.load()
-        self.write_verdicts()
         self.query_one(ReviewTable).focus()
-
-    def on_unmount(self) -> None:
-        self._ops.put(None)  # ends the writer thread once it has written what was queued
 
     # -- reading --------------------------------------------------------------------------
 
@@ -179,7 +162,7 @@ class FabricationScreen(Screen[None]):
         with Store(self.db_path, readonly=True) as store:
             failing = failing_row_table(store, self.sweep_id)
             values = review_values(store, self.sweep_id, rules)
-            agreement = flag_agreement_json(store, self.sweep_id)
+            agreement = AgreementBasis.read(store, self.sweep_id)
         author = current_author()
         if not get_current_worker().is_cancelled:
             self.post_message(ReviewData(failing, values, agreement, author, warning))
@@ -195,12 +178,15 @@ class FabricationScreen(Screen[None]):
         for t in message.failing:
             failing.add_row(*_failing_cells(t))
         self._listed = len(message.values)
+        self._agreement = message.agreement
         self.query_one(ReviewTable).show(message.values)
-        self._show_agreement(message.agreement)
+        self._show_agreement()
         self.show_detail()
 
-    def _show_agreement(self, agreement: dict[str, Any]) -> None:
-        self.query_one("#agreement", Static).update(agreement_text(agreement, self._listed))
+    def _show_agreement(self) -> None:
+        if self._agreement is not None:
+            self.query_one("#agreement", Static).update(
+                agreement_text(self._agreement.json(), self._listed))
 
     # -- marking --------------------------------------------------------------------------
 
@@ -239,24 +225,27 @@ class FabricationScreen(Screen[None]):
             self._record(asking[0], asking[1], reason)
 
     def _record(self, check_id: int, verdict: str, reason: str | None) -> None:
-        """Show the verdict at once, queue its write, and go to the next value."""
+        """Show the verdict at once as unsaved, ask the writer for it, and go to the next value
+        (it reads saved only once the store holds it)."""
         table = self.query_one(ReviewTable)
         reason = " ".join((reason or "").split()) or None
-        table.set_verdict(check_id, HumanVerdict(0, check_id, verdict, reason, self.author,
+        table.set_unsaved(check_id, HumanVerdict(0, check_id, verdict, reason, self.author,
                                                  time.time()))
-        self._undo.append(check_id)
-        self._queue(_Op(check_id, verdict, reason))
+        token = self._write(SetVerdict(check_id, verdict, reason, self.author))
+        self._undo.append((token, check_id))
         if table.cursor_row < table.row_count - 1:
             table.move_cursor(row=table.cursor_row + 1)
 
     def action_undo(self) -> None:
-        """Take back the last verdict given on this screen and go back to its value."""
+        """Take back the last verdict given (and saved) on this screen; go back to its value."""
         if not self._undo:
             self.notify("nothing to undo", timeout=3)
             return
-        check_id = self._undo.pop()
-        self.query_one(ReviewTable).select(check_id)
-        self._queue(_Op(check_id))
+        token, check_id = self._undo.pop()
+        table = self.query_one(ReviewTable)
+        table.select(check_id)
+        table.set_unsaved(check_id, None)
+        self._write(UndoVerdict(check_id, token))
 
     def action_next_unreviewed(self) -> None:
         """Go to the next value without a verdict."""
@@ -292,61 +281,39 @@ class FabricationScreen(Screen[None]):
 
     # -- writing --------------------------------------------------------------------------
 
-    def _queue(self, op: _Op) -> None:
+    def _write(self, op: SetVerdict | UndoVerdict) -> int:
+        app = self.app
+        assert isinstance(app, StoreWrites)
         self.pending += 1
-        self._ops.put(op)
+        return app.write(op, self)
 
-    @work(thread=True, group="verdict-writer", exit_on_error=False,
-          description="write verdicts in order")
-    def write_verdicts(self) -> None:
-        """Write verdicts and undos one at a time, in the order they were given (one
-        connection of this thread's own); each landing posts the checks' verdicts now."""
-        worker = get_current_worker()
-        store: Store | None = None
-        try:
-            while not worker.is_cancelled:
-                try:
-                    op = self._ops.get(timeout=0.5)
-                except queue.Empty:
-                    continue
-                if op is None:
-                    break
-                refused = None
-                try:
-                    store = store or Store(self.db_path)
-                    if op.verdict is None:
-                        store.undo_verdict(op.check_id)
-                    else:
-                        store.add_verdict(op.check_id, op.verdict, op.reason, author=self.author)
-                except FlagRefused as exc:
-                    refused = str(exc)
-                now = store.verdicts(self.sweep_id) if store else {}
-                self.post_message(VerdictsChanged({op.check_id: now.get(op.check_id)},
-                                                  flag_agreement_json(store, self.sweep_id)
-                                                  if store else {}, refused))
-        finally:
-            if store is not None:
-                store.close()
-
-    @on(VerdictsChanged)
-    def verdicts_changed(self, message: VerdictsChanged) -> None:
-        """A write landed: show what the store now holds."""
+    @on(WriteDone)
+    def write_done(self, message: WriteDone) -> None:
+        """A write ended: show what the store now holds; a write that failed stays on screen
+        marked unsaved and is reported (give the verdict again to retry it)."""
         self.pending -= 1
+        outcome = message.outcome
+        op = outcome.op
         table = self.query_one(ReviewTable)
-        for check_id, human in message.verdicts.items():
-            table.set_verdict(check_id, human)
-        if message.agreement:
-            self._show_agreement(message.agreement)
+        if outcome.known:
+            table.set_verdict(op.check_id, outcome.stored)
+            if self._agreement is not None:
+                self._agreement = self._agreement.with_verdict(op.check_id, outcome.stored)
+                self._show_agreement()
+        if outcome.status is WriteStatus.FAILED:
+            table.set_failed(op.check_id, outcome.message or "not saved")
+            what = "undo" if isinstance(op, UndoVerdict) else "verdict"
+            self.notify(literal(f"{what} NOT saved ({outcome.attempts} attempts): "
+                                f"{outcome.message} — give it again to retry",
+                                keep_newlines=False), severity="error", timeout=12, markup=False)
+        elif outcome.status is WriteStatus.REFUSED:
+            self.notify(literal(outcome.message or "refused", keep_newlines=False),
+                        severity="warning", timeout=6, markup=False)
         self.show_detail()
-        if message.refused:
-            self.notify(literal(message.refused, keep_newlines=False), severity="warning",
-                        timeout=6, markup=False)
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:
         """A failed read or write is one line on screen, never a crash."""
-        if event.state == WorkerState.ERROR and event.worker.group in ("fabrication-load",
-                                                                       "verdict-writer"):
-            what = "read" if event.worker.group == "fabrication-load" else "save verdicts in"
-            self.notify(literal(f"cannot {what} {self.db_path}: {event.worker.error}",
+        if event.state == WorkerState.ERROR and event.worker.group == "fabrication-load":
+            self.notify(literal(f"cannot read {self.db_path}: {event.worker.error}",
                                 keep_newlines=False), severity="error", timeout=10, markup=False)

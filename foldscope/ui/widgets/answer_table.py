@@ -66,6 +66,14 @@ class AnswerTable(DataTable):
                          Text(literal(found[:60], keep_newlines=False)),
                          "yes" if c.in_carrier else "no", key=str(c.id))
 
+    def set_flag(self, check_id: int, flagged: bool) -> None:
+        """Show a check's flag as the store holds it (after a write was refused or failed)."""
+        key = str(check_id)
+        check = self._checks.get(key)
+        if check is not None and bool(check.flagged) != flagged:
+            self._checks[key] = replace(check, flagged=flagged)
+            self.update_cell(key, "flag", self._flag_text(flagged))
+
     def _flag_text(self, flagged: int | bool) -> Text:
         colour = self.app.get_css_variables().get("fact-missing", "")
         return Text("⚑", style=f"bold {colour}") if flagged else Text("")

@@ -3,7 +3,7 @@ automatic class and a person's verdict side by side."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.text import Text
@@ -52,12 +52,23 @@ def provenance_text(p: Provenance | None, *, short: bool = False) -> str:
     return "invention"
 
 
+@dataclass(frozen=True)
+class Unsaved:
+    """A verdict shown but not stored: on its way to the store, or failed (``error`` set)."""
+
+    intended: HumanVerdict | None
+    error: str | None = None
+
+
 class ReviewTable(DataTable):
     """Fabricated and corrupted values; the fabrication screen's keys mark the highlighted one."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.values: dict[str, ReviewValue] = {}
+        """Each listed value with the verdict the store holds (``human``: saved, never more)."""
+        self.unsaved: dict[str, Unsaved] = {}
+        """Verdicts given but not (yet) stored: being written, or failed."""
 
     def on_mount(self) -> None:
         for label, key, width in REVIEW_COLUMNS:
@@ -77,14 +88,51 @@ class ReviewTable(DataTable):
             self.set_verdict(v.check_id, v.human)
 
     def set_verdict(self, check_id: int, human: HumanVerdict | None) -> None:
-        """Show a check's current human verdict (None: none)."""
+        """Show a check's verdict as the store holds it (None: none); any unsaved mark goes."""
         key = str(check_id)
         value = self.values.get(key)
-        if value is None or value.human == human:
+        if value is None or (value.human == human and key not in self.unsaved):
             return
+        self.unsaved.pop(key, None)
         self.values[key] = replace(value, human=human)
         self.update_cell(key, "human", self._verdict_text(human))
         self.update_cell(key, "reason", self._reason_text(human))
+
+    def set_unsaved(self, check_id: int, intended: HumanVerdict | None) -> None:
+        """Show a verdict given but not yet stored (None: an undo on its way), marked as such."""
+        key = str(check_id)
+        if key not in self.values:
+            return
+        self.unsaved[key] = Unsaved(intended)
+        self._show_unsaved(key)
+
+    def set_failed(self, check_id: int, error: str) -> None:
+        """Mark a check's last verdict as not saved (its write failed): it stays on screen,
+        flagged, until it is given again or the store's verdict is shown."""
+        key = str(check_id)
+        if key not in self.values:
+            return
+        intended = self.unsaved[key].intended if key in self.unsaved else None
+        self.unsaved[key] = Unsaved(intended, error)
+        self._show_unsaved(key)
+
+    def shown_saved(self) -> dict[int, HumanVerdict | None]:
+        """The verdicts shown as saved (every listed value without an unsaved mark)."""
+        return {v.check_id: v.human for key, v in self.values.items() if key not in self.unsaved}
+
+    def _show_unsaved(self, key: str) -> None:
+        mark = self.unsaved[key]
+        if mark.intended is None:
+            text = Text("⚠ undo unsaved" if mark.error else "… undoing", style="italic")
+        else:
+            word = VERDICT_MARKS[mark.intended.verdict].split(" ", 1)[1]
+            text = Text(f"{'⚠' if mark.error else '…'} {word}", style="italic")
+        if mark.error:
+            colour = self.app.get_css_variables().get("error", "")
+            text.stylize(f"bold {colour}")
+        self.update_cell(key, "human", text)
+        self.update_cell(key, "reason", _one_line("NOT SAVED: " + mark.error) if mark.error
+                         else Text("saving…", style="dim"))
 
     def current(self) -> ReviewValue | None:
         """The highlighted value."""
