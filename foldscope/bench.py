@@ -9,6 +9,10 @@ Prints and writes to ``bench-results.json``:
 - ``latency_efficiency_few_sequences``: 1 model × 2 repeats × 12 arms at concurrency 24 with
   1 s simulated latency, in the default (blocked) execution mode: mean calls in flight ÷ 24
   over the run (calls × latency ÷ wall time ÷ 24);
+- ``http_latency_efficiency`` / ``http_latency_efficiency_256``: free mode over ``foldscope sim
+  serve`` in another process on loopback (the path a real sweep takes): mean calls on the wire
+  ÷ concurrency, at concurrency 1,000 with 10 s simulated latency (1,000 rows) and at 256 with
+  2 s (512 rows); ``runner_cpu_ms_per_call`` is the runner's CPU per call in the first;
 - ``poll_ms_10k_rows``: one live poll (``engine.live.LiveSweep``, what the TUI grid runs at
   4 Hz) on a 10,000-row database while a runner appends to it: the median over the run (the
   first, full read that fills the grid is reported beside it as ``first_poll_ms``);
@@ -405,6 +409,7 @@ def measure_http(concurrency: int, latency_s: float, rows: int) -> dict[str, flo
             data = _definition(arms, max(1, -(-rows // len(arms))), [model], concurrency)
             data["sweep"]["mode"] = "free"
             totals, cpu, wall = _run(Path(tmp) / "http.sqlite", data, None)
+            server_cpu = _process_cpu_s(server.pid)
         finally:
             server.terminate()
             server.wait(timeout=10)
@@ -413,7 +418,17 @@ def measure_http(concurrency: int, latency_s: float, rows: int) -> dict[str, flo
     return {"rows": totals.rows_done, "rows_failed": totals.rows_failed, "calls": calls,
             "call_retries": totals.call_retries, "wall_s": wall,
             "mean_in_flight": in_flight, "latency_efficiency": in_flight / concurrency,
-            "runner_cpu_ms_per_call": 1000 * cpu / max(1, calls)}
+            "runner_cpu_ms_per_call": 1000 * cpu / max(1, calls),
+            "server_cpu_ms_per_call": 1000 * server_cpu / max(1, calls)}
+
+
+def _process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) another process has used so far (Linux /proc; else nan)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def measure_audit(mb: float) -> dict[str, float]:
@@ -465,6 +480,27 @@ def _measure_watch(runs: int) -> tuple[float, dict[str, Any]]:
     return slowdown, {"runs": pairs, "headless": last["headless"], "tui": last["tui"]}
 
 
+def _measure_http(args: argparse.Namespace) -> tuple[dict[str, float], dict[str, Any]]:
+    """The two HTTP keys (and the runner's CPU per call beside them), printed."""
+    runs = {"http_latency_efficiency": (1000, 10.0, args.http_rows),
+            "http_latency_efficiency_256": (256, 2.0, args.http_rows_256)}
+    keys: dict[str, float] = {}
+    detail: dict[str, Any] = {}
+    for key, (concurrency, latency_s, rows) in runs.items():
+        got = detail[key] = _child("http", [str(concurrency), str(latency_s), str(rows)])
+        keys[key] = round(got["latency_efficiency"], 4)
+        target = 0.9 if concurrency == 1000 else 0.8
+        print(f"  {key:<28}{got['latency_efficiency']:6.3f}   (target ≥ {target}; free mode over "
+              f"sim serve on loopback, {latency_s:g} s latency, concurrency {concurrency}, "
+              f"{got['rows']} rows, {got['calls']} calls in {got['wall_s']:.1f} s, "
+              f"{got['mean_in_flight']:.0f} on the wire on average; runner CPU per call "
+              f"{got['runner_cpu_ms_per_call']:.2f} ms, server "
+              f"{got['server_cpu_ms_per_call']:.2f} ms)")
+    keys["runner_cpu_ms_per_call"] = round(
+        detail["http_latency_efficiency"]["runner_cpu_ms_per_call"], 3)
+    return keys, detail
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every measurement, print a table and write bench-results.json."""
     p = argparse.ArgumentParser(prog="python -m foldscope.bench", description=__doc__.splitlines()[0])
@@ -475,6 +511,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="bench-results.json", help="where to write the figures")
     p.add_argument("--audit-mb", type=float, default=100.0,
                    help="size of the generated session foldscope audit reads (audit_mb_per_s)")
+    p.add_argument("--http-rows", type=int, default=1000,
+                   help="rows in the HTTP run at concurrency 1,000 (7 calls each)")
+    p.add_argument("--http-rows-256", type=int, default=512,
+                   help="rows in the HTTP run at concurrency 256")
     p.add_argument("--watch-runs", type=int, default=1,
                    help="headless/TUI pairs for watch_slowdown, alternating (the median ratio)")
     p.add_argument("--only", choices=["watch"],
@@ -516,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  few-sequence efficiency {few['latency_efficiency_few_sequences']:6.3f}      "
           f"(target ≥ 0.9; 1 model × 2 repeats × 12 arms, concurrency 24, "
           f"{few['mean_in_flight']:.1f} calls in flight on average, {few['wall_s']:.1f} s)")
+    http, http_detail = _measure_http(args)
     poll = _child("poll", [])
     print(f"  live poll, 10k rows    {poll['poll_ms_10k_rows']:7.2f} ms   (target ≤ 15 ms; median of "
           f"{poll['polls']} polls while a runner appended {poll['rows_changed_while_polling']} "
@@ -543,6 +584,7 @@ def main(argv: list[str] | None = None) -> int:
                "latency_efficiency": round(lat["latency_efficiency"], 4),
                "latency_efficiency_few_sequences": round(
                    few["latency_efficiency_few_sequences"], 4),
+               **http,
                "poll_ms_10k_rows": round(poll["poll_ms_10k_rows"], 3),
                "watch_slowdown": round(slowdown, 4),
                "keystroke_ms_p95": round(keystroke, 1),
@@ -550,6 +592,7 @@ def main(argv: list[str] | None = None) -> int:
                "db_bytes_per_fold": round(mem["db_bytes_per_fold"], 1),
                "audit_mb_per_s": round(audit["audit_mb_per_s"], 2),
                "detail": {"cpu": cpu, "latency": lat, "few_sequences": few, "poll": poll,
+                          "http": http_detail,
                           "watch": watch, "keystrokes": keys, "memory": mem, "audit": audit,
                           "python": sys.version.split()[0], "cpus": os.cpu_count()}}
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")

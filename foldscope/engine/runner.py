@@ -64,7 +64,7 @@ from foldscope.engine.models import warnings as model_warnings
 from foldscope.engine.procinfo import this_runner
 from foldscope.engine.store import ROW_DONE, ROW_FAILED, ROW_PLANNED, ROW_RUNNING, Store
 from foldscope.engine.sweep import SweepConfig, stored_mode
-from foldscope.engine.wire import body_digest
+from foldscope.engine.wire import body_digest, raise_open_files
 
 CONTROL_POLL_S = 0.25
 """How often the runner reads its control requests (pause, resume, cancel) from the database."""
@@ -366,8 +366,11 @@ class SweepRunner:
                                                 on_change=self._limit_hook(key))
             limiter = model_limiter[mid] = limiters[key]
             clients[mid] = make_client(cfg, transport=self.transport,
-                                       on_retry=self._retry_hook(limiter, mid), gate=limiter)
+                                       on_retry=self._retry_hook(limiter, mid), gate=limiter,
+                                       connections=limiter.ceiling)
         self.limiters = limiters
+        # Every call in flight holds a socket: make room for them under the soft limit.
+        raise_open_files(sum(lim.ceiling for lim in limiters.values()) + 64)
         for mid in models:
             key = next(k for k, lim in limiters.items() if lim is model_limiter[mid])
             self._endpoint_models[key] = (*self._endpoint_models.get(key, ()), mid)

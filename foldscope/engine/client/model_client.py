@@ -37,7 +37,7 @@ from foldscope.engine.client.errors import (
     ReasoningNotDisableable,
     RequestRejected,
 )
-from foldscope.engine.client.pools import POOLS
+from foldscope.engine.client.pools import POOLS, SharedPool
 from foldscope.engine.client.reply_check import (
     ACCEPT_ENCODING,
     ReplyRefused,
@@ -114,19 +114,24 @@ class ModelClient:
         gate: entered around every HTTP attempt, retries included (the runner's limiter paces
             a provider's request rate and bounds its calls in flight here, and learns from
             each attempt's outcome).
+        connections: the most calls this client's endpoint may have in flight (the runner's
+            limit), so its shared connection pool holds and keeps alive that many connections
+            (None: ``pools.DEFAULT_CONNECTIONS``).
     """
 
     def __init__(self, cfg: ModelConfig, *, transport: httpx.AsyncBaseTransport | None = None,
                  sleep: Sleep = asyncio.sleep, rng: random.Random | None = None,
-                 on_retry: RetryHook | None = None, gate: Gate | None = None) -> None:
+                 on_retry: RetryHook | None = None, gate: Gate | None = None,
+                 connections: int | None = None) -> None:
         self.cfg = cfg
+        self.connections = connections
         self.on_retry = on_retry
         self.gate = gate
         self._transport = transport
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._pool_key: tuple | None = None
-        self._pool: httpx.AsyncClient | None = None
+        self._pool: SharedPool | None = None
         self._urls: dict[str, httpx.URL] = {}
 
     def __repr__(self) -> str:
@@ -250,9 +255,10 @@ class ModelClient:
             text = text.replace(secret, "[redacted]")
         return " ".join(text.split())[:300]
 
-    def _acquire(self) -> httpx.AsyncClient:
+    def _acquire(self) -> SharedPool:
         if self._pool is None or self._pool.is_closed:
-            self._pool_key, self._pool = POOLS.acquire(self.cfg.base_url, self._transport)
+            self._pool_key, self._pool = POOLS.acquire(self.cfg.base_url, self._transport,
+                                                       self.connections)
         return self._pool
 
     async def _request(self, method: str, path: str, content: bytes | None,
@@ -333,11 +339,20 @@ class ModelClient:
         """One HTTP attempt, classified: parsed, a fault to retry, or a rejection to raise."""
         cfg = self.cfg
         started = time.monotonic()
+        sent: list[float] = []
+
+        async def on_wire(event: str, info: dict[str, Any]) -> None:
+            # httpcore's first event for a request comes when a connection takes it (connect,
+            # or sending its headers on a kept-alive one): the call's latency counts from there,
+            # not from the wait for a free connection in the pool.
+            if not sent:
+                sent.append(time.monotonic())
+
         try:
             # The total deadline: httpx's own timeout restarts with every byte read, so a body
             # dripped one byte at a time would otherwise outlast timeout_s many times over.
             async with asyncio.timeout(cfg.timeout_s):
-                resp = await self._pool_request(method, url, content, headers)
+                resp = await self._pool_request(method, url, content, headers, on_wire)
         except (TimeoutError, httpx.TimeoutException) as exc:
             return _Outcome("timeout", f"no complete reply within timeout_s {cfg.timeout_s:g} "
                             f"({type(exc).__name__})")
@@ -350,7 +365,7 @@ class ModelClient:
                             f"{self._scrub(str(exc))[:120]})")
         except httpx.TransportError as exc:
             return _Outcome("connect", type(exc).__name__)
-        latency = time.monotonic() - started
+        latency = time.monotonic() - (sent[0] if sent else started)
         status = resp.status_code
         if 300 <= status < 400:  # redirects are never followed: a key must not travel on
             where = self._scrub(resp.headers.get("location", ""))[:120]
@@ -376,17 +391,21 @@ class ModelClient:
         return _Outcome("rejected", detail, status=status, rejection=message)
 
     async def _pool_request(self, method: str, url: httpx.URL, content: bytes | None,
-                            headers: dict[str, str]) -> httpx.Response:
+                            headers: dict[str, str],
+                            trace: Callable[[str, dict[str, Any]], Awaitable[None]] | None = None
+                            ) -> httpx.Response:
         pool = self._acquire()
-        request = pool.build_request(method, url, content=content, headers=headers,
-                                     timeout=self.cfg.timeout_s)
-        # Streamed, so reading stops at the body's bound however large or endless it is.
-        resp = await pool.send(request, stream=True)
-        try:
-            return await read_body(resp, body_limit(self.cfg.max_reply_bytes),
-                                   max_reply_bytes=self.cfg.max_reply_bytes)
-        finally:
-            await resp.aclose()
+        async with pool.connection() as client:
+            request = client.build_request(
+                method, url, content=content, headers=headers, timeout=self.cfg.timeout_s,
+                extensions={"trace": trace} if trace is not None else None)
+            # Streamed, so reading stops at the body's bound however large or endless it is.
+            resp = await client.send(request, stream=True)
+            try:
+                return await read_body(resp, body_limit(self.cfg.max_reply_bytes),
+                                       max_reply_bytes=self.cfg.max_reply_bytes)
+            finally:
+                await resp.aclose()
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

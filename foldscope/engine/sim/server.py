@@ -15,11 +15,19 @@ from typing import Any
 
 from foldscope.core.errors import ConfigError
 from foldscope.engine.sim.endpoint import SimEndpoint, SimResponse, error_response
+from foldscope.engine.wire import raise_open_files
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """Largest request body accepted (413 above it); a kestrel catch-up fold is well under 1 MB."""
 
 READ_TIMEOUT_S = 30.0
+
+LISTEN_BACKLOG = 4096
+"""Connections the kernel queues before the server accepts them (it caps this at somaxconn)."""
+
+MAX_CONNECTIONS = 4096
+"""Connections the server makes room for (a thread and a socket each; a kept-alive connection
+keeps both): its open-files limit is raised to fit them."""
 
 
 def check_loopback(host: str) -> str:
@@ -128,6 +136,9 @@ class SimHTTPServer(ThreadingHTTPServer):
     """A threading HTTP server around a :class:`SimEndpoint`."""
 
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
+    """socketserver listens with a backlog of 5: a sweep opening hundreds of connections at
+    once would see most of its connects refused (and its limiter halve on each)."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *,
                  endpoint: SimEndpoint | None = None, latency_scale: float = 1.0,
@@ -143,6 +154,7 @@ class SimHTTPServer(ThreadingHTTPServer):
             # In use, or privileged: the person picks another port, no traceback needed.
             raise ConfigError(f"--port {port}: cannot listen on {address} "
                               f"({exc.strerror or exc}); choose another port") from None
+        raise_open_files(MAX_CONNECTIONS + 64)
         self.endpoint = endpoint or SimEndpoint()
         self.latency_scale = latency_scale
         self.verbose = verbose

@@ -7,6 +7,7 @@ both import this package, and it imports neither, so neither side depends on the
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 from collections import OrderedDict
@@ -48,3 +49,19 @@ def body_digest(body: dict) -> str:
             _BODY_DIGESTS.popitem(last=False)
     return digest
 
+
+def raise_open_files(needed: int) -> int:
+    """Raise this process's soft limit on open files to ``needed`` (at most the hard limit),
+    so that many calls in flight (a socket each) do not fail with "too many open files"; a
+    soft limit already that high is left alone. Returns the soft limit now in force."""
+    try:
+        import resource
+    except ImportError:  # not on this platform: nothing to raise
+        return needed
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+    return soft
