@@ -319,6 +319,13 @@ class FoldTally:
         """The tally a stored row keeps as its folds are committed."""
         return cls(row.folds_done, row.catch_up, row.parse_failures, row.length_stops)
 
+    def after(self, fold: FoldRecord) -> FoldTally:
+        """The tally with one more fold: what the stored row's counters become when the fold is
+        committed (``of_row`` of the row after the commit), without reading it back."""
+        return FoldTally(self.folds + 1, self.catch_up or fold.catch_up,
+                         self.parse_failures + fold.parse_failure,
+                         self.length_stops + fold.length_stop)
+
 
 @dataclass(frozen=True)
 class Check:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -12,10 +13,10 @@ import signal
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from foldscope.core.arms import get_arm
 from foldscope.core.designs import DEFAULT_MODE, EXECUTION_MODES
@@ -24,6 +25,7 @@ from foldscope.core.fold import recall_call
 from foldscope.core.forensics import FactHistory
 from foldscope.core.row import (
     FoldCursor,
+    FoldRecord,
     FoldTally,
     RowRecord,
     ScenarioInputs,
@@ -62,12 +64,22 @@ from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import ModelConfig, resolve_model
 from foldscope.engine.models import warnings as model_warnings
 from foldscope.engine.procinfo import this_runner
-from foldscope.engine.store import ROW_DONE, ROW_FAILED, ROW_PLANNED, ROW_RUNNING, Store
+from foldscope.engine.store import (
+    ROW_DONE,
+    ROW_FAILED,
+    ROW_PLANNED,
+    ROW_RUNNING,
+    Store,
+    database_error,
+)
+from foldscope.engine.store_thread import StoreThread
 from foldscope.engine.sweep import SweepConfig, stored_mode
 from foldscope.engine.wire import body_digest, raise_open_files
 
 CONTROL_POLL_S = 0.25
 """How often the runner reads its control requests (pause, resume, cancel) from the database."""
+
+_T = TypeVar("_T")
 
 STATUS_EVERY_S = 1.0
 """The runner writes its status and new log events at most this often (and when it ends)."""
@@ -158,6 +170,11 @@ def _nothing() -> None:
     return None
 
 
+def _commit_fold(row_id: int, fold: FoldRecord, histories: Sequence[FactHistory],
+                 written: Sequence[FactHistory], store: Store) -> None:
+    store.commit_fold(row_id, fold, histories, written)
+
+
 class _RowAbandoned(Exception):
     """The run stopped under a row (its key was refused): it goes back to planned."""
 
@@ -228,8 +245,8 @@ class SweepRunner:
 
     # -- set-up ------------------------------------------------------------------------------
 
-    def _load(self, store: Store) -> tuple[SweepConfig, dict[str, Scenario], dict[str, ModelConfig]]:
-        sweep = store.sweep(self.sweep_id)
+    def _load(self, sweep: dict[str, Any] | None
+              ) -> tuple[SweepConfig, dict[str, Scenario], dict[str, ModelConfig]]:
         if sweep is None:
             raise ConfigError(f"{self.db_path}: no sweep with id '{self.sweep_id}'")
         config = SweepConfig.model_validate(sweep["config"])
@@ -257,22 +274,45 @@ class SweepRunner:
             self._task = asyncio.current_task()
             if self.cancelled is not None:  # cancelled before it started: stop at once
                 self._task.cancel()  # type: ignore[union-attr]
-        with Store(self.db_path) as store:
+        # The store lives on a thread of its own (engine.store_thread): a write waiting on a
+        # lock held elsewhere never stops the calls in flight.
+        db = StoreThread(self.db_path)
+        try:
+            await self._steady(db.start())
             runner = this_runner()
-            store.claim(self.sweep_id, runner)
+            await self._steady(db.call(lambda st: st.claim(self.sweep_id, runner)))
             try:
-                return await self._run(store)
+                return await self._run(db)
             except sqlite3.Error as exc:
                 # A full disk, a read-only or corrupt file: committed folds stay; the sweep is
-                # recorded stopped (when the database still takes that write) and the Store
-                # turns the failure into one line on the way out.
-                store.record_fault(self.sweep_id, exc)
+                # recorded stopped (when the database still takes that write).
+                failure = exc
+                await self._steady(db.call(lambda st: st.record_fault(self.sweep_id, failure),
+                                           force=True))
                 raise
             finally:
                 with contextlib.suppress(sqlite3.Error):
-                    self._flush(store, final=True)
+                    await self._steady(self._flush(db, final=True))
                 with contextlib.suppress(sqlite3.Error):
-                    store.release(self.sweep_id, runner)
+                    await self._steady(db.call(lambda st: st.release(self.sweep_id, runner),
+                                               force=True))
+        except sqlite3.Error as exc:
+            raise database_error(self.db_path, exc) from None  # one line, as the Store says it
+        finally:
+            await db.close()
+
+    async def _steady(self, step: Awaitable[_T]) -> _T:
+        """Await a step of the run's own bookkeeping (opening the store, the claim, how the run
+        ended) to its end: a cancellation of ours waits for it, anyone else's goes up."""
+        task = asyncio.ensure_future(step)
+        while True:
+            try:
+                return await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if self.cancelled is None:
+                    task.cancel()
+                    raise
+                asyncio.current_task().uncancel()  # type: ignore[union-attr]
 
     def cancel(self, reason: str = "cancelled") -> None:
         """Stop the run, from any thread: calls in flight are dropped, committed folds stay.
@@ -327,10 +367,10 @@ class SweepRunner:
     def _on_signal(self, signum: int, frame: object) -> None:
         self.cancel(f"interrupted by {signal.Signals(signum).name}")
 
-    async def _run(self, store: Store) -> str:
+    async def _run(self, db: StoreThread) -> str:
         clients: dict[str, Any] = {}
         try:
-            await self._execute(store, clients)
+            await self._execute(db, clients)
         except asyncio.CancelledError:
             if self.cancelled is None:  # not ours (an enclosing task's): let it go on up
                 raise
@@ -346,11 +386,11 @@ class SweepRunner:
                     if self.cancelled is None:
                         raise
                     asyncio.current_task().uncancel()  # type: ignore[union-attr]
-        return self._finish(store)
+        return await self._steady(self._finish(db))
 
-    async def _execute(self, store: Store, clients: dict[str, Any]) -> None:
+    async def _execute(self, db: StoreThread, clients: dict[str, Any]) -> None:
         """Set up the clients (into ``clients``, which the caller closes) and run every row."""
-        config, scenarios, models = self._load(store)
+        config, scenarios, models = self._load(await db.call(lambda st: st.sweep(self.sweep_id)))
         s = self._sweep = config.sweep
         # One limiter per provider (each simulated model is its own provider), fed by the
         # client's retry hook so a 429 shrinks the limit while the call is still backing off.
@@ -375,11 +415,11 @@ class SweepRunner:
             key = next(k for k, lim in limiters.items() if lim is model_limiter[mid])
             self._endpoint_models[key] = (*self._endpoint_models.get(key, ()), mid)
         self._cache_on = {mid: cache_enabled(s.cache, cfg) for mid, cfg in models.items()}
-        await self._record_pins(store, models, clients)
+        await self._record_pins(db, models, clients)
         # Each chunk's token estimate and content class, once per scenario for every row.
         inputs = {name: ScenarioInputs.of(sc) for name, sc in scenarios.items()}
 
-        rows = store.rows(self.sweep_id)
+        rows = await db.call(lambda st: st.rows(self.sweep_id))
         self.totals.rows_total = len(rows)
         pending: list[RowRecord] = []
         # The last attempt each row may reach in this run: max_row_retries, or as many more
@@ -401,9 +441,9 @@ class SweepRunner:
         self.totals.initial_finished = self.totals.rows_done + self.totals.rows_failed
         self.totals.cost_usd = sum(r.cost_usd for r in rows)
         self.totals.tokens = sum(r.prompt_tokens + r.completion_tokens for r in rows)
-        store.set_sweep_status(self.sweep_id, "running")
         # A request made before this run began (a cancel of an earlier run) is not for it.
-        store.clear_control(self.sweep_id)
+        db.post(lambda st: (st.set_sweep_status(self.sweep_id, "running"),
+                            st.clear_control(self.sweep_id)))
         self._gate = asyncio.Event()
         self._gate.set()
         self._status = RunnerStatus(
@@ -426,10 +466,10 @@ class SweepRunner:
                     if self.cancelled is not None or self._budget_exceeded(s):
                         return
                     await self._run_row_with_retries(
-                        store, row, s, inputs[row.scenario], clients[row.model],
+                        db, row, s, inputs[row.scenario], clients[row.model],
                         models[row.model], model_limiter[row.model])
 
-        heartbeat = asyncio.create_task(self._heartbeat(store))
+        heartbeat = asyncio.create_task(self._heartbeat(db))
         workers = [asyncio.create_task(worker())
                    for _ in range(min(s.concurrency, max(1, len(units))))]
         try:
@@ -444,13 +484,13 @@ class SweepRunner:
         finally:
             heartbeat.cancel()
 
-    def _finish(self, store: Store) -> str:
+    async def _finish(self, db: StoreThread) -> str:
         """Record and announce how the run ended; return the status."""
         # What happened, not what was asked: a cancel that came after the last row finished
-        # leaves a sweep that is done.
+        # leaves a sweep that is done. Every write queued before is in by now.
         # No runner is left on the rows this one was running: they wait, planned, for the next.
-        store.release_running_rows(self.sweep_id)
-        progress = store.progress(self.sweep_id)
+        progress = await db.call(lambda st: (st.release_running_rows(self.sweep_id),
+                                             st.progress(self.sweep_id))[1])
         status, reason = "done", None
         if progress[ROW_PLANNED] + progress[ROW_RUNNING]:
             status = "stopped"
@@ -461,7 +501,7 @@ class SweepRunner:
             status = "failed"
             reason = (f"every row failed ({progress[ROW_FAILED]}); see `foldscope report` for "
                       "their errors")
-        store.set_sweep_status(self.sweep_id, status, reason)
+        await db.call(lambda st: st.set_sweep_status(self.sweep_id, status, reason))
         self._emit(SweepFinished(sweep=self.sweep_id, status=status, reason=reason,
                                  rows_done=self.totals.rows_done,
                                  rows_failed=self.totals.rows_failed))
@@ -469,30 +509,30 @@ class SweepRunner:
 
     # -- what watchers see, and what they ask ---------------------------------------------------
 
-    async def _heartbeat(self, store: Store) -> None:
+    async def _heartbeat(self, db: StoreThread) -> None:
         """While the run lasts: obey control requests and keep the status and log written."""
         while True:
-            self._obey(store)
-            self._flush(store)
+            self._obey(db, await db.call(lambda st: st.control(self.sweep_id)))
+            await self._flush(db)
             await asyncio.sleep(CONTROL_POLL_S)
 
-    def _obey(self, store: Store) -> None:
+    def _obey(self, db: StoreThread, request: Any) -> None:
         """Apply the newest control request made since the last one seen (pause, resume, cancel).
 
         Pausing stops new calls only (``_call`` waits at the gate): calls in flight finish and
         their folds commit.
         """
-        request = store.control(self.sweep_id)
         if request is None or request.requested_at <= self._control_seen or self._gate is None:
             return
         self._control_seen = request.requested_at
         if request.request == "pause" and self._gate.is_set():
             self._gate.clear()
-            store.set_sweep_status(self.sweep_id, "paused", request.reason)
+            reason = request.reason
+            db.post(lambda st: st.set_sweep_status(self.sweep_id, "paused", reason))
             self._emit(Paused(reason=request.reason))
         elif request.request == "resume" and not self._gate.is_set():
             self._gate.set()
-            store.set_sweep_status(self.sweep_id, "running")
+            db.post(lambda st: st.set_sweep_status(self.sweep_id, "running"))
             self._emit(Resumed(reason=request.reason))
         elif request.request == "cancel":
             self.cancel(request.reason)
@@ -510,7 +550,7 @@ class SweepRunner:
                                    paused=paused and not final,
                                    finished_at=time.time() if final else None)
 
-    def _flush(self, store: Store, *, final: bool = False) -> None:
+    async def _flush(self, db: StoreThread, *, final: bool = False) -> None:
         """Write the waiting log events and the status when it changed, at most once every
         ``STATUS_EVERY_S`` (always when the run ends), so watchers cost the run little."""
         now = time.monotonic()
@@ -518,15 +558,24 @@ class SweepRunner:
             return
         status = self.runner_status(final=final)
         events, self._journal = self._journal, []
-        with store.atomic():
-            store.add_events(self.sweep_id, events)
-            unchanged = (status is not None and self._written[0] is not None
-                         and dataclasses.replace(status, updated_at=0.0)
-                         == dataclasses.replace(self._written[0], updated_at=0.0))
-            if status is not None and (not unchanged or final or now - self._beat >= HEARTBEAT_S):
-                store.set_runner_status(self.sweep_id, status)
-                self._beat = now
+        unchanged = (status is not None and self._written[0] is not None
+                     and dataclasses.replace(status, updated_at=0.0)
+                     == dataclasses.replace(self._written[0], updated_at=0.0))
+        beat = status is not None and (not unchanged or final or now - self._beat >= HEARTBEAT_S)
+        if beat:
+            self._beat = now
         self._written = (status if status is not None else self._written[0], now)
+
+        def write(store: Store) -> None:
+            with store.atomic():
+                store.add_events(self.sweep_id, events)
+                if beat and status is not None:
+                    store.set_runner_status(self.sweep_id, status)
+
+        if final:  # how the run ended: written even after a failed write, and awaited
+            await db.call(write, force=True)
+        else:
+            db.post(write)
 
     def _budget_exceeded(self, s: Any) -> bool:
         if self._stop_reason:
@@ -557,18 +606,21 @@ class SweepRunner:
             self._emit(Stopped(reason=self._stop_reason))
         return self._stop_reason is not None
 
-    async def _run_row_with_retries(self, store: Store, row: RowRecord, s: Any,
+    async def _run_row_with_retries(self, db: StoreThread, row: RowRecord, s: Any,
                                     inputs: ScenarioInputs, client: Any, cfg: ModelConfig,
                                     limiter: AdaptiveLimiter) -> None:
         last_attempt = self._last_attempt.get(row.id, s.max_row_retries)
         while True:
             if row.status == ROW_FAILED:
-                store.reset_row_for_retry(row.id)
+                row_id = row.id
+                db.post(lambda st: st.reset_row_for_retry(row_id))
                 self.totals.row_retries += 1
                 self._emit(RowRetry(row=row.id, attempt=row.attempt + 1))
+                # As reset_row_for_retry leaves it: a new attempt with nothing folded.
                 row = dataclasses.replace(row, status="planned", attempt=row.attempt + 1,
-                                          next_chunk=0, folds_done=0)
-            outcome = await self._run_row(store, row, inputs, client, cfg, limiter, s)
+                                          next_chunk=0, folds_done=0, catch_up=False,
+                                          parse_failures=0, length_stops=0)
+            outcome = await self._run_row(db, row, inputs, client, cfg, limiter, s)
             if outcome == "retry" and (row.attempt >= last_attempt or self._budget_exceeded(s)
                                        or self.cancelled is not None):
                 self.totals.rows_failed += 1  # out of attempts: the row stays failed
@@ -589,7 +641,7 @@ class SweepRunner:
                                     cause=cause))
         return on_change
 
-    async def _record_pins(self, store: Store, models: dict[str, ModelConfig],
+    async def _record_pins(self, db: StoreThread, models: dict[str, ModelConfig],
                            clients: dict[str, Any]) -> None:
         """Record each model's pin with its endpoint's quantization, context, prices, parameters.
 
@@ -613,12 +665,12 @@ class SweepRunner:
                     else:
                         entry["endpoint"] = match.as_dict()
             pins[mid] = entry
-        store.set_pins(self.sweep_id, pins)
+        db.post(lambda st: st.set_pins(self.sweep_id, pins))
         for mid, entry in pins.items():
             for warning in entry["warnings"]:
                 self._emit(ModelWarning(model=mid, warning=warning))
 
-    async def _call(self, store: Store, client: Any, limiter: AdaptiveLimiter,
+    async def _call(self, db: StoreThread, client: Any, limiter: AdaptiveLimiter,
                     request: ChatRequest, model: str, repeat: int, what: str
                     ) -> tuple[ChatReply, bool]:
         """Make one call (``what``: "fold 3", "recall") through the limiter or from the cache.
@@ -640,7 +692,7 @@ class SweepRunner:
             # folds kept, and waits (planned) for a run with budget left.
             raise _RowAbandoned()
         try:
-            return await self._call_once(store, client, limiter, request, model, repeat)
+            return await self._call_once(db, client, limiter, request, model, repeat)
         except KeyRejected as exc:
             # Every call with this key would be refused: stop at once, the rows left planned
             # (a rerun after fixing the key runs them), not failed one by one.
@@ -656,14 +708,14 @@ class SweepRunner:
             raise _RowFailed(f"{what}: {exc}", infra=False,
                              retries=max(0, exc.attempts - 1)) from None
 
-    async def _call_once(self, store: Store, client: Any, limiter: AdaptiveLimiter,
+    async def _call_once(self, db: StoreThread, client: Any, limiter: AdaptiveLimiter,
                          request: ChatRequest, model: str, repeat: int) -> tuple[ChatReply, bool]:
         key = None
         if self._cache_on.get(model):
             key = cache_key(client, request, repeat)
-            hit = store.cached_reply(key)
+            hit = await db.call(lambda st: st.cached_reply(key))
             if hit is not None and cached_reply_problem(hit) is not None:
-                store.drop_cached_reply(key)  # held to a fresh reply's rules: never replayed
+                db.post(lambda st: st.drop_cached_reply(key))  # a fresh reply's rules: no replay
                 hit = None
             if hit is not None:
                 fields = {k: v for k, v in hit.items() if k in _REPLY_FIELDS}
@@ -676,29 +728,36 @@ class SweepRunner:
         if clean is not reply.content:
             reply = dataclasses.replace(reply, content=clean)
         if key is not None and reply.finish_reason in ("stop", "length"):
-            store.cache_reply(key, model, _reply_record(reply))
+            record = _reply_record(reply)
+            db.post(lambda st: st.cache_reply(key, model, record))
         return reply, False
 
-    async def _run_row(self, store: Store, row: RowRecord, inputs: ScenarioInputs, client: Any,
+    async def _run_row(self, db: StoreThread, row: RowRecord, inputs: ScenarioInputs, client: Any,
                        cfg: ModelConfig, limiter: AdaptiveLimiter, s: Any) -> str:
         """Fold one row to its end and grade it. Returns "done", "failed" or "retry".
 
         Orchestration only: ``core.row`` plans each fold, applies its reply and grades the
-        row; this method makes the calls and commits what comes back.
+        row; this method makes the calls and queues what comes back for the store's thread,
+        which commits each fold in order while the row goes on with its next call.
         """
         arm = get_arm(row.arm)
-        store.start_row(row.id)
+        row_id = row.id
+        db.post(lambda st: st.start_row(row_id))
         self._emit(RowStarted(row=row.id, model=row.model, arm=row.arm, repeat=row.repeat,
                               resume_from=row.next_chunk))
         started = time.monotonic()
-        last = store.last_fold(row.id)
+        last: FoldRecord | None = None
         histories: Sequence[FactHistory] = ()
-        if last is not None:
-            histories = store.fact_histories(row.id)
+        folds: Sequence[FoldRecord] = ()
+        if row.folds_done or row.next_chunk:  # folds committed before: resume after the last
+            last, histories, folds = await db.call(lambda st: (
+                st.last_fold(row_id), st.fact_histories(row_id), st.folds(row_id)))
         written = histories  # the courses the table holds: each commit rewrites only changes
         if last is not None and len(histories) != len(inputs.scenario.facts):  # before schema 8
-            histories = stored_timeline(store.folds(row.id), inputs.scenario.facts).facts
+            histories = stored_timeline(folds, inputs.scenario.facts).facts
         cursor = FoldCursor.resume(last, histories)
+        carriers = [f.carrier for f in folds]  # every committed fold's, as the row goes on
+        tally = FoldTally.of_row(row)  # the stored counters, kept in step with each commit
         chunks = len(inputs.scenario.chunks)
         seed = s.request_seed(cfg.seed, row.repeat)  # None: no seed is sent (the default)
         try:
@@ -707,19 +766,21 @@ class SweepRunner:
                 request = ChatRequest(step.spec.messages, step.spec.max_tokens,
                                       step.spec.response_format, cfg.temperature, seed,
                                       row_attempt=row.attempt)
-                reply, cached = await self._call(store, client, limiter, request, row.model,
+                reply, cached = await self._call(db, client, limiter, request, row.model,
                                                  row.repeat, what=f"fold {cursor.fold_index}")
                 cursor, fold = advance(cursor, step, inputs, arm, reply, cached=cached,
                                        created_at=time.time())
                 if fold is None:  # nothing to carry: the chunk is caught up with the next one
-                    store.add_call_usage(row.id, retries=reply.attempts - 1,
-                                         prompt_tokens=reply.prompt_tokens,
-                                         completion_tokens=reply.completion_tokens,
-                                         cost_usd=reply.cost_usd)
+                    usage = reply
+                    db.post(lambda st: st.add_call_usage(
+                        row_id, retries=usage.attempts - 1, prompt_tokens=usage.prompt_tokens,
+                        completion_tokens=usage.completion_tokens, cost_usd=usage.cost_usd))
                     self._account(reply, request, cached)
                     continue
-                store.commit_fold(row.id, fold, cursor.histories, written)
+                db.post(functools.partial(_commit_fold, row_id, fold, cursor.histories, written))
                 written = cursor.histories
+                carriers.append(fold.carrier)
+                tally = tally.after(fold)
                 self._account(reply, request, cached)
                 self.totals.folds += 1
                 self._emit(FoldCommitted(row=row.id, fold=fold.fold_index,
@@ -729,38 +790,36 @@ class SweepRunner:
             spec = recall_call(cursor.carrier, [f.label for f in inputs.scenario.graded])
             request = ChatRequest(spec.messages, spec.max_tokens, None, cfg.temperature, seed,
                                   row_attempt=row.attempt)
-            reply, recall_cached = await self._call(store, client, limiter, request,
+            reply, recall_cached = await self._call(db, client, limiter, request,
                                                     row.model, row.repeat, what="recall")
             self._account(reply, request, recall_cached)
         except _RowFailed as failure:
             will_retry = (failure.infra and row.attempt < self._last_attempt.get(
                 row.id, s.max_row_retries) and self.cancelled is None and not self._stop_reason)
-            return self._fail(store, row, str(failure), failure.infra, failure.retries, started,
+            return self._fail(db, row, str(failure), failure.infra, failure.retries, started,
                               will_retry=will_retry)
         except _RowAbandoned:
             return "abandoned"
 
-        committed = store.row(row.id)
-        assert committed is not None  # rows are never deleted
-        earlier = [f.carrier for f in store.folds(row.id)][:-1]  # the value's course
-        result = grade_row(reply.content, cursor.carrier, inputs.scenario,
-                           FoldTally.of_row(committed), carriers=earlier)
-        store.finish_row(row.id, result, prompt_tokens=reply.prompt_tokens,
-                         completion_tokens=reply.completion_tokens,
-                         est_prompt_tokens=spec.estimated_prompt_tokens, cost_usd=reply.cost_usd,
-                         retries=reply.attempts - 1, cached=recall_cached,
-                         answer_truncated=reply.truncated,
-                         wall_s=time.monotonic() - started)
+        earlier = carriers[:-1]  # the value's course
+        result = grade_row(reply.content, cursor.carrier, inputs.scenario, tally,
+                           carriers=earlier)
+        db.post(functools.partial(
+            Store.finish_row, row_id=row_id, result=result, prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            est_prompt_tokens=spec.estimated_prompt_tokens, cost_usd=reply.cost_usd,
+            retries=reply.attempts - 1, cached=recall_cached, answer_truncated=reply.truncated,
+            wall_s=time.monotonic() - started))
         self.totals.rows_done += 1
         self._emit(RowDone(row=row.id, model=row.model, arm=row.arm, recall=result.recall,
                            valid=result.verdict.valid, reason=result.verdict.reason))
         return "done"
 
-    def _fail(self, store: Store, row: RowRecord, error: str, infra: bool, retries: int,
+    def _fail(self, db: StoreThread, row: RowRecord, error: str, infra: bool, retries: int,
               started: float, *, will_retry: bool = False) -> str:
         verdict = failure_verdict(infra=infra, error=error)
-        store.fail_row(row.id, error=error, verdict=verdict, wall_s=time.monotonic() - started,
-                       call_retries=retries)
+        db.post(functools.partial(Store.fail_row, row_id=row.id, error=error, verdict=verdict,
+                                  wall_s=time.monotonic() - started, call_retries=retries))
         self.totals.call_retries += retries
         self.totals.errors += 1
         self._emit(RowFailed(row=row.id, model=row.model, arm=row.arm, error=error,

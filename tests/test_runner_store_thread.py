@@ -1,0 +1,84 @@
+"""The runner's store writes leave the event loop (issue 19 item 4): a write lock another
+process holds stops no call in flight, and nothing is lost once it is released."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+
+import httpx
+
+from conftest import definition
+from foldscope.engine.events import FoldCommitted
+from foldscope.engine.launch import prepare_sweep
+from foldscope.engine.runner import SweepRunner
+from foldscope.engine.sim.endpoint import SimEndpoint
+from foldscope.engine.sim.faults import FaultConfig
+from foldscope.engine.sim.transport import SimTransport
+from foldscope.engine.store import Store
+
+WAIT_S = 10.0
+"""How long the test waits for calls while the lock is held (they come within a second)."""
+
+
+class CountingTransport(SimTransport):
+    """The in-process simulator, counting the replies it has given."""
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.replies = 0
+        self.changed = threading.Condition()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await super().handle_async_request(request)
+        with self.changed:
+            self.replies += 1
+            self.changed.notify_all()
+        return response
+
+    def wait_for(self, replies: int, timeout: float) -> bool:
+        with self.changed:
+            return self.changed.wait_for(lambda: self.replies >= replies, timeout)
+
+
+def test_a_write_lock_held_elsewhere_stops_no_call(db):
+    data = definition(models=("sim/faithful", "sim/describer"), arms=("j", "q", "m"), repeats=2)
+    data["sweep"]["concurrency"] = 4
+    prepared = prepare_sweep(db, data, "test", fresh=True)
+    faults = {m: FaultConfig(latency_s=0.01, latency_jitter=0.0)
+              for m in ("sim/faithful", "sim/describer")}
+    transport = CountingTransport(SimEndpoint(faults), latency_scale=1.0)
+    folds_seen = threading.Event()
+
+    def on_event(event) -> None:
+        if isinstance(event, FoldCommitted):
+            folds_seen.set()
+
+    runner = SweepRunner(db, prepared.sweep_id, transport=transport, on_event=on_event)
+    outcome: dict[str, object] = {}
+    thread = threading.Thread(target=lambda: outcome.setdefault("status", asyncio.run(runner.run())))
+    thread.start()
+    try:
+        assert folds_seen.wait(WAIT_S)
+        # Another process (a TUI writing a verdict, say) takes the write lock and holds it.
+        holder = sqlite3.connect(db, timeout=0, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        before = transport.replies
+        try:
+            # The runner's commits wait for the lock on their own thread; its calls go on.
+            assert transport.wait_for(before + 12, WAIT_S), (
+                f"calls stopped while the lock was held: {transport.replies - before} made")
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+    finally:
+        thread.join(timeout=120)
+    assert not thread.is_alive() and outcome["status"] == "done"
+    with Store(db, readonly=True) as store:
+        rows = store.rows(prepared.sweep_id)
+        assert all(r.status == "done" for r in rows) and len(rows) == 12
+        for row in rows:  # every fold made it, in order, with the row's counters
+            folds = store.folds(row.id)
+            assert [f.fold_index for f in folds] == list(range(row.folds_done))
+            assert row.folds_done == len(folds) >= 1
