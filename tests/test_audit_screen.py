@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 from conftest import wait_group, wait_until
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static, TabbedContent
 
 from foldscope.cli import audit_cmd
 from foldscope.cli.main import main
 from foldscope.core.audit_view import audit_view, summary_spans
 from foldscope.core.errors import ConfigError
 from foldscope.ui.app import FoldscopeApp
-from foldscope.ui.screens.audit import AuditScreen
+from foldscope.ui.screens.audit import AuditHelpScreen, AuditScreen
 from foldscope.ui.screens.picker import SweepPicker
 from foldscope.ui.widgets.carrier_view import CarrierView
 from foldscope.ui.widgets.diff_view import DiffView
@@ -96,7 +96,10 @@ async def test_stepping_compactions_shows_what_audit_json_says(capsys):
         await pilot.press("left_square_bracket")
         await wait_until(pilot, lambda: screen.compaction_index == 0, "back to the first")
         _assert_screen_matches(screen, first)
-        await pilot.press("escape")  # the screen foldscope audit opened: escape quits
+        await pilot.press("escape")  # the first screen: escape never quits ...
+        await pilot.pause()
+        assert app.screen is screen and app.return_code is None
+        await pilot.press("q")  # ... q does
         await pilot.pause()
     assert app.return_code == 0
 
@@ -204,6 +207,17 @@ def test_audit_screen_snapshot(snap_compare, capsys):
     assert snap_compare(app, terminal_size=(140, 36), run_before=settle)
 
 
+def test_audit_screen_snapshot_80x24(snap_compare, capsys):
+    doc = _doc(capsys, PORT_DROP)
+    doc["source"] = "port-drop.claude-code.jsonl"  # the same picture from any working directory
+    app = FoldscopeApp(None, audits=[audit_view(doc)])
+
+    async def settle(pilot):
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settle)
+
+
 def test_a_database_of_only_session_audits_opens_the_picker(capsys, tmp_path, monkeypatch):
     from foldscope.ui import app as app_module
 
@@ -214,3 +228,60 @@ def test_a_database_of_only_session_audits_opens_the_picker(capsys, tmp_path, mo
                         lambda self: opened.append((self.db_path, self.sweep_id, self.audits)))
     assert main(["--db", str(db)]) == 0
     assert opened == [(str(db), None, None)]
+
+
+async def test_lost_first_filters_context_help_and_escape(capsys):
+    doc = _doc(capsys, PORT_DROP)
+    app = FoldscopeApp(None, audits=[audit_view(doc)])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, AuditScreen)
+        tabs = screen.query_one("#audit-tabs", TabbedContent)
+        assert tabs.active == "lost-tab"  # lost and needed first
+        lost = screen.query_one("#lost", DataTable)
+        assert lost.has_focus and lost.row_count == len(doc["compactions"][0]["lost_and_needed"])
+        assert [c.label.plain for c in lost.columns.values()] == [
+            "kind", "value", "state", "used at", "recovered", "context"]
+        # at 80 columns the context column is off screen: right scrolls to it
+        before = lost.scroll_x
+        await pilot.press("right", "right", "right", "right", "right", "right")
+        await pilot.pause()
+        assert lost.scroll_x > before
+        # enter: where the value was used again, its context shown with the value marked
+        await pilot.press("enter")
+        await pilot.pause()
+        pane = screen.query_one("#audit-context", Static)
+        first = doc["compactions"][0]["lost_and_needed"][0]
+        assert pane.display and f"line {first['used_at']}" in str(pane.render())
+        await pilot.press("escape")  # closes the context pane, the app stays
+        await pilot.pause()
+        assert not pane.display and app.return_code is None
+        # kind filter: only ports
+        kinds = sorted({i["kind"] for i in doc["compactions"][0]["identifiers"]})
+        await pilot.press("k")
+        await pilot.pause()
+        assert screen.kind_filter == kinds[0]
+        idents = screen.query_one("#identifiers", DataTable)
+        assert set(_cells(idents, 1)) == {kinds[0]}
+        while screen.kind_filter is not None:
+            await pilot.press("k")
+        # channel filter: tool calls only
+        await pilot.press("h", "h")
+        await pilot.pause()
+        assert screen.channel_filter == "tool_call"
+        assert all("tool call" in cell for cell in _cells(lost, 3))
+        # its own help, closed by escape
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, AuditHelpScreen)
+        assert "Lost and needed" in str(app.screen.query_one("#audit-help", Static).render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("i")
+        await pilot.pause()
+        assert tabs.active == "ids-tab"
+        await pilot.press("escape")  # back to the lost list, not out
+        await pilot.pause()
+        assert tabs.active == "lost-tab" and app.return_code is None

@@ -1,25 +1,42 @@
-"""The session audit screen: a real agent session read like a row — its compactions as folds,
-each summary as the carrier with its identifiers highlighted by state, the diff from the previous
-summary, and what was lost and needed afterwards."""
+"""The session audit screen: a real agent session read like a row — its compactions as folds.
+What the agent lost and needed comes first; then what only came back in tool output, every
+identifier of the replaced history with its state, the values likely re-invented, the summary
+(the carrier, identifiers highlighted by state) and its diff from the previous one. Each list is
+a full-width table (every column reachable: left and right scroll it), filtered by kind and by
+channel; enter shows where a value was used again, with its context and the value marked."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from foldscope.core.audit import CompactionAudit
+from foldscope.core.audit import CompactionAudit, LostAndNeeded, Reappeared
 from foldscope.core.audit_view import AuditView, summary_spans
 from foldscope.core.text import literal
 from foldscope.ui.widgets.carrier_view import CarrierView
 from foldscope.ui.widgets.diff_view import DiffView
 from foldscope.ui.widgets.fact_history import STATE_MARKS
+
+TABLE_TABS: tuple[tuple[str, str, str], ...] = (
+    ("lost-tab", "lost", "Lost and needed"),
+    ("back-tab", "reappeared", "Reappeared"),
+    ("ids-tab", "identifiers", "Identifiers"),
+    ("new-tab", "new-after", "New after"),
+)
+"""The list tabs, in order: (tab id, table id, title)."""
+
+CHANNELS: tuple[str, ...] = ("assistant", "tool_call", "tool_output", "user")
+"""Channels a filter can keep (where a value was used again, or came back)."""
+
+_UNKNOWN_MARK = ("?", "fact-missing")
 
 
 def _one_line(text: str) -> str:
@@ -33,43 +50,124 @@ def _tokens(c: CompactionAudit) -> str:
     return f"{show(c.tokens_before)} → {show(c.tokens_after)} tokens"
 
 
+def _marked(context: str, value: str, style: str) -> Text:
+    """The context with every occurrence of the value marked (both shown literally)."""
+    text = Text(context)
+    shown = _one_line(value)
+    if shown:
+        start = context.find(shown)
+        while start >= 0:
+            text.stylize(style, start, start + len(shown))
+            start = context.find(shown, start + len(shown))
+    return text
+
+
+AUDIT_HELP: tuple[tuple[str, str], ...] = (
+    ("Lost and needed", "values the compaction's summary did not carry intact that the agent "
+     "itself wrote again afterwards (its text or a tool call's input), soonest first, then by "
+     "how much losing that kind costs. 'recovered': tool output had shown the value again "
+     "before the agent wrote it."),
+    ("Reappeared", "values the summary did not carry that so far only came back in tool output "
+     "or from the person — the agent did not need to write them."),
+    ("Identifiers", "every identifier of the history the compaction replaced (the entries since "
+     "the previous compaction, plus the previous summary) and its state in the summary."),
+    ("New after", "values of a lost kind written after the compaction that nothing had shown "
+     "before (likely re-invented), with their stock-value signatures."),
+    ("● ◐ ○ ?", "present (whole token; a path also relative to the session's working "
+     "directory), mutated (a near miss of a token of its kind), missing, unknown (the carrier "
+     "is opaque: a server-side compaction whose summary cannot be read)."),
+    ("Filters", "k cycles the kind shown, h the channel (where a value was used again or came "
+     "back); both apply to every list."),
+)
+"""What the audit screen's lists and marks mean (its help)."""
+
+
+class AuditHelpScreen(ModalScreen[None]):
+    """The audit screen's own help: its keys and what its lists mean."""
+
+    DEFAULT_CSS = """
+    AuditHelpScreen { align: center middle; }
+    AuditHelpScreen > VerticalScroll {
+        width: 90%; max-width: 110; height: 90%;
+        border: round $primary; background: $surface; padding: 0 1;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark,f1", "dismiss", "Close help", show=True)]
+
+    def __init__(self, bindings: Sequence[BindingType]) -> None:
+        super().__init__()
+        self.keys = [b for b in bindings if isinstance(b, Binding) and b.description]
+
+    def compose(self) -> ComposeResult:
+        text = Text()
+        text.append("Session audit: keys\n", style="bold")
+        for b in self.keys:
+            key = b.key_display or ", ".join(
+                self.app.get_key_display(Binding(k.strip(), b.action)) for k in b.key.split(","))
+            text.append(f"  {key:<14}", style="bold")
+            text.append(b.description)
+            text.append(f" — {b.tooltip}\n" if b.tooltip else "\n", style="dim")
+        text.append("  ←/→           scroll a list sideways (every column)\n", style="")
+        text.append("\nWhat the lists mean\n", style="bold")
+        for name, meaning in AUDIT_HELP:
+            text.append(f"  {name}\n", style="bold")
+            text.append(f"    {meaning}\n")
+        with VerticalScroll():
+            yield Static(text, id="audit-help")
+
+
 class AuditScreen(Screen[None]):
     """One audited session (or several, from one inspect log), stepped compaction by compaction.
 
     Args:
-        views: the audited sessions (a Claude Code or JSONL file is one; an inspect log one per
-            sample).
-        quit_on_back: escape quits the app (the screen ``foldscope audit`` opened) instead of
-            going back to the screen below.
+        views: the audited sessions (a Claude Code, Codex, pi or JSONL file is one; an inspect
+            log one per sample).
+        quit_on_back: this screen is the app's first (``foldscope audit`` opened it): escape
+            steps back inside it but never quits; ``q`` quits.
     """
 
     DEFAULT_CSS = """
     AuditScreen {
         #audit-body { padding: 0 1; }
         #audit-title { margin: 1 0 0 0; }
-        #compaction-title { margin: 0 0 1 0; color: $text-muted; }
-        #audit-pane { height: 1fr; }
-        #audit-text { width: 1fr; }
-        #audit-lists { width: 68; }
-        #audit-lists > Static { color: $text-muted; }
-        #identifiers { height: 1fr; }
-        #lost { height: auto; max-height: 10; }
-        #new-after { height: auto; max-height: 8; }
+        #compaction-title { color: $text-muted; }
+        #audit-filter { color: $text-muted; margin: 0 0 1 0; }
+        #audit-tabs { height: 1fr; }
+        #audit-tabs DataTable { height: 1fr; }
+        #audit-context { height: auto; max-height: 8; border: round $primary; padding: 0 1; }
     }
     """
 
-    BINDINGS = [
-        Binding("escape", "back", "Back", tooltip="Back (quits when foldscope audit opened it)"),
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", tooltip="Close the context pane, then back to the lost "
+                "list, then back to the screen below (never quits)"),
+        Binding("q", "leave", "Quit", tooltip="Quit when foldscope audit opened this screen, "
+                "else back"),
+        Binding("question_mark,f1", "audit_help", "Help", key_display="? F1",
+                tooltip="This screen's keys and what its lists mean"),
         Binding("left_square_bracket", "step(-1)", "Prev compaction",
                 tooltip="The previous compaction of the session"),
         Binding("right_square_bracket", "step(1)", "Next compaction",
                 tooltip="The next compaction of the session"),
+        Binding("l", "show_tab('lost-tab')", "Lost", tooltip="Lost and needed: values the agent "
+                "wrote again after the summary dropped them"),
+        Binding("r", "show_tab('back-tab')", "Reappeared", tooltip="Values that only came back "
+                "in tool output (or from the person)"),
+        Binding("i", "show_tab('ids-tab')", "Identifiers",
+                tooltip="Every identifier of the replaced history and its state"),
+        Binding("a", "show_tab('new-tab')", "New after",
+                tooltip="Values of lost kinds nothing had shown before (likely re-invented)"),
         Binding("c", "show_tab('summary-tab')", "Summary",
                 tooltip="The compaction's summary, identifiers highlighted by state"),
         Binding("d", "show_tab('diff-tab')", "Diff",
                 tooltip="What changed from the previous summary"),
-        Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap the summary and diff panes at their "
-                "width, or show long lines whole (scroll sideways)"),
+        Binding("k", "cycle_kind", "Kind", tooltip="Show one kind of value, the next, ... or all"),
+        Binding("h", "cycle_channel", "Channel", tooltip="Show values used again (or come back) "
+                "in one channel: assistant, tool call, tool output, user, or all"),
+        Binding("w", "toggle_wrap", "Wrap", show=False, tooltip="Wrap the summary and diff panes "
+                "at their width, or show long lines whole (scroll sideways)"),
         Binding("left_curly_bracket", "session(-1)", "Prev session",
                 tooltip="The previous session of the log"),
         Binding("right_curly_bracket", "session(1)", "Next session",
@@ -80,12 +178,15 @@ class AuditScreen(Screen[None]):
     session_index: reactive[int] = reactive(0)
     """The session shown (an inspect log holds one per sample)."""
     compaction_index: reactive[int] = reactive(0)
-    """The compaction whose summary, diff and lists are shown."""
+    """The compaction whose lists, summary and diff are shown."""
 
     def __init__(self, views: Sequence[AuditView], *, quit_on_back: bool = False) -> None:
         super().__init__()
         self.views = list(views)
         self.quit_on_back = quit_on_back
+        self.kind_filter: str | None = None
+        self.channel_filter: str | None = None
+        self._rows: dict[str, list[LostAndNeeded | Reappeared]] = {}
 
     @property
     def view(self) -> AuditView | None:
@@ -97,40 +198,56 @@ class AuditScreen(Screen[None]):
         with Vertical(id="audit-body"):
             yield Static(id="audit-title")
             yield Static(id="compaction-title")
-            with Horizontal(id="audit-pane"):
-                with TabbedContent(id="audit-text"):
-                    with TabPane("Summary", id="summary-tab"):
-                        yield CarrierView(id="summary")
-                    with TabPane("Diff", id="diff-tab"):
-                        yield DiffView(id="diff")
-                with Vertical(id="audit-lists"):
-                    yield Static("Identifiers of the history it replaced", markup=False)
-                    yield DataTable(id="identifiers", cursor_type="row", zebra_stripes=True)
-                    yield Static("Lost and needed: not carried, used again afterwards",
-                                 markup=False)
-                    yield DataTable(id="lost", cursor_type="row")
-                    yield Static("New after: values of lost kinds never seen before",
-                                 markup=False)
-                    yield DataTable(id="new-after", cursor_type="row")
+            yield Static(id="audit-filter")
+            with TabbedContent(id="audit-tabs", initial="lost-tab"):
+                for tab, table, title in TABLE_TABS:
+                    with TabPane(title, id=tab):
+                        yield DataTable(id=table, cursor_type="row", zebra_stripes=True)
+                with TabPane("Summary", id="summary-tab"):
+                    yield CarrierView(id="summary")
+                with TabPane("Diff", id="diff-tab"):
+                    yield DiffView(id="diff")
+            yield Static(id="audit-context")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#diff", DiffView).wrap = True  # summaries are long paragraphs
+        self.query_one("#audit-context", Static).display = False
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._show())
         self._draw()
-        self.query_one("#identifiers", DataTable).focus()
+        self.query_one("#lost", DataTable).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "session":
             return len(self.views) > 1
         return True
 
+    # -- actions ------------------------------------------------------------------------------
+
     def action_back(self) -> None:
-        """Back to the screen below, or quit when ``foldscope audit`` opened this screen."""
+        """Step back: close the context pane, else return to the lost list, else leave the
+        screen for the one below (when foldscope audit opened it, there is none: stay)."""
+        context = self.query_one("#audit-context", Static)
+        tabs = self.query_one("#audit-tabs", TabbedContent)
+        if context.display:
+            context.display = False
+        elif tabs.active != "lost-tab":
+            self.action_show_tab("lost-tab")
+        elif not self.quit_on_back:
+            self.dismiss(None)
+        else:
+            self.notify("this is the first screen: q quits", timeout=3)
+
+    def action_leave(self) -> None:
+        """Quit when ``foldscope audit`` opened this screen, else go back to the one below."""
         if self.quit_on_back:
             self.app.exit()
         else:
             self.dismiss(None)
+
+    def action_audit_help(self) -> None:
+        """Open this screen's help."""
+        self.app.push_screen(AuditHelpScreen(self.BINDINGS))
 
     def action_step(self, delta: int) -> None:
         """Step to the previous or next compaction."""
@@ -147,16 +264,45 @@ class AuditScreen(Screen[None]):
             self._show()
 
     def action_show_tab(self, tab: str) -> None:
-        """Show the summary or the diff."""
-        self.query_one("#audit-text", TabbedContent).active = tab
-        target = "#summary" if tab == "summary-tab" else "#diff"
+        """Show one list, the summary or the diff."""
+        self.query_one("#audit-tabs", TabbedContent).active = tab
+        target = {"summary-tab": "#summary", "diff-tab": "#diff"}.get(tab) or "#" + next(
+            table for t, table, _ in TABLE_TABS if t == tab)
         self.call_after_refresh(self.query_one(target).focus)
+
+    def action_cycle_kind(self) -> None:
+        """Filter every list to the next kind present in this compaction (then all again)."""
+        kinds = self._kinds()
+        if not kinds:
+            self.kind_filter = None
+        elif self.kind_filter not in kinds:
+            self.kind_filter = kinds[0]
+        else:
+            at = kinds.index(self.kind_filter) + 1
+            self.kind_filter = kinds[at] if at < len(kinds) else None
+        self._show()
+
+    def action_cycle_channel(self) -> None:
+        """Filter the lost and reappeared lists to the next channel (then all again)."""
+        order = [None, *CHANNELS]
+        self.channel_filter = order[(order.index(self.channel_filter) + 1) % len(order)]
+        self._show()
 
     def action_toggle_wrap(self) -> None:
         """Wrap both text panes, or show their lines whole."""
         summary = self.query_one("#summary", CarrierView)
         summary.wrap = not summary.wrap
         self.query_one("#diff", DiffView).wrap = summary.wrap
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a lost or reappeared value: where it was used again, its context marked."""
+        table_id = event.data_table.id or ""
+        rows = self._rows.get(table_id, [])
+        if event.cursor_row >= len(rows) or self.view is None:
+            return
+        self._show_context(rows[event.cursor_row], self.view)
+
+    # -- drawing ------------------------------------------------------------------------------
 
     def watch_compaction_index(self, index: int) -> None:
         self._show()
@@ -165,36 +311,72 @@ class AuditScreen(Screen[None]):
         if self.is_mounted:
             self._draw()
 
+    def _current(self) -> CompactionAudit | None:
+        view = self.view
+        if view is None or not view.compactions:
+            return None
+        return view.compactions[min(self.compaction_index, len(view.compactions) - 1)]
+
+    def _kinds(self) -> list[str]:
+        c = self._current()
+        return sorted({i.kind for i in c.identifiers}) if c is not None else []
+
+    def _keep(self, kind: str, channel: str | None = None) -> bool:
+        if self.kind_filter is not None and kind != self.kind_filter:
+            return False
+        return self.channel_filter is None or channel is None or channel == self.channel_filter
+
+    def _show_context(self, row: LostAndNeeded | Reappeared, view: AuditView) -> None:
+        colours = self.app.get_css_variables()
+        if isinstance(row, LostAndNeeded):
+            at, channel, how = row.used_at, row.used_in, "written again by the agent"
+            if row.recovered:
+                how += " (tool output had shown it first)"
+        else:
+            at, channel, how = row.at, row.channel, "came back"
+        head = Text(f"{view.where} {at} · {channel.replace('_', ' ')} · {row.kind} "
+                    f"{_one_line(row.value)} · {how}\n", style="bold")
+        body = (_marked(row.context, row.value, f"reverse {colours.get('fact-missing', '')}")
+                if row.context else Text("(no context kept: a redacted audit)", style="dim"))
+        pane = self.query_one("#audit-context", Static)
+        pane.update(head + body)
+        pane.display = True
+
     def _draw(self) -> None:
-        """Map the selected session and compaction onto the titles, panes and tables."""
+        """Map the selected session and compaction onto the titles, lists and panes."""
         view = self.view
         summary_view = self.query_one("#summary", CarrierView)
         diff = self.query_one("#diff", DiffView)
-        tables = [self.query_one(f"#{name}", DataTable)
-                  for name in ("identifiers", "lost", "new-after")]
+        tables = {table: self.query_one(f"#{table}", DataTable) for _, table, _ in TABLE_TABS}
         if view is None:
             self.query_one("#audit-title", Static).update(Text("no session in this log"))
             return
         self.query_one("#audit-title", Static).update(self._session_title(view))
-        if not view.compactions:
+        c = self._current()
+        if c is None:
             self.query_one("#compaction-title", Static).update(
                 Text("no compaction in this session: nothing was summarised away", style="dim"))
             summary_view.show("")
             diff.show_values_diff("no compaction", None, "")
-            for table in tables:
+            for table in tables.values():
                 table.clear(columns=True)
             return
-        index = min(self.compaction_index, len(view.compactions) - 1)
-        c = view.compactions[index]
+        index = view.compactions.index(c)
         previous = view.compactions[index - 1] if index > 0 else None
         summary = view.summaries[index]
+        unknown = f" · {c.count('unknown')} unknown" if c.count("unknown") else ""
+        carrier = "" if c.carrier == "text" else f" · carrier {c.carrier}"
         self.query_one("#compaction-title", Static).update(Text(
             f"compaction {c.index}/{len(view.compactions)} at {view.where} {c.at} · "
             f"{_one_line(c.kind)} · {_tokens(c)}"
-            + (f" · {_one_line(c.trigger)}" if c.trigger else "")
+            + (f" · {_one_line(c.trigger)}" if c.trigger else "") + carrier
             + f" · {c.count('present')} present · {c.count('mutated')} mutated · "
-            f"{c.count('missing')} missing · {len(c.lost_and_needed)} lost and needed"
-            + "   [ ] step compactions"))
+            f"{c.count('missing')} missing{unknown} · {len(c.lost_and_needed)} lost and needed"
+            f" · {len(c.reappeared)} reappeared   [ ] step compactions"))
+        self.query_one("#audit-filter", Static).update(Text(
+            f"showing kind: {self.kind_filter or 'all'} (k) · channel: "
+            f"{(self.channel_filter or 'all').replace('_', ' ')} (h) · enter: where a value was "
+            "used again · ? help"))
         if summary is None:
             why = "redacted audit" if view.redacted else "not stored with this audit"
             summary_view.show(f"(summary {why}: identifier states are in the table)")
@@ -210,7 +392,7 @@ class AuditScreen(Screen[None]):
             title = (f"summary {previous.index} → {c.index}" if previous is not None
                      else f"summary {c.index} (no summary before it)")
             diff.show_values_diff(title, before, summary, lost=lost, gained=gained)
-        self._fill_tables(view, c, *tables)
+        self._fill_tables(view, c, tables)
 
     def _session_title(self, view: AuditView) -> Text:
         name = "(redacted session)" if view.redacted else _one_line(view.source or "session")
@@ -226,35 +408,51 @@ class AuditScreen(Screen[None]):
             parts.append(f"stored as audit {view.stored_as}")
         return Text(" · ".join(parts), style="bold")
 
-    def _fill_tables(self, view: AuditView, c: CompactionAudit, idents: DataTable,
-                     lost: DataTable, new: DataTable) -> None:
-        """The three lists, states marked and coloured as in the sweep's fact table."""
+    def _fill_tables(self, view: AuditView, c: CompactionAudit,
+                     tables: dict[str, DataTable]) -> None:
+        """The four lists, states marked and coloured as in the sweep's fact table."""
         colours = self.app.get_css_variables()
 
         def mark(state: str) -> Text:
-            symbol, var = STATE_MARKS.get(state, STATE_MARKS["missing"])
+            symbol, var = STATE_MARKS.get(state, _UNKNOWN_MARK)
             return Text(f"{symbol} {state}", style=colours.get(var, ""))
 
-        idents.clear(columns=True)
-        for label in ("state", "kind", "value", "altered to"):
-            idents.add_column(label, key=label)
-        order = {"missing": 0, "mutated": 1, "present": 2}
-        for n, i in enumerate(sorted(c.identifiers, key=lambda i: order.get(i.state, 3))):
-            value = _one_line(i.value) + (f" ({_one_line(i.label)})" if i.label else "")
-            idents.add_row(mark(i.state), Text(i.kind), Text(value),
-                           Text(_one_line(i.altered or "")), key=f"i{n}")
+        lost = tables["lost"]
         lost.clear(columns=True)
-        for label in ("kind", "value", "state", "used at"):
+        for label in ("kind", "value", "state", "used at", "recovered", "context"):
             lost.add_column(label, key=label)
-        for n, x in enumerate(c.lost_and_needed):
+        kept_lost = [x for x in c.lost_and_needed if self._keep(x.kind, x.used_in)]
+        for n, x in enumerate(kept_lost):
             where = f"{view.where} {x.used_at}" + (f" ({x.used_in.replace('_', ' ')})"
                                                    if x.used_in else "")
             lost.add_row(Text(x.kind), Text(_one_line(x.value)), mark(x.state), Text(where),
+                         Text("yes" if x.recovered else "—"), Text(_one_line(x.context)),
                          key=f"l{n}")
+        back = tables["reappeared"]
+        back.clear(columns=True)
+        for label in ("kind", "value", "state", "at", "context"):
+            back.add_column(label, key=label)
+        kept_back = [x for x in c.reappeared if self._keep(x.kind, x.channel)]
+        for n, r in enumerate(kept_back):
+            back.add_row(Text(r.kind), Text(_one_line(r.value)), mark(r.state),
+                         Text(f"{view.where} {r.at} ({r.channel.replace('_', ' ')})"),
+                         Text(_one_line(r.context)), key=f"r{n}")
+        self._rows = {"lost": list(kept_lost), "reappeared": list(kept_back)}
+        idents = tables["identifiers"]
+        idents.clear(columns=True)
+        for label in ("state", "kind", "value", "altered to"):
+            idents.add_column(label, key=label)
+        order = {"missing": 0, "mutated": 1, "unknown": 2, "present": 3}
+        kept = [i for i in c.identifiers if self._keep(i.kind)]
+        for n, i in enumerate(sorted(kept, key=lambda i: order.get(i.state, 4))):
+            value = _one_line(i.value) + (f" ({_one_line(i.label)})" if i.label else "")
+            idents.add_row(mark(i.state), Text(i.kind), Text(value),
+                           Text(_one_line(i.altered or "")), key=f"i{n}")
+        new = tables["new-after"]
         new.clear(columns=True)
         for label in ("kind", "value", "first at", "signatures"):
             new.add_column(label, key=label)
-        for n, after in enumerate(c.new_after):
-            new.add_row(Text(after.kind), Text(_one_line(after.value)),
-                        Text(f"{view.where} {after.first_seen_at}"),
-                        Text(", ".join(after.signatures) or "—"), key=f"n{n}")
+        for n, x in enumerate(x for x in c.new_after if self._keep(x.kind)):
+            new.add_row(Text(x.kind), Text(_one_line(x.value)),
+                        Text(f"{view.where} {x.first_seen_at}"),
+                        Text(", ".join(x.signatures) or "—"), key=f"n{n}")
