@@ -452,7 +452,7 @@ class AuditScreen(Screen[None]):
         new.clear(columns=True)
         for label in ("kind", "value", "first at", "signatures"):
             new.add_column(label, key=label)
-        for n, x in enumerate(x for x in c.new_after if self._keep(x.kind)):
-            new.add_row(Text(x.kind), Text(_one_line(x.value)),
-                        Text(f"{view.where} {x.first_seen_at}"),
-                        Text(", ".join(x.signatures) or "—"), key=f"n{n}")
+        for n, na in enumerate(a for a in c.new_after if self._keep(a.kind)):
+            new.add_row(Text(na.kind), Text(_one_line(na.value)),
+                        Text(f"{view.where} {na.first_seen_at}"),
+                        Text(", ".join(na.signatures) or "—"), key=f"n{n}")
