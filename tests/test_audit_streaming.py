@@ -319,3 +319,16 @@ def test_follow_cli_stops_when_idle(tmp_path, capsys):
     code, out, _ = _run(capsys, str(path), "--follow", "--idle", "0")
     assert code == 0
     assert "compaction 1 at line 2" in out and "NEEDED port 62114" in out
+
+
+def test_redact_prints_its_key_once_and_stores_no_value(capsys, tmp_path):
+    db = tmp_path / "audits.sqlite"
+    code, out, err = _run(capsys, str(FIXTURES / "port-drop.jsonl"), "--json", "--redact",
+                          "--db", str(db))
+    assert code == 0
+    assert err.count("redaction key of this audit (shown once, stored nowhere)") == 1
+    key = err.strip().rsplit(" ", 1)[1]
+    assert len(key) == 64 and key not in out
+    assert "62114" not in out and "hmac:" in out
+    raw = db.read_bytes()
+    assert b"62114" not in raw and key.encode() not in raw
