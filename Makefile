@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench real lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,12 @@ lint: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff check foldscope tests
 	$(BIN)/mypy
+# A real model behind a real server: builds llama-cpp-python[server] into a venv under the user
+# cache directory if absent (tools/real-server.sh; ~12 CPU-minutes once), serves SmolLM2-135M on
+# 127.0.0.1 and runs the probe and a sweep of examples/llamacpp-sweep.toml at it (tests/test_real.py).
+real: $(STAMP)
+	bash tools/real-server.sh build
+	$(BIN)/python -m pytest -m real tests/test_real.py -p no:cacheprovider -s
 
 bench: $(STAMP)
 	$(BIN)/python -m foldscope.bench

@@ -8,8 +8,6 @@ import subprocess
 import sys
 import threading
 
-import pytest
-
 from foldscope.core.messages import fold_user_message
 from foldscope.engine.client.chat import ChatRequest
 from foldscope.engine.client.model_client import ModelClient

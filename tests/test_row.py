@@ -129,7 +129,8 @@ def test_resuming_from_the_last_record_continues_where_the_row_stood():
 
 
 def test_arm_behaviour_is_tallied_but_never_changes_the_verdict():
-    _, records = fold_through(SMOKE, lambda step: Reply("cut off", finish_reason="length"))
+    _, records = fold_through(SMOKE, lambda step: Reply("cut off", finish_reason="length",
+                                                        completion_tokens=step.spec.max_tokens))
     tally = FoldTally.of(records)
     assert tally.length_stops == 3 and tally.folds == 3
     assert grade_row("nothing", "cut off", SMOKE.scenario, tally).verdict.valid

@@ -8,8 +8,8 @@ import sqlite3
 import threading
 
 import httpx
-
 from conftest import definition
+
 from foldscope.engine.events import FoldCommitted
 from foldscope.engine.launch import prepare_sweep
 from foldscope.engine.runner import SweepRunner

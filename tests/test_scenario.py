@@ -104,7 +104,7 @@ def _repo_scenarios(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_builtin_scenarios_are_the_repo_level_files() -> None:
     assert scenario_dirs()[-1].resolve() == REPO_SCENARIOS.resolve()
-    assert {s.name for s in list_scenarios()} == {"kestrel", "kestrel-single", "smoke"}
+    assert {s.name for s in list_scenarios()} == {"kestrel", "kestrel-single", "smoke", "tiny"}
 
 
 def test_kestrel_graded_facts_exactly(kestrel: Scenario) -> None:
@@ -140,7 +140,7 @@ def test_kestrel_tokens(kestrel: Scenario) -> None:
         assert 22_500 <= chunk.tokens <= 27_500
 
 
-@pytest.mark.parametrize("name", ["kestrel", "kestrel-single", "smoke"])
+@pytest.mark.parametrize("name", ["kestrel", "kestrel-single", "smoke", "tiny"])
 def test_every_value_only_in_its_chunk(name: str) -> None:
     scenario = load_scenario(name)
     for fact in scenario.facts:
@@ -149,7 +149,7 @@ def test_every_value_only_in_its_chunk(name: str) -> None:
         assert sum(counts) == 1, fact.label
 
 
-@pytest.mark.parametrize("name", ["kestrel", "kestrel-single", "smoke"])
+@pytest.mark.parametrize("name", ["kestrel", "kestrel-single", "smoke", "tiny"])
 def test_no_planted_value_inside_another(name: str) -> None:
     facts = load_scenario(name).facts
     for a in facts:
@@ -179,7 +179,7 @@ def test_smoke_is_small() -> None:
 # --- the transcript text contract ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["kestrel", "kestrel-single", "smoke"])
+@pytest.mark.parametrize("name", ["kestrel", "kestrel-single", "smoke", "tiny"])
 def test_fact_shaped_lines_are_exactly_the_planted_facts(name: str) -> None:
     scenario = load_scenario(name)
     planted = {(f.chunk, f.label, f.value) for f in scenario.facts}
@@ -306,7 +306,7 @@ def test_cache_reloads_an_edited_file(tmp_path: Path) -> None:
 def test_unknown_scenario_lists_known() -> None:
     with pytest.raises(UnknownScenario) as info:
         load_scenario("nope")
-    assert str(info.value) == "unknown scenario 'nope' (known: kestrel, kestrel-single, smoke)"
+    assert str(info.value) == "unknown scenario 'nope' (known: kestrel, kestrel-single, smoke, tiny)"
 
 
 def test_env_adds_user_scenario_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

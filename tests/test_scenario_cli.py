@@ -22,7 +22,7 @@ def _only_scenario_command(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scenario", "list"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in out] == ["kestrel", "kestrel-single", "smoke"]
+    assert [line.split()[0] for line in out] == ["kestrel", "kestrel-single", "smoke", "tiny"]
     kestrel = out[0]
     assert "6 chunks" in kestrel
     assert "50 planted / 14 graded" in kestrel
@@ -66,7 +66,7 @@ def test_show_unknown_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == ("foldscope: error: unknown scenario 'nope' "
-                            "(known: kestrel, kestrel-single, smoke)\n")
+                            "(known: kestrel, kestrel-single, smoke, tiny)\n")
 
 
 def test_show_broken_file_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -61,7 +61,7 @@ def test_wheel_installs_and_runs_outside_the_repository(tmp_path: Path) -> None:
     shown = _run([foldscope, "scenario", "show", "kestrel"], elsewhere, env).stdout
     assert "kestrel" in shown and "62114" in shown
     listed = _run([foldscope, "scenario", "list"], elsewhere, env).stdout
-    assert {line.split()[0] for line in listed.splitlines()} == {"kestrel", "kestrel-single", "smoke"}
+    assert {line.split()[0] for line in listed.splitlines()} == {"kestrel", "kestrel-single", "smoke", "tiny"}
 
     db = elsewhere / "smoke.sqlite"
     _run([foldscope, "run", "--scenario", "smoke", "--models", "sim/faithful", "--arms", "j",

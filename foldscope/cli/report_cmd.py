@@ -116,7 +116,8 @@ def report(args: argparse.Namespace) -> int:
     for scenario in data["study"]["scenarios"]:
         _show(_pooled_line(scenario))
     total = data["accounting"]["total"]
-    _show(f"spend ${total['cost_usd']:.4f} · prompt tokens {total['prompt_tokens']:,} reported / "
+    spend = "unknown" if total["cost_usd"] is None else f"${total['cost_usd']:.4f}"
+    _show(f"spend {spend} · prompt tokens {total['prompt_tokens']:,} reported / "
           f"{total['est_prompt_tokens']:,} estimated · retries {total['call_retries']} calls, "
           f"{total['row_retries']} rows · {total['cached_calls']} calls from cache")
     return 0

@@ -41,7 +41,9 @@ def register(subparsers: Any) -> None:
                    help="run rows that failed on infrastructure again, those at their attempt "
                    "limit included")
     p.add_argument("--new", action="store_true",
-                   help="plan a new sweep even if this definition was run before")
+                   help="plan a new sweep even if this definition was run before; its calls "
+                   "are all made again (the response cache is off unless the file sets "
+                   "cache = true, which is then said)")
     p.add_argument("--latency-scale", type=float, default=None,
                    help="multiply simulated latency (0 runs simulated models at full speed)")
     p.add_argument("--stop-with-parent", action="store_true",
@@ -74,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
         sweep_id, resumed = args.resume, True
     else:
         data, source = definition_from_args(args)
+        if args.new:
+            _fresh_cache(data)
         prepared = prepare_sweep(args.db, data, source, fresh=args.new)
         sweep_id, resumed = prepared.sweep_id, prepared.resumed
     config = stored_config(args.db, sweep_id)
@@ -97,6 +101,20 @@ EXIT_ALL_FAILED = 1
 
 EXIT_KEY_REJECTED = 2
 """Exit code when an endpoint refused a model's API key (the sweep stops, rows left planned)."""
+
+
+def _fresh_cache(data: dict[str, Any]) -> None:
+    """``--new`` asks the models again: the response cache is off for the new sweep, unless the
+    definition turns it on itself, which is then said (its replies are replays)."""
+    sweep = data.setdefault("sweep", {})
+    if not isinstance(sweep, dict):
+        return
+    if sweep.get("cache") is True:
+        print("foldscope: note: --new with cache = true: identical calls are replayed from the "
+              "response cache, not asked again", file=sys.stderr)
+        return
+    sweep["cache"] = False
+
 
 EXIT_CODES = {"interrupted by SIGINT": 130, "interrupted by SIGTERM": 143}
 """Exit codes of a run a signal stopped (128 + the signal's number, as shells report it)."""

@@ -216,12 +216,14 @@ def headings_carried(text: str) -> int:
     return len(carried_sections(text))
 
 
-def carry_forward(arm: Arm, content: str) -> FoldCarrier:
+def carry_forward(arm: Arm, content: str, token_scale: float = 1.0) -> FoldCarrier:
     """Turn one fold's reply into the carrier the next fold receives.
 
     Args:
         arm: the row's arm.
         content: the reply's message content.
+        token_scale: the model's tokens per estimated token (its server's tokenizer against
+            the estimator, 1 when unknown): the carry cap is in the model's tokens.
 
     Returns:
         The clipped carrier with its parse status, recovery note and measurements.
@@ -242,6 +244,7 @@ def carry_forward(arm: Arm, content: str) -> FoldCarrier:
             text = content.strip()
         else:
             text = render_fields(arm, parsed.fields)
-    clipped, removed = clip_to_cap(text, arm.carry_cap)
+    cap = arm.carry_cap if token_scale == 1.0 else max(1, int(arm.carry_cap / token_scale))
+    clipped, removed = clip_to_cap(text, cap)
     return FoldCarrier(clipped, status, recovery, removed, headings_carried(clipped), fill,
                        field_chars)

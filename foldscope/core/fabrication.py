@@ -91,15 +91,25 @@ class Reach:
     reached: int
     """Labels asked up to and including the last one the answer bound a line to (a value, an
     abstention or an empty value): the items answered before the answer ends."""
+    finish: str | None = None
+    """The answer's stored finish reason (None: not stored, for rows from before it was)."""
 
     @property
     def stopped_early(self) -> bool:
-        """The answer ended before the last label asked: the last ``asked - reached`` labels
-        have no line at all (a reply cut off at its token budget reads this way)."""
+        """The answer was cut off before it ended: its finish reason says so (``length`` at its
+        budget, ``server_cut`` below it). An answer that stopped by itself did not stop early,
+        however few labels it reached. Without a stored finish reason (older rows), an answer
+        whose last ``asked - reached`` labels have no line at all reads as cut."""
+        if self.finish is not None:
+            return self.finish in CUT_FINISHES
         return self.reached < self.asked
 
 
-def answer_reach(checks: Sequence[Check]) -> Reach:
+CUT_FINISHES = frozenset({"length", "server_cut"})
+"""Finish reasons of an answer cut off before it ended."""
+
+
+def answer_reach(checks: Sequence[Check], finish: str | None = None) -> Reach:
     """How far an answer reached, from its checks in the order the labels were asked.
 
     An answer *stops early* when one or more labels at the end of the asked list have no line
@@ -109,11 +119,13 @@ def answer_reach(checks: Sequence[Check]) -> Reach:
     Args:
         checks: the row's checks, in the order asked (the store keeps that order).
 
+        finish: the answer's stored finish reason, when known.
+
     Returns:
         The reach (0 reached for an answer that bound nothing).
     """
     reached = max((i + 1 for i, c in enumerate(checks) if c.found is not None), default=0)
-    return Reach(len(checks), reached)
+    return Reach(len(checks), reached, finish)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,12 +175,12 @@ def failing_rows(rows: Iterable[tuple[RowRecord, Sequence[Check]]]) -> list[Fail
         failing = [(r, c) for r, c in valid if r.recall is not None and r.recall < ROW_THRESHOLD]
         fabricating = abstaining = 0
         reached: list[int] = []
-        for _, checks in failing:
+        for row, checks in failing:
             abstained = any(abstains(c) for c in checks)
             abstaining += abstained
             fabricating += (not abstained
                             and any(c.classification == "fabricated" for c in checks))
-            reach = answer_reach(checks)
+            reach = answer_reach(checks, row.answer_finish)
             if reach.stopped_early:
                 reached.append(reach.reached)
         out.append(FailingRows(

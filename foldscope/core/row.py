@@ -128,12 +128,31 @@ class ScenarioInputs:
     scenario: Scenario
     chunk_tokens: tuple[int, ...]
     chunk_classes: tuple[str, ...]
+    token_scale: float = 1.0
+    """The model's tokens per estimated token over the scenario's chunks (1: not measured)."""
+    token_source: str = "estimator"
+    """Where ``chunk_tokens`` come from: ``server`` (its tokenizer endpoint) or ``estimator``."""
 
     @classmethod
-    def of(cls, scenario: Scenario) -> ScenarioInputs:
-        """Precompute a scenario's per-chunk estimates (chunks carry their token estimate)."""
-        return cls(scenario, tuple(c.tokens for c in scenario.chunks),
-                   tuple(dominant_class(c.text) for c in scenario.chunks))
+    def of(cls, scenario: Scenario, counted: Sequence[int] | None = None) -> ScenarioInputs:
+        """Precompute a scenario's per-chunk token counts and content classes.
+
+        Args:
+            scenario: the scenario.
+            counted: the model's own token count of each chunk (its server's tokenizer), if
+                known; else the chunks' estimates are used.
+        """
+        classes = tuple(dominant_class(c.text) for c in scenario.chunks)
+        estimated = tuple(c.tokens for c in scenario.chunks)
+        if counted is None or len(counted) != len(estimated) or not sum(estimated):
+            return cls(scenario, estimated, classes)
+        scale = sum(counted) / sum(estimated)
+        return cls(scenario, tuple(int(n) for n in counted), classes, round(scale, 4), "server")
+
+    def token_record(self) -> dict[str, object]:
+        """How this scenario's tokens were counted for one model (recorded with the pin)."""
+        return {"source": self.token_source, "scale": self.token_scale,
+                "chunk_tokens": list(self.chunk_tokens)}
 
 
 @dataclass(frozen=True)
@@ -167,6 +186,52 @@ class FoldCursor:
     def finished(self, chunks: int) -> bool:
         """Every chunk has been folded: the recall turn is next."""
         return self.next_chunk >= chunks
+
+
+SERVER_CUT = "server_cut"
+"""A fold's finish when the server stopped it on length below the output budget asked for (it
+capped ``max_tokens`` to the context left): not the arm's own length stop."""
+
+
+def finish_kind(finish: str, completion_tokens: int | None, requested: int) -> str:
+    """The finish reason to record: ``server_cut`` for a length stop below the budget asked for.
+
+    Args:
+        finish: the reply's finish reason.
+        completion_tokens: the tokens the server reports it wrote (None: not reported).
+        requested: the output budget the request asked for.
+    """
+    if finish == "length" and completion_tokens is not None and completion_tokens < requested:
+        return SERVER_CUT
+    return finish
+
+
+def context_warnings(context: int, arms: Sequence[Arm], inputs: Sequence[ScenarioInputs]
+                     ) -> list[str]:
+    """Warnings for budgets and prompts a model's context cannot hold.
+
+    Args:
+        context: the model's context in tokens (configured ``context_tokens`` or the server's).
+        arms: the sweep's arms.
+        inputs: the scenarios as this model counts them.
+
+    Returns:
+        One line per arm whose output budget alone, or whose largest fold (carry cap plus the
+        largest chunk plus the budget), exceeds the context.
+    """
+    out: list[str] = []
+    largest = max((max(i.chunk_tokens, default=0) for i in inputs), default=0)
+    for arm in arms:
+        if arm.output_budget >= context:
+            out.append(f"arm {arm.id}: output budget {arm.output_budget:,} tokens exceeds the "
+                       f"context of {context:,}; the server will cut replies short")
+            continue
+        need = arm.carry_cap + largest + arm.output_budget
+        if need > context:
+            out.append(f"arm {arm.id}: a fold may need ~{need:,} tokens (carry cap "
+                       f"{arm.carry_cap:,} + largest chunk {largest:,} + output budget "
+                       f"{arm.output_budget:,}), more than the context of {context:,}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -204,7 +269,7 @@ def advance(cursor: FoldCursor, step: FoldStep, inputs: ScenarioInputs, arm: Arm
     sc = inputs.scenario
     if not reply.content.strip() and step.last_chunk + 1 < len(sc.chunks):
         return replace(cursor, pending_from=step.first_chunk, next_chunk=step.last_chunk + 1), None
-    result = carry_forward(arm, reply.content)
+    result = carry_forward(arm, reply.content, inputs.token_scale)
     tokens = estimate_tokens(result.text)
     states = carrier_states(result.text, sc.facts, step.last_chunk)
     histories = cursor.histories
@@ -218,7 +283,9 @@ def advance(cursor: FoldCursor, step: FoldStep, inputs: ScenarioInputs, arm: Arm
         carrier_chars=len(result.text), carrier_tokens_est=tokens,
         clipped_chars=result.clipped_chars, headings_carried=result.headings_carried,
         fill_fraction=result.fill_fraction, parse_status=result.parse_status,
-        recovery=result.recovery, finish_reason=reply.finish_reason,
+        recovery=result.recovery,
+        finish_reason=finish_kind(reply.finish_reason, reply.completion_tokens,
+                                  step.spec.max_tokens),
         prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
         est_prompt_tokens=step.spec.estimated_prompt_tokens,
         latency_s=round(reply.latency_s, 4), cost_usd=reply.cost_usd, attempts=reply.attempts,
@@ -487,10 +554,20 @@ class RowRecord:
     cached_calls: int = 0
     answer_truncated: bool = False
     """The recall answer was longer than the model's ``max_reply_bytes`` and was cut there."""
+    answer_finish: str | None = None
+    """The recall answer's finish reason (``stop``, ``length``, ``server_cut``; None: stored
+    before it was kept)."""
+    unpriced_calls: int = 0
+    """Calls whose cost the provider did not report: the row's cost is then unknown."""
     seq: int = 0
     """The store's change sequence when this row last changed (readers poll past it)."""
     answer: str | None = field(default=None, compare=False)
     """The recall answer, when the reader asked for it."""
+
+    @property
+    def cost_known(self) -> bool:
+        """Every call of the row was priced (by the provider or the model's prices)."""
+        return self.unpriced_calls == 0
 
     @property
     def finished(self) -> bool:

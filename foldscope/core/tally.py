@@ -63,6 +63,8 @@ class CellTally:
     call_retries: int = 0
     row_retries: int = 0
     cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    """Calls of the cell's rows that were not priced: its spend is unknown when any is."""
     simulated_rows: int = 0
     recall_sq_sum: float = 0.0
     """Σ recall² over valid rows (with ``recall_sum``, the row-level interval)."""
@@ -135,6 +137,7 @@ def _cell_part(row: RowRecord, classes: RowClasses,
         "recall_rows": int(recall is not None), "recall_sum": recall or 0.0,
         "checks": counted.checks, "flagged": counted.flagged, "call_retries": row.call_retries,
         "row_retries": row.infra_retries, "cost_usd": row.cost_usd,
+        "unpriced_calls": row.unpriced_calls,
         "simulated_rows": int(row.simulated), "recall_sq_sum": (recall or 0.0) ** 2,
         "headings_rows": int(carried is not None),
         "headings_sum": carried.headings_carried if carried is not None else 0,

@@ -37,6 +37,12 @@ _LITERAL_TABLE.update({c: 0xFFFD for c in range(0xD800, 0xE000)})
 _LITERAL_KEEP_NEWLINES = {k: v for k, v in _LITERAL_TABLE.items() if k != 0x0A}
 
 
+def cost_text(usd: float, unpriced_calls: int = 0) -> str:
+    """A spend as shown: dollars to four places, or ``unknown`` when any call of it was not
+    priced (the provider reported no cost and the model has no prices): never a made-up $0."""
+    return "unknown" if unpriced_calls else f"${usd:.4f}"
+
+
 def storable(text: str) -> str:
     """Replace lone UTF-16 surrogates (legal in JSON escapes, unencodable in UTF-8) with U+FFFD.
 

@@ -89,7 +89,8 @@ def query_rows(store: Store, sweep_id: str) -> list[dict[str, Any]]:
     return _query(store, "SELECT id, scenario, model, arm, repeat, status, valid, "
                          "validity_reason, recall, correct, graded, folds_done, catch_up, "
                          "parse_failures, length_stops, simulated, prompt_tokens, "
-                         f"completion_tokens, cost_usd, {store.answer_sql()} AS answer, "
+                         f"completion_tokens, cost_usd, {store.unpriced_sql()} AS unpriced_calls, "
+                         f"{store.answer_sql()} AS answer, "
                          "infra_error FROM rows WHERE sweep_id = ? ORDER BY position", [sweep_id])
 
 
@@ -389,7 +390,8 @@ def _row_record(source: str, sweep_id: str, row_id: str, r: dict[str, Any],
         "catch_up": fmt(int(r["catch_up"])),
         "parse_failures": fmt(r["parse_failures"]), "length_stops": fmt(r["length_stops"]),
         "simulated": fmt(int(r["simulated"])), "prompt_tokens": fmt(r["prompt_tokens"]),
-        "completion_tokens": fmt(r["completion_tokens"]), "cost_usd": fmt(float(r["cost_usd"])),
+        "completion_tokens": fmt(r["completion_tokens"]),
+        "cost_usd": fmt(None if r["unpriced_calls"] else float(r["cost_usd"])),  # unknown: empty
         "answer_chars": fmt(len(answer)), "answer_prefix": answer[:prefix],
     }
 

@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-REDUCING_FAULTS = frozenset({"rate_limited", "server_error", "timeout", "connect"})
+REDUCING_FAULTS = frozenset({"rate_limited", "server_error", "timeout", "slow", "connect"})
 """Attempt outcomes that say the endpoint is overloaded: each halves the in-flight limit."""
 
 LimitHook = Callable[[int, int, str], None]

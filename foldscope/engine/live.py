@@ -90,6 +90,8 @@ class RunState:
     """Time left at this run's pace, while it runs (None: unknown, or not running)."""
     folds_per_s: float | None
     spend_usd: float
+    unpriced_calls: int
+    """Calls not priced (the spend is then unknown)."""
     call_retries: int
     row_retries: int
     invalid_rows: int
@@ -230,6 +232,7 @@ def run_state(status: str, pid: int | None, cells: tuple[CellTally, ...], progre
     return RunState(
         status=status, elapsed_s=elapsed, eta_s=eta, folds_per_s=rate,
         spend_usd=sum(c.cost_usd for c in cells),
+        unpriced_calls=sum(c.unpriced_calls for c in cells),
         call_retries=sum(c.call_retries for c in cells),
         row_retries=sum(c.row_retries for c in cells),
         invalid_rows=max(0, finished - sum(c.valid_rows for c in cells)),

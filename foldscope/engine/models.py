@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from foldscope.core.dialects import ProviderDialect, Timeouts
+from foldscope.core.dialects import shipped as shipped_dialects
 from foldscope.core.errors import ConfigError, ModelError
 from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.text import ID_MAX_CHARS, VALUE_MAX_CHARS, check_field, skeleton
@@ -20,7 +22,7 @@ from foldscope.engine.sim import catalog
 from foldscope.engine.sim.faults import FaultConfig
 
 Provider = Literal["sim", "openrouter", "openai", "vllm", "ollama", "llamacpp"]
-ReasoningParam = Literal["openrouter", "vllm", "none"]
+ReasoningParam = Literal["openrouter", "vllm", "ollama", "none"]
 
 SIM_BASE_URL = "http://sim.foldscope.invalid/v1"
 """Base URL of the in-process simulated endpoint (``.invalid`` never resolves, so nothing leaks
@@ -36,10 +38,9 @@ DEFAULT_BASE_URLS: dict[str, str] = {
 }
 
 DEFAULT_REASONING_PARAM: dict[str, str] = {
-    # Sims speak the gateway dialect so that probe culprits are testable offline.
-    "sim": "openrouter",
-    "openrouter": "openrouter",
-    "vllm": "vllm",
+    # From the dialect data (sims speak the gateway dialect so that probe culprits are testable
+    # offline).
+    name: entry.reasoning for name, entry in shipped_dialects().providers.items()
 }
 
 DEFAULT_API_KEY_ENV: dict[str, str] = {
@@ -72,12 +73,25 @@ class ModelConfig(BaseModel):
     quantizations: list[str] | None = None
     reasoning_param: ReasoningParam = "none"
     """How reasoning is suppressed: ``openrouter`` (``reasoning.enabled=false``), ``vllm``
-    (``chat_template_kwargs.enable_thinking=false``) or ``none`` (send nothing)."""
+    (``chat_template_kwargs.enable_thinking=false``), ``ollama`` (``reasoning_effort="none"``)
+    or ``none`` (send nothing); the default is the provider's (``core/data/dialects.toml``)."""
+    schema_dialect: str | None = None
+    """How a schema arm's strict schema is sent (a dialect of ``core/data/dialects.toml``:
+    ``json_schema``, ``json_object_schema``, ``guided_json``, ``grammar``, ``json_object``,
+    ``prompt``). None: the sweep probes the provider's ladder and records the rung it uses."""
+    concurrency: int | None = Field(None, ge=1, le=1024)
+    """Calls in flight on this model's endpoint. None: what the server advertises, else the
+    provider's default (1 for local servers), never above the sweep's ``concurrency``."""
     temperature: float = 0.0
     seed: int | None = None
     timeout_s: float = Field(120.0, gt=0)
-    """Total deadline of one attempt, connect to the last byte of the reply (a reply dripped
-    slowly is cut off here too, not only a silent one)."""
+    """The floor of one attempt's total deadline, connect to the last byte of the reply (a
+    reply dripped slowly is cut off too, not only a silent one). The deadline grows with the
+    request: plus ``timeout_per_prompt_token_s`` per estimated prompt token and
+    ``timeout_per_output_token_s`` per output token asked for (provider defaults in
+    ``core/data/dialects.toml``)."""
+    timeout_per_prompt_token_s: float | None = Field(None, ge=0)
+    timeout_per_output_token_s: float | None = Field(None, ge=0)
     max_retries: int = Field(4, ge=0, le=20)
     """Retries of one call after a 5xx, timeout, connect error or malformed reply (a 429 is
     back-pressure and waits under ``rate_limit_wait_s`` instead)."""
@@ -163,6 +177,34 @@ class ModelConfig(BaseModel):
         if self.faults is not None and self.provider != "sim":
             raise ValueError("faults are only for provider 'sim'")
         return self
+
+    @model_validator(mode="after")
+    def _known_dialect(self) -> ModelConfig:
+        if self.schema_dialect is not None and self.schema_dialect not in shipped_dialects().dialects:
+            raise ValueError(f"schema_dialect '{self.schema_dialect}' is not one of "
+                             f"{', '.join(shipped_dialects().dialects)}")
+        return self
+
+    @property
+    def dialect_entry(self) -> ProviderDialect:
+        """The provider's entry in the dialect data."""
+        return shipped_dialects().provider(self.provider)
+
+    @property
+    def timeouts(self) -> Timeouts:
+        """The deadline rule of one attempt: this config's floor and allowances, else the
+        provider's."""
+        base = self.dialect_entry.timeouts
+        return Timeouts(self.timeout_s,
+                        base.per_prompt_token_s if self.timeout_per_prompt_token_s is None
+                        else self.timeout_per_prompt_token_s,
+                        base.per_output_token_s if self.timeout_per_output_token_s is None
+                        else self.timeout_per_output_token_s)
+
+    @property
+    def is_local(self) -> bool:
+        """True for a provider that is a server of one's own (one call at a time by default)."""
+        return self.dialect_entry.local
 
     @property
     def wire_model(self) -> str:
@@ -295,6 +337,21 @@ def load_models_toml(path: str | Path) -> dict[str, ModelConfig]:
             raise ConfigError(f"{path}: {where}: field 'id': duplicate model id '{cfg.id}'")
         out[cfg.id] = cfg
     return out
+
+
+def sweep_arm_ids(path: str | Path) -> list[str] | None:
+    """The arms a sweep file's ``[sweep]`` table names (None: a plain model file, or no list).
+
+    The file has been read by :func:`load_models_toml` already, so it parses.
+    """
+    try:
+        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    arms = (raw.get("sweep") or {}).get("arms") if isinstance(raw.get("sweep"), dict) else None
+    if isinstance(arms, list) and all(isinstance(a, str) for a in arms):
+        return arms
+    return None
 
 
 def warnings(cfg: ModelConfig) -> list[str]:

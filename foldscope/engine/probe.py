@@ -1,10 +1,14 @@
-"""Capability probe: does this model × endpoint × request accept a strict-schema call?
+"""Capability probe: does this model × endpoint × request accept a strict-schema call, and how?
 
-A probe sends the smallest request a sweep would send (one required string property, strict
-schema, reasoning suppressed per the model's ``reasoning_param``, the pin applied). A rejection can
-be caused by the harness's own parameters, so after one the probe re-sends with each optional
-parameter relaxed in turn and names the culprit: the first parameter whose relaxation passes.
-A verdict is about the model *on that endpoint with that request*, never about the model alone.
+A probe sends the sweep's own largest schemas (the schema arm with the most fields and the one
+with the largest declared ceiling; all schema arms when no sweep is given), reasoning suppressed
+per the model's ``reasoning_param``, the pin applied, in each schema dialect of the provider's
+ladder (``core/data/dialects.toml``) until one is accepted and answered in shape. A refusal of a
+rung names its parameter (``response_format.type``) as the culprit and the next rung is tried. A
+gateway's refusal of the harness's own parameters (no endpoint for them, reasoning mandatory) is
+searched the older way: each optional parameter relaxed in turn, the first that passes named.
+The verdict says which dialect a sweep will use; a sweep records it with the pin. A verdict is
+about the model *on that endpoint with that request*, never about the model alone.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from typing import Any
 
 import httpx
 
+from foldscope.core.arms import ARMS, Arm
+from foldscope.core.dialects import shipped as shipped_dialects
 from foldscope.core.errors import ModelError
 from foldscope.engine.client.chat import ChatRequest
 from foldscope.engine.client.errors import (
@@ -25,6 +31,7 @@ from foldscope.engine.client.errors import (
     InfraError,
     ParameterRejected,
     ReasoningNotDisableable,
+    RequestRejected,
 )
 from foldscope.engine.client.model_client import ModelClient
 from foldscope.engine.connect import make_client
@@ -35,7 +42,9 @@ REJECTED_PARAMETERS = "probe_rejected_no_endpoint_for_parameters"
 REJECTED_REASONING = "probe_rejected_reasoning_not_disableable"
 NONCONFORMING = "schema_advertised_reply_nonconforming"
 TRANSPORT_ERROR = "transport_error"
-VERDICTS = (OK, REJECTED_PARAMETERS, REJECTED_REASONING, NONCONFORMING, TRANSPORT_ERROR)
+REJECTED_DIALECTS = "probe_rejected_every_schema_dialect"
+VERDICTS = (OK, REJECTED_PARAMETERS, REJECTED_REASONING, NONCONFORMING, TRANSPORT_ERROR,
+            REJECTED_DIALECTS)
 
 PROBE_PROPERTY = "status"
 PROBE_SCHEMA: dict[str, Any] = {
@@ -56,6 +65,28 @@ PROBE_MESSAGES: list[dict] = [
     {"role": "user", "content": 'Reply with the JSON object {"status": "ok"}.'},
 ]
 PROBE_MAX_TOKENS = 32
+
+ARM_PROBE_MESSAGES: list[dict] = [
+    {"role": "system", "content": "You are a capability probe. Reply with JSON only."},
+    {"role": "user", "content": "Reply with one JSON object that matches the response schema, "
+                                "with the word ok as the value of every field."},
+]
+ARM_PROBE_TOKENS_PER_FIELD = 48
+"""Output budget per schema field of an arm probe (short values, room for the JSON around)."""
+
+
+def probe_arms(arm_ids: Sequence[str] | None = None) -> list[Arm]:
+    """The schema arms whose schemas a probe sends: of ``arm_ids`` (all arms when None), the one
+    with the most fields and the one with the largest single declared ceiling (one arm when
+    both are the same); none when no schema arm is among them."""
+    arms = [ARMS[a] for a in (arm_ids if arm_ids is not None else ARMS)
+            if a in ARMS and ARMS[a].representation == "schema"]
+    if not arms:
+        return []
+    most = max(arms, key=lambda a: (len(a.fields), a.declared_ceiling or 0))
+    widest = max(arms, key=lambda a: (max((f.max_length or 0 for f in a.fields), default=0),
+                                      len(a.fields)))
+    return [most] if most is widest else [most, widest]
 
 
 @dataclass(frozen=True)
@@ -128,12 +159,20 @@ class ProbeResult:
     simulated: bool = False
     tried: list[dict] = field(default_factory=list)
     """Each re-probe: ``{"relaxed": name, "passed": bool}``."""
+    dialect: str | None = None
+    """The schema dialect a sweep will use on this endpoint (None: no schema was probed)."""
+    ladder: list[dict] = field(default_factory=list)
+    """Each rung tried: ``{"dialect", "arm", "outcome" (accepted, nonconforming, rejected,
+    transport_error), "parameter", "detail"}``."""
+    arms: list[str] = field(default_factory=list)
+    """The arms whose schemas were sent."""
 
     def to_json(self) -> dict[str, Any]:
         """Return a JSON-ready dict (the ``--json`` output object)."""
         return {"model": self.model, "verdict": self.verdict, "culprit": self.culprit,
                 "pin": self.pin, "endpoint": self.endpoint, "request": self.request,
-                "detail": self.detail, "simulated": self.simulated, "tried": self.tried}
+                "detail": self.detail, "simulated": self.simulated, "tried": self.tried,
+                "dialect": self.dialect, "ladder": self.ladder, "arms": self.arms}
 
 
 def parameter_names(body: dict) -> list[str]:
@@ -153,7 +192,7 @@ def parameter_names(body: dict) -> list[str]:
 
 
 def conformance_problem(content: str, response_format: dict) -> str | None:
-    """Check a reply against the probe's (flat) JSON schema.
+    """Check a reply against a flat JSON schema (the probe's, or an arm's).
 
     Args:
         content: the reply text.
@@ -176,6 +215,8 @@ def conformance_problem(content: str, response_format: dict) -> str | None:
     for name, prop in props.items():
         if name in obj and prop.get("type") == "string" and not isinstance(obj[name], str):
             return f"property '{name}' is not a string"
+        if name in obj and prop.get("type") == "array" and not isinstance(obj[name], list):
+            return f"property '{name}' is not an array"
     if schema.get("additionalProperties") is False:
         extra = sorted(set(obj) - set(props))
         if extra:
@@ -203,13 +244,16 @@ async def _endpoint_record(client: ModelClient) -> dict | None:
 
 
 async def probe_model(cfg: ModelConfig, *, transport: httpx.AsyncBaseTransport | None = None,
-                      client: ModelClient | None = None) -> ProbeResult:
+                      client: ModelClient | None = None,
+                      arm_ids: Sequence[str] | None = None) -> ProbeResult:
     """Probe one model.
 
     Args:
         cfg: the model config.
         transport: transport override (tests); ignored when ``client`` is given.
-        client: an existing client to use (not closed here).
+        client: an existing client to use (not closed here; its ``dialect`` is left at the
+            rung the probe chose).
+        arm_ids: the sweep's arms, whose largest schemas are sent (None: every arm's).
 
     Returns:
         The probe result.
@@ -217,39 +261,103 @@ async def probe_model(cfg: ModelConfig, *, transport: httpx.AsyncBaseTransport |
     own = client is None
     client = client or make_client(cfg, transport=transport)
     try:
-        return await _probe(client)
+        return await _probe(client, probe_arms(arm_ids))
     finally:
         if own:
             await client.aclose()
 
 
-async def _probe(client: ModelClient) -> ProbeResult:
+def _ladder(cfg: ModelConfig) -> list[str]:
+    if cfg.schema_dialect:
+        return [cfg.schema_dialect]
+    return list(cfg.dialect_entry.ladder)
+
+
+def _arm_request(arm: Arm) -> ChatRequest:
+    return ChatRequest(ARM_PROBE_MESSAGES, ARM_PROBE_TOKENS_PER_FIELD * max(1, len(arm.fields)) + 16,
+                       arm.response_format())
+
+
+async def _probe(client: ModelClient, arms: Sequence[Arm] = ()) -> ProbeResult:
     cfg = client.cfg
-    body = client.build_body(ChatRequest(PROBE_MESSAGES, PROBE_MAX_TOKENS, PROBE_SCHEMA))
+    ladder = _ladder(cfg)
+    client.dialect = ladder[0]
+    first = (_arm_request(arms[0]) if arms
+             else ChatRequest(PROBE_MESSAGES, PROBE_MAX_TOKENS, PROBE_SCHEMA))
+    body = client.build_body(first)
     sent = parameter_names(body)
     endpoint = await _endpoint_record(client)
+    rungs: list[dict] = []
+    arm_names = [a.id for a in arms]
 
     def result(verdict: str, detail: str, culprit: str | None = None,
-               tried: list[dict] | None = None, simulated: bool = cfg.is_simulated) -> ProbeResult:
+               tried: list[dict] | None = None, simulated: bool = cfg.is_simulated,
+               dialect: str | None = None) -> ProbeResult:
         return ProbeResult(cfg.id, verdict, culprit, cfg.pin, endpoint, sent, _safe(detail),
-                           simulated, tried or [])
+                           simulated, tried or [], dialect, rungs, arm_names)
 
-    try:
-        reply = await client.send(body)
-    except (ParameterRejected, ReasoningNotDisableable) as exc:
-        verdict = REJECTED_PARAMETERS if isinstance(exc, ParameterRejected) else REJECTED_REASONING
-        culprit, tried = await _find_culprit(client, body)
-        detail = str(exc) + (f"; passes without {culprit}" if culprit
-                             else "; no single relaxed parameter makes it pass")
-        return result(verdict, detail, culprit, tried)
-    except (InfraError, ClientError, ModelError) as exc:
-        return result(TRANSPORT_ERROR, str(exc))
-    problem = conformance_problem(reply.content, PROBE_SCHEMA)
-    if problem is not None:
-        return result(NONCONFORMING, f"{problem} (finish_reason {reply.finish_reason})",
-                      simulated=reply.simulated)
-    return result(OK, f"strict schema honoured in {reply.attempts} attempt(s)",
-                  simulated=reply.simulated)
+    culprit: str | None = None
+    fallback: tuple[str, str, bool] | None = None  # the first rung accepted but not in shape
+    for dialect in ladder:
+        client.dialect = dialect
+        outcome = "accepted"
+        simulated = cfg.is_simulated
+        problem_detail = ""
+        for arm in arms or [None]:
+            request = _arm_request(arm) if arm is not None else first
+            rf = request.response_format or PROBE_SCHEMA
+            rung: dict[str, Any] = {"dialect": dialect, "arm": arm.id if arm else None}
+            try:
+                reply = await client.send(client.build_body(request))
+            except (ParameterRejected, ReasoningNotDisableable) as exc:
+                if dialect != ladder[0]:
+                    rungs.append({**rung, "outcome": "rejected", "parameter": None,
+                                  "detail": _safe(str(exc))})
+                    outcome = "rejected"
+                    break
+                verdict = (REJECTED_PARAMETERS if isinstance(exc, ParameterRejected)
+                           else REJECTED_REASONING)
+                found, tried = await _find_culprit(client, client.build_body(request))
+                detail = str(exc) + (f"; passes without {found}" if found
+                                     else "; no single relaxed parameter makes it pass")
+                rungs.append({**rung, "outcome": "rejected", "parameter": found,
+                              "detail": _safe(str(exc))})
+                return result(verdict, detail, found, tried, dialect=dialect)
+            except RequestRejected as exc:
+                parameter = exc.parameter or shipped_dialects().dialect(dialect).parameter
+                rungs.append({**rung, "outcome": "rejected", "parameter": parameter,
+                              "detail": _safe(str(exc))})
+                culprit = culprit or parameter
+                outcome = "rejected"
+                break
+            except (InfraError, ClientError, ModelError) as exc:
+                rungs.append({**rung, "outcome": "transport_error", "parameter": None,
+                              "detail": _safe(str(exc))})
+                return result(TRANSPORT_ERROR, str(exc), culprit, dialect=None)
+            simulated = reply.simulated
+            problem = conformance_problem(reply.content, rf)
+            if problem is not None:
+                problem_detail = f"{problem} (finish_reason {reply.finish_reason})"
+                rungs.append({**rung, "outcome": "nonconforming", "parameter": None,
+                              "detail": _safe(problem_detail)})
+                outcome = "nonconforming"
+                break
+            rungs.append({**rung, "outcome": "accepted", "parameter": None,
+                          "detail": f"in shape in {reply.attempts} attempt(s)"})
+        if outcome == "accepted":
+            why = f"; refused before it: {culprit}" if culprit else ""
+            return result(OK, f"schema dialect {dialect}: strict schema honoured{why}", culprit,
+                          simulated=simulated, dialect=dialect)
+        if outcome == "nonconforming" and fallback is None:
+            fallback = (dialect, problem_detail, simulated)
+    if fallback is not None:
+        dialect, problem_detail, simulated = fallback
+        client.dialect = dialect
+        return result(NONCONFORMING, f"schema dialect {dialect}: {problem_detail}", culprit,
+                      simulated=simulated, dialect=dialect)
+    client.dialect = ladder[0]
+    return result(REJECTED_DIALECTS, "every schema dialect of the provider's ladder was "
+                  f"refused ({', '.join(ladder)})", culprit)
 
 
 async def _find_culprit(client: ModelClient, body: dict) -> tuple[str | None, list[dict]]:
@@ -270,14 +378,18 @@ async def _find_culprit(client: ModelClient, body: dict) -> tuple[str | None, li
 
 
 async def probe_models(cfgs: Sequence[ModelConfig], *,
-                       transport: httpx.AsyncBaseTransport | None = None) -> list[ProbeResult]:
+                       transport: httpx.AsyncBaseTransport | None = None,
+                       arm_ids: Sequence[str] | None = None) -> list[ProbeResult]:
     """Probe several models concurrently; results keep the input order."""
-    return list(await asyncio.gather(*(probe_model(c, transport=transport) for c in cfgs)))
+    return list(await asyncio.gather(*(probe_model(c, transport=transport, arm_ids=arm_ids)
+                                       for c in cfgs)))
 
 
 def format_line(result: ProbeResult) -> str:
     """One human-readable line for a result."""
     culprit = f" culprit={result.culprit}" if result.culprit else ""
+    dialect = f" dialect={result.dialect}" if result.dialect else ""
+    culprit = dialect + culprit
     pin = f" pin={result.pin}" if result.pin else ""
     sim = " [simulated]" if result.simulated else ""
     return f"{result.model}: {result.verdict}{culprit}{pin}{sim} — {result.detail}"

@@ -7,7 +7,7 @@ import time
 from typing import TextIO
 
 from foldscope.core.pace import format_duration, run_pace
-from foldscope.core.text import literal
+from foldscope.core.text import cost_text, literal
 from foldscope.engine.events import Event, RowDone, RowFailed, Stopped, SweepFinished, SweepStarted
 from foldscope.engine.runner import Totals
 
@@ -21,7 +21,7 @@ def status_line(totals: Totals, now: float | None = None) -> str:
     eta = "--:--" if pace.eta_s is None else format_duration(pace.eta_s)
     return (f"rows {finished}/{totals.rows_total} · {pace.folds_per_s:.1f} folds/s · ETA {eta} · "
             f"retries {totals.call_retries}+{totals.row_retries} rows · errors {totals.errors} · "
-            f"${totals.cost_usd:.4f}")
+            f"{cost_text(totals.cost_usd, totals.unknown_cost_calls)}")
 
 
 class HeadlessProgress:

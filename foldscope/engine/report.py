@@ -121,7 +121,10 @@ def cells(store: Store, sweep_id: str,
             "length_stops": sum(r.length_stops for r in group),
             "row_retries": sum(r.infra_retries for r in group),
             "call_retries": sum(r.call_retries for r in group),
-            "cost_usd": round(sum(r.cost_usd for r in group), 6),
+            # Unknown (null) when any call went unpriced: never a made-up $0.
+            "cost_usd": (None if any(r.unpriced_calls for r in group)
+                         else round(sum(r.cost_usd for r in group), 6)),
+            "unpriced_calls": sum(r.unpriced_calls for r in group),
             "simulated": any(r.simulated for r in group),
         })
     return out
@@ -161,11 +164,12 @@ def accounting(rows: list[RowRecord]) -> dict[str, Any]:
         bucket["call_retries"] += r.call_retries
         bucket["cached_calls"] += r.cached_calls
         bucket["wall_s"] += r.wall_s
+        bucket["unpriced_calls"] += r.unpriced_calls
 
     def empty() -> dict[str, Any]:
         return dict.fromkeys(("rows", "cost_usd", "prompt_tokens", "completion_tokens",
                               "est_prompt_tokens", "row_retries", "call_retries",
-                              "cached_calls", "wall_s"), 0)
+                              "cached_calls", "wall_s", "unpriced_calls"), 0)
 
     total = empty()
     by_model: defaultdict[str, dict[str, Any]] = defaultdict(empty)
@@ -178,6 +182,8 @@ def accounting(rows: list[RowRecord]) -> dict[str, Any]:
         bucket["cost_usd"] = round(bucket["cost_usd"], 6)
         bucket["wall_s"] = round(bucket["wall_s"], 3)
         bucket["cost_per_row_usd"] = round(bucket["cost_usd"] / bucket["rows"], 6) if bucket["rows"] else 0.0
+        if bucket["unpriced_calls"]:  # some call had no price: the spend is unknown
+            bucket["cost_usd"] = bucket["cost_per_row_usd"] = None
     return {"total": total, "by_model": dict(by_model), "by_arm": dict(by_arm)}
 
 

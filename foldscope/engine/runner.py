@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import functools
 import hashlib
@@ -30,7 +31,9 @@ from foldscope.core.row import (
     RowRecord,
     ScenarioInputs,
     advance,
+    context_warnings,
     failure_verdict,
+    finish_kind,
     grade_row,
     next_fold,
     stored_timeline,
@@ -63,7 +66,9 @@ from foldscope.engine.limiter import AdaptiveLimiter
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import ModelConfig, resolve_model
 from foldscope.engine.models import warnings as model_warnings
+from foldscope.engine.probe import probe_arms, probe_model
 from foldscope.engine.procinfo import this_runner
+from foldscope.engine.serverinfo import ServerModel, count_tokens, server_model
 from foldscope.engine.store import (
     ROW_DONE,
     ROW_FAILED,
@@ -144,14 +149,20 @@ def cache_enabled(setting: bool | None, cfg: ModelConfig) -> bool:
 
 
 def cache_key(client: Any, request: ChatRequest, repeat: int) -> str:
-    """The response-cache key: the pinned model, the digest of the exact body sent, the repeat.
+    """The response-cache key: the pinned model, what its server reports of it, the digest of
+    the exact body sent (in the dialect the sweep uses), the repeat.
 
+    The server's report (``engine.serverinfo``: ``/v1/models`` metadata, a weights digest where
+    it offers one, its tokenizer's reading of a fixed text) is in the key, so a local server
+    that now serves other weights under the same alias is not answered from the old replies.
     The body digest is the one the client computes for its own record (memoised there), so the
     key costs a lookup rather than another pass over a ~100k-character prompt.
     """
     cfg = client.cfg
     digest = body_digest(client.build_body(request))
-    header = json.dumps([cfg.wire_model, cfg.provider, cfg.base_url, cfg.pin, repeat, digest])
+    served = getattr(client, "server_fingerprint", "")
+    header = json.dumps([cfg.wire_model, cfg.provider, cfg.base_url, cfg.pin, repeat, digest]
+                        + ([served] if served else []))
     return hashlib.sha256(header.encode()).hexdigest()
 
 
@@ -177,6 +188,29 @@ def _commit_fold(row_id: int, fold: FoldRecord, histories: Sequence[FactHistory]
 
 class _RowAbandoned(Exception):
     """The run stopped under a row (its key was refused): it goes back to planned."""
+
+
+_CURRENT_ROW: contextvars.ContextVar[int | None] = contextvars.ContextVar("row", default=None)
+"""The row whose call is on the wire in this task (the retry hook charges its retries to it)."""
+
+
+def endpoint_concurrency(cfg: ModelConfig, s: Any, server: Any = None) -> int:
+    """Calls in flight one model's endpoint allows, never above the sweep's ``concurrency``.
+
+    The model's own ``concurrency`` wins; then the sweep's ``rate_limits`` entry for its
+    provider; then what the server advertises (llama.cpp's slots); then the provider's default
+    (``core/data/dialects.toml``: 1 for the local servers llama.cpp and Ollama); else the
+    sweep's concurrency.
+    """
+    if cfg.concurrency is not None:
+        return min(cfg.concurrency, s.concurrency)
+    if cfg.provider in s.rate_limits:
+        return s.rate_limit(cfg.provider).concurrency or s.concurrency
+    slots = getattr(server, "slots", None)
+    if slots:
+        return min(slots, s.concurrency)
+    default = cfg.dialect_entry.concurrency
+    return min(default, s.concurrency) if default else s.concurrency
 
 
 class _RowFailed(Exception):
@@ -237,6 +271,9 @@ class SweepRunner:
         self.key_rejected: str | None = None
         """Set when an endpoint refused a model's API key (401/403): the run stopped at once."""
         self._beat = 0.0
+        self._pending_retries: dict[int, int] = {}
+        """Retries made by calls still on the wire, per row (stored when the call ends)."""
+        self._server: dict[str, ServerModel] = {}
 
     def _emit(self, event: Event) -> None:
         if event.persisted():
@@ -379,6 +416,7 @@ class SweepRunner:
             asyncio.current_task().uncancel()  # type: ignore[union-attr]
         finally:
             self._closing = True
+            self._store_pending_retries(db)
             for client in clients.values():
                 try:
                     await client.aclose()
@@ -392,22 +430,31 @@ class SweepRunner:
         """Set up the clients (into ``clients``, which the caller closes) and run every row."""
         config, scenarios, models = self._load(await db.call(lambda st: st.sweep(self.sweep_id)))
         s = self._sweep = config.sweep
-        # One limiter per provider (each simulated model is its own provider), fed by the
+        # One limiter per provider endpoint (each simulated model is its own), fed by the
         # client's retry hook so a 429 shrinks the limit while the call is still backing off.
         limiters: dict[str, AdaptiveLimiter] = {}
         model_limiter: dict[str, AdaptiveLimiter] = {}
+        for mid, cfg in models.items():
+            # What the server says of its model (its slots size the limiter below).
+            asking = make_client(cfg, transport=self.transport)
+            try:
+                self._server[mid] = await server_model(asking)
+            finally:
+                await asking.aclose()
         for mid, cfg in models.items():
             # A provider is one endpoint: the same gateway shares a limit across its models,
             # while two vLLM servers (or two simulated models) are limited separately.
             key = f"sim:{mid}" if cfg.provider == "sim" else f"{cfg.provider}:{cfg.base_url}"
             if key not in limiters:
                 limit = s.rate_limit(cfg.provider)
-                limiters[key] = AdaptiveLimiter(limit.concurrency or s.concurrency, limit.rpm,
+                ceiling = endpoint_concurrency(cfg, s, self._server[mid])
+                limiters[key] = AdaptiveLimiter(ceiling, limit.rpm,
                                                 on_change=self._limit_hook(key))
             limiter = model_limiter[mid] = limiters[key]
             clients[mid] = make_client(cfg, transport=self.transport,
                                        on_retry=self._retry_hook(limiter, mid), gate=limiter,
                                        connections=limiter.ceiling)
+            clients[mid].server_fingerprint = self._server[mid].fingerprint
         self.limiters = limiters
         # Every call in flight holds a socket: make room for them under the soft limit.
         raise_open_files(sum(lim.ceiling for lim in limiters.values()) + 64)
@@ -415,9 +462,17 @@ class SweepRunner:
             key = next(k for k, lim in limiters.items() if lim is model_limiter[mid])
             self._endpoint_models[key] = (*self._endpoint_models.get(key, ()), mid)
         self._cache_on = {mid: cache_enabled(s.cache, cfg) for mid, cfg in models.items()}
-        await self._record_pins(db, models, clients)
-        # Each chunk's token estimate and content class, once per scenario for every row.
-        inputs = {name: ScenarioInputs.of(sc) for name, sc in scenarios.items()}
+        dialects = await self._choose_dialects(models, clients, s.arms)
+        # Each chunk's token count and content class, once per scenario and model: the server's
+        # own count where it has a tokenizer endpoint, else the estimator.
+        inputs: dict[tuple[str, str], ScenarioInputs] = {}
+        tokens: dict[str, dict[str, Any]] = {}
+        for mid in models:
+            for name, sc in scenarios.items():
+                counted = await self._count_chunks(clients[mid], sc)
+                inputs[(name, mid)] = ScenarioInputs.of(sc, counted)
+                tokens.setdefault(mid, {})[name] = inputs[(name, mid)].token_record()
+        await self._record_pins(db, models, clients, dialects, tokens, scenarios, inputs, s)
 
         rows = await db.call(lambda st: st.rows(self.sweep_id))
         self.totals.rows_total = len(rows)
@@ -440,6 +495,7 @@ class SweepRunner:
         units = execution_units(pending, self.mode)
         self.totals.initial_finished = self.totals.rows_done + self.totals.rows_failed
         self.totals.cost_usd = sum(r.cost_usd for r in rows)
+        self.totals.unknown_cost_calls = sum(r.unpriced_calls for r in rows)
         self.totals.tokens = sum(r.prompt_tokens + r.completion_tokens for r in rows)
         # A request made before this run began (a cancel of an earlier run) is not for it.
         db.post(lambda st: (st.set_sweep_status(self.sweep_id, "running"),
@@ -466,7 +522,7 @@ class SweepRunner:
                     if self.cancelled is not None or self._budget_exceeded(s):
                         return
                     await self._run_row_with_retries(
-                        db, row, s, inputs[row.scenario], clients[row.model],
+                        db, row, s, inputs[(row.scenario, row.model)], clients[row.model],
                         models[row.model], model_limiter[row.model])
 
         heartbeat = asyncio.create_task(self._heartbeat(db))
@@ -612,8 +668,7 @@ class SweepRunner:
         last_attempt = self._last_attempt.get(row.id, s.max_row_retries)
         while True:
             if row.status == ROW_FAILED:
-                row_id = row.id
-                db.post(lambda st: st.reset_row_for_retry(row_id))
+                db.post(functools.partial(Store.reset_row_for_retry, row_id=row.id))
                 self.totals.row_retries += 1
                 self._emit(RowRetry(row=row.id, attempt=row.attempt + 1))
                 # As reset_row_for_retry leaves it: a new attempt with nothing folded.
@@ -631,9 +686,32 @@ class SweepRunner:
 
     def _retry_hook(self, limiter: AdaptiveLimiter, model: str) -> Callable[[str, float], None]:
         def on_retry(kind: str, delay: float) -> None:
+            # Counted as it happens, not when the call ends: a run stopped while a call backs
+            # off still shows (and stores, see ``_store_pending_retries``) every retry it made.
+            self.totals.call_retries += 1
+            row = _CURRENT_ROW.get()
+            if row is not None:
+                self._pending_retries[row] = self._pending_retries.get(row, 0) + 1
             self._emit(Retry(fault=kind, delay_s=round(delay, 3), limit=limiter.limit,
                              model=model))
         return on_retry
+
+    def limiters_for(self, model: str) -> int | None:
+        """The in-flight ceiling of a model's endpoint (None before the run set it up)."""
+        for key, mids in self._endpoint_models.items():
+            if model in mids and key in self.limiters:
+                return self.limiters[key].ceiling
+        return None
+
+    def _store_pending_retries(self, db: StoreThread) -> None:
+        """Write the retries of calls that never ended (the run stopped under them) to their
+        rows, so the rows' and the report's retry counts hold every retry made."""
+        pending, self._pending_retries = self._pending_retries, {}
+        for row_id, retries in pending.items():
+            if retries:
+                db.post(functools.partial(Store.add_call_usage, row_id=row_id, retries=retries,
+                                          prompt_tokens=None, completion_tokens=None,
+                                          cost_usd=None))
 
     def _limit_hook(self, endpoint: str) -> Callable[[int, int, str], None]:
         def on_change(previous: int, limit: int, cause: str) -> None:
@@ -641,17 +719,73 @@ class SweepRunner:
                                     cause=cause))
         return on_change
 
+    async def _choose_dialects(self, models: dict[str, ModelConfig], clients: dict[str, Any],
+                               arm_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Pick each model's schema dialect: its configured one, else the first rung of its
+        provider's ladder that the probe finds accepted and in shape with the sweep's own
+        largest schemas (simulated models speak the first rung). Returns what to record."""
+        out: dict[str, dict[str, Any]] = {}
+        arms = probe_arms(arm_ids)
+        for mid, cfg in models.items():
+            client = clients[mid]
+            if not arms:
+                out[mid] = {"dialect": None, "dialect_source": "no schema arm"}
+            elif cfg.schema_dialect:
+                out[mid] = {"dialect": cfg.schema_dialect, "dialect_source": "configured"}
+            elif cfg.is_simulated:
+                out[mid] = {"dialect": client.dialect, "dialect_source": "provider default"}
+            else:
+                result = await probe_model(cfg, client=client, arm_ids=arm_ids)
+                chosen = result.dialect or cfg.dialect_entry.ladder[0]
+                client.dialect = chosen
+                out[mid] = {"dialect": chosen, "dialect_source": "probe",
+                            "probe": {"verdict": result.verdict, "culprit": result.culprit,
+                                      "ladder": result.ladder, "arms": result.arms,
+                                      "detail": result.detail}}
+        return out
+
+    async def _count_chunks(self, client: Any, scenario: Scenario) -> tuple[int, ...] | None:
+        """The server's token count of every chunk (None: no tokenizer endpoint, or it failed)."""
+        if client.cfg.is_simulated or client.cfg.dialect_entry.tokenizer == "none":
+            return None
+        counts: list[int] = []
+        for chunk in scenario.chunks:
+            n = await count_tokens(client, chunk.text)
+            if n is None:
+                return None
+            counts.append(n)
+        return tuple(counts)
+
     async def _record_pins(self, db: StoreThread, models: dict[str, ModelConfig],
-                           clients: dict[str, Any]) -> None:
-        """Record each model's pin with its endpoint's quantization, context, prices, parameters.
+                           clients: dict[str, Any],
+                           dialects: dict[str, dict[str, Any]] | None = None,
+                           tokens: dict[str, dict[str, Any]] | None = None,
+                           scenarios: dict[str, Scenario] | None = None,
+                           inputs: dict[tuple[str, str], ScenarioInputs] | None = None,
+                           s: Any = None) -> None:
+        """Record each model's pin with its endpoint's quantization, context, prices, parameters,
+        the schema dialect the sweep uses, what the server reports of the model, and where
+        token counts come from.
 
         A routing gateway without a pin, or a pin the gateway does not list, is recorded as a
-        warning that the UI and the report show; it does not stop the sweep.
+        warning that the UI and the report show; so is an output budget or a prompt larger
+        than the model's context. Neither stops the sweep.
         """
         pins: dict[str, Any] = {}
         for mid, cfg in models.items():
+            server = self._server.get(mid) or ServerModel()
             entry: dict[str, Any] = {"provider": cfg.provider, "pin": cfg.pin,
-                                     "warnings": model_warnings(cfg), "endpoint": None}
+                                     "warnings": model_warnings(cfg), "endpoint": None,
+                                     **(dialects or {}).get(mid, {}),
+                                     "server": server.as_dict(),
+                                     "tokens": (tokens or {}).get(mid, {}),
+                                     "concurrency": self.limiters_for(mid)}
+            context = cfg.context_tokens or server.context_tokens
+            entry["context_tokens"] = context
+            if context and s is not None and scenarios and inputs:
+                entry["warnings"] += context_warnings(
+                    context, [get_arm(a) for a in s.arms],
+                    [inputs[(name, mid)] for name in scenarios])
             if cfg.is_routing_gateway and cfg.pin:
                 try:
                     endpoints = await clients[mid].list_endpoints()
@@ -691,8 +825,12 @@ class SweepRunner:
             # (rows in flight do not finish on a guess): the row stops here, its committed
             # folds kept, and waits (planned) for a run with budget left.
             raise _RowAbandoned()
+        row_id = _CURRENT_ROW.get()
         try:
-            return await self._call_once(db, client, limiter, request, model, repeat)
+            reply = await self._call_once(db, client, limiter, request, model, repeat)
+            # Its retries are stored with the fold or the answer it became.
+            self._pending_retries.pop(row_id, None)  # type: ignore[arg-type]
+            return reply
         except KeyRejected as exc:
             # Every call with this key would be refused: stop at once, the rows left planned
             # (a rerun after fixing the key runs them), not failed one by one.
@@ -702,9 +840,11 @@ class SweepRunner:
             self.cancel(str(exc))
             raise _RowAbandoned() from None
         except InfraError as exc:
+            self._pending_retries.pop(row_id, None)  # type: ignore[arg-type]
             raise _RowFailed(f"{what}: {exc}", infra=True,
                              retries=max(0, exc.attempts - 1)) from None
         except ClientError as exc:
+            self._pending_retries.pop(row_id, None)  # type: ignore[arg-type]
             raise _RowFailed(f"{what}: {exc}", infra=False,
                              retries=max(0, exc.attempts - 1)) from None
 
@@ -743,6 +883,7 @@ class SweepRunner:
         arm = get_arm(row.arm)
         row_id = row.id
         db.post(lambda st: st.start_row(row_id))
+        _CURRENT_ROW.set(row_id)
         self._emit(RowStarted(row=row.id, model=row.model, arm=row.arm, repeat=row.repeat,
                               resume_from=row.next_chunk))
         started = time.monotonic()
@@ -771,10 +912,10 @@ class SweepRunner:
                 cursor, fold = advance(cursor, step, inputs, arm, reply, cached=cached,
                                        created_at=time.time())
                 if fold is None:  # nothing to carry: the chunk is caught up with the next one
-                    usage = reply
-                    db.post(lambda st: st.add_call_usage(
-                        row_id, retries=usage.attempts - 1, prompt_tokens=usage.prompt_tokens,
-                        completion_tokens=usage.completion_tokens, cost_usd=usage.cost_usd))
+                    db.post(functools.partial(
+                        Store.add_call_usage, row_id=row_id, retries=reply.attempts - 1,
+                        prompt_tokens=reply.prompt_tokens,
+                        completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd))
                     self._account(reply, request, cached)
                     continue
                 db.post(functools.partial(_commit_fold, row_id, fold, cursor.histories, written))
@@ -809,6 +950,8 @@ class SweepRunner:
             completion_tokens=reply.completion_tokens,
             est_prompt_tokens=spec.estimated_prompt_tokens, cost_usd=reply.cost_usd,
             retries=reply.attempts - 1, cached=recall_cached, answer_truncated=reply.truncated,
+            answer_finish=finish_kind(reply.finish_reason, reply.completion_tokens,
+                                      spec.max_tokens),
             wall_s=time.monotonic() - started))
         self.totals.rows_done += 1
         self._emit(RowDone(row=row.id, model=row.model, arm=row.arm, recall=result.recall,
@@ -820,7 +963,6 @@ class SweepRunner:
         verdict = failure_verdict(infra=infra, error=error)
         db.post(functools.partial(Store.fail_row, row_id=row.id, error=error, verdict=verdict,
                                   wall_s=time.monotonic() - started, call_retries=retries))
-        self.totals.call_retries += retries
         self.totals.errors += 1
         self._emit(RowFailed(row=row.id, model=row.model, arm=row.arm, error=error,
                              retryable=verdict.retryable,
@@ -832,8 +974,7 @@ class SweepRunner:
 
     def _account(self, reply: ChatReply, request: ChatRequest | None = None,
                  cached: bool = False) -> None:
-        t = self.totals
-        t.call_retries += reply.attempts - 1
+        t = self.totals  # retries are counted by the retry hook as they happen
         if reply.cost_usd is not None:
             t.cost_usd += reply.cost_usd
             t.highest_call_cost = max(t.highest_call_cost, reply.cost_usd)

@@ -48,7 +48,7 @@ EVENT_CAP = 2000
 """The most events a sweep's log keeps (the oldest go first): a 429 storm stays a few hundred
 kilobytes, and a watcher reads the newest."""
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 """The schema this foldscope writes. Older databases are migrated; newer ones are refused."""
 
 # How a check stored before schema 4 reads in today's answer classes (``core.answers``).
@@ -311,9 +311,16 @@ _MIGRATIONS: dict[int, str] = {
         requested_at REAL NOT NULL
     );
     """,
+    # 11: the recall answer's finish reason (a cut answer "stopped early"; one that ended by
+    # itself did not), and the calls whose cost the provider did not report (a row's cost is
+    # then unknown, not $0).
+    11: """
+    ALTER TABLE rows ADD COLUMN answer_finish TEXT;
+    ALTER TABLE rows ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;
+    """,
 }
 
-READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9)
+READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10)
 """Older schemas a read-only open still reads without migrating (they lack ``seq`` and the
 checks' carrier state, and their answer classes are read through the version 4 renaming;
 versions before 5 lack the ``audits`` table, which then reads as empty; before 6 a claim has
@@ -321,7 +328,8 @@ no start token, and is judged by its pid; before 7 reply bodies sit in their own
 nothing is marked cut; before 8 the folds' mutations and the facts' stored courses are
 missing, and are derived; before 9 there is no ``verdicts`` table: flags read as
 ``fabricated`` by an unknown author; before 10 there is no event log, runner status or
-control table, which then read as empty)."""
+control table, which then read as empty; before 11 answers have no stored finish reason and
+every call counts as priced)."""
 
 _JSON_FOLD_FIELDS = {"fact_status": "fact_status_json", "fact_mutations": "fact_mutations_json"}
 _FOLD_COLUMNS: tuple[str, ...] = tuple(_JSON_FOLD_FIELDS.get(f, f) for f in FOLD_FIELDS)
@@ -600,6 +608,7 @@ class Store:
         self._check_columns = (_CHECK_COLUMNS if version >= 4 or version == 0
                                else _LEGACY_CHECK_COLUMNS)
         self._has_timeline = version >= 8 or version == 0
+        self._has_finish = version >= 11 or version == 0
         if version == SCHEMA_VERSION or (readonly and version in READABLE_VERSIONS):
             return
         if readonly:
@@ -623,6 +632,7 @@ class Store:
         self._has_activity = True
         self._check_columns = _CHECK_COLUMNS
         self._has_timeline = True
+        self._has_finish = True
 
     @property
     def schema_version(self) -> int:
@@ -802,8 +812,16 @@ class Store:
                 return "0 AS seq"
             if name == "answer_truncated" and not self._has_blobs:
                 return "0 AS answer_truncated"
+            if name == "answer_finish" and not self._has_finish:
+                return "NULL AS answer_finish"
+            if name == "unpriced_calls" and not self._has_finish:
+                return "0 AS unpriced_calls"
             return f"{prefix}{name}"
         return ", ".join(column(name) for name in ROW_FIELDS)
+
+    def unpriced_sql(self, prefix: str = "") -> str:
+        """SQL for a row's unpriced calls (0 in a database from before they were counted)."""
+        return f"{prefix}unpriced_calls" if self._has_finish else "0"
 
     def answer_sql(self, prefix: str = "") -> str:
         """SQL for a row's answer text, wherever this database keeps it (``prefix``: a table
@@ -950,12 +968,13 @@ class Store:
                 "parse_failures=parse_failures+?, length_stops=length_stops+?, "
                 "call_retries=call_retries+?, prompt_tokens=prompt_tokens+?, "
                 "completion_tokens=completion_tokens+?, est_prompt_tokens=est_prompt_tokens+?, "
-                f"cost_usd=cost_usd+?, simulated=MAX(simulated, ?), cached_calls=cached_calls+?, "
+                f"cost_usd=cost_usd+?, unpriced_calls=unpriced_calls+?, "
+                f"simulated=MAX(simulated, ?), cached_calls=cached_calls+?, "
                 f"seq={_ROW_SEQ} WHERE id=?",
                 [fold.last_chunk + 1, int(fold.catch_up), int(fold.parse_failure),
                  int(fold.length_stop), fold.attempts - 1, fold.prompt_tokens or 0,
                  fold.completion_tokens or 0, fold.est_prompt_tokens, fold.cost_usd or 0.0,
-                 int(fold.simulated), int(fold.cached), row_id])
+                 int(fold.cost_usd is None), int(fold.simulated), int(fold.cached), row_id])
             if histories:
                 self._write_histories(conn, row_id, histories, stored)
 
@@ -1045,7 +1064,7 @@ class Store:
     def finish_row(self, row_id: int, result: RowResult, *, prompt_tokens: int | None,
                    completion_tokens: int | None, est_prompt_tokens: int, cost_usd: float | None,
                    retries: int, cached: bool, wall_s: float,
-                   answer_truncated: bool = False) -> None:
+                   answer_truncated: bool = False, answer_finish: str | None = None) -> None:
         """Commit the recall answer, the per-fact checks and the row's verdict together.
 
         The usage arguments are the recall call's own; they add to the folds' usage; the
@@ -1068,12 +1087,14 @@ class Store:
                 "recall=?, correct=?, graded=?, valid=?, "
                 "validity_reason=?, retryable=?, prompt_tokens=prompt_tokens+?, "
                 "completion_tokens=completion_tokens+?, est_prompt_tokens=est_prompt_tokens+?, "
-                "cost_usd=cost_usd+?, call_retries=call_retries+?, wall_s=wall_s+?, "
+                "cost_usd=cost_usd+?, unpriced_calls=unpriced_calls+?, "
+                "call_retries=call_retries+?, wall_s=wall_s+?, answer_finish=?, "
                 f"cached_calls=cached_calls+?, finished_at=?, seq={_ROW_SEQ} WHERE id=?",
                 [digest, int(answer_truncated), result.recall, result.correct, result.graded,
                  int(verdict.valid),
                  verdict.reason, int(verdict.retryable), prompt_tokens or 0,
-                 completion_tokens or 0, est_prompt_tokens, cost_usd or 0.0, retries, wall_s,
+                 completion_tokens or 0, est_prompt_tokens, cost_usd or 0.0,
+                 int(cost_usd is None), retries, wall_s, answer_finish,
                  int(cached), time.time(), row_id])
 
     def fail_row(self, row_id: int, *, error: str, verdict: Validity, wall_s: float,
@@ -1094,8 +1115,11 @@ class Store:
         """Add a call that committed no fold (its chunk waits for catch-up) to its row's usage."""
         self.db.execute(
             "UPDATE rows SET call_retries=call_retries+?, prompt_tokens=prompt_tokens+?, "
-            "completion_tokens=completion_tokens+?, cost_usd=cost_usd+? WHERE id=?",
-            [retries, prompt_tokens or 0, completion_tokens or 0, cost_usd or 0.0, row_id])
+            "completion_tokens=completion_tokens+?, cost_usd=cost_usd+?, "
+            "unpriced_calls=unpriced_calls+? WHERE id=?",
+            [retries, prompt_tokens or 0, completion_tokens or 0, cost_usd or 0.0,
+             int(cost_usd is None and (prompt_tokens is not None or completion_tokens is not None)),
+             row_id])
 
     def reset_row_for_retry(self, row_id: int) -> None:
         """Start a retryable row over as a new attempt: its folds and checks are discarded."""
@@ -1107,6 +1131,7 @@ class Store:
                 "UPDATE rows SET status='planned', attempt=attempt+1, infra_retries=infra_retries+1, "
                 "next_chunk=0, folds_done=0, catch_up=0, parse_failures=0, length_stops=0, "
                 "infra_error=NULL, answer=NULL, answer_digest=NULL, answer_truncated=0, "
+                f"{'answer_finish=NULL, ' if self._has_finish else ''}"
                 "recall=NULL, correct=NULL, graded=NULL, valid=NULL, "
                 f"validity_reason=NULL, retryable=0, started_at=NULL, finished_at=NULL, "
                 f"seq={_ROW_SEQ} WHERE id=?", [row_id])

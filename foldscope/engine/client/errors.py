@@ -39,7 +39,14 @@ class ReasoningNotDisableable(ClientError):
 
 
 class RequestRejected(ClientError):
-    """Any other 4xx: the request was refused and retrying it would not help."""
+    """Any other 4xx (or a 5xx whose body is a validation error): the request was refused and
+    retrying it would not help. ``parameter`` names the refused parameter when the endpoint said
+    which (``response_format.type``)."""
+
+    def __init__(self, message: str, *, model: str, status: int | None = None,
+                 attempts: int = 1, parameter: str | None = None) -> None:
+        super().__init__(message, model=model, status=status, attempts=attempts)
+        self.parameter = parameter
 
 
 class MissingApiKey(ClientError, ModelError):

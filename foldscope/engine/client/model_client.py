@@ -15,10 +15,13 @@ Reasoning suppression for ``reasoning_param="openrouter"`` is sent as
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import json
 import logging
 import os
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
@@ -27,6 +30,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import httpx
 
+from foldscope.core.dialects import needs_schema_prompt, schema_of, schema_prompt
+from foldscope.core.dialects import render as render_schema
+from foldscope.core.dialects import shipped as shipped_dialects
+from foldscope.core.tokens import estimate_tokens
 from foldscope.engine.client.chat import ChatReply, ChatRequest, EndpointInfo
 from foldscope.engine.client.errors import (
     ClientError,
@@ -63,6 +70,12 @@ log = logging.getLogger(__name__)
 
 _PARAMS_REJECTED = "no endpoints found that can handle the requested parameters"
 
+INFO_TIMEOUT_S = 10.0
+"""Deadline of one server-information call (``/v1/models``, ``/tokenize``)."""
+
+ALIVE_CHECK_S = 3.0
+"""How long a TCP connect may take when telling a slow server (it connects) from a dead one."""
+
 RetryHook = Callable[[str, float], None]
 Sleep = Callable[[float], Awaitable[Any]]
 Settle = Callable[[str | None], None]
@@ -98,6 +111,8 @@ class _Outcome:
     resp: Any = None
     parsed: Any = None
     latency: float = 0.0
+    parameter: str | None = None
+    """The refused parameter, when the error body names it (``param``, a validation path)."""
 
 
 class ModelClient:
@@ -133,6 +148,11 @@ class ModelClient:
         self._pool_key: tuple | None = None
         self._pool: SharedPool | None = None
         self._urls: dict[str, httpx.URL] = {}
+        self.dialect: str = cfg.schema_dialect or cfg.dialect_entry.ladder[0]
+        """The schema dialect requests are built in (the runner sets the probed one)."""
+        self.server_fingerprint = ""
+        """A digest of what the server reports of the model (``engine.serverinfo``), set by the
+        runner; part of the response cache's key."""
 
     def __repr__(self) -> str:
         return f"ModelClient(id={self.cfg.id!r}, provider={self.cfg.provider!r})"
@@ -164,11 +184,8 @@ class ModelClient:
         if seed is not None:
             body["seed"] = seed
         if req.response_format is not None:
-            body["response_format"] = req.response_format
-        if cfg.reasoning_param == "openrouter":
-            body["reasoning"] = {"enabled": False}
-        elif cfg.reasoning_param == "vllm":
-            body["chat_template_kwargs"] = {"enable_thinking": False}
+            body.update(self.schema_params(req.response_format, body))
+        body.update(shipped_dialects().reasoning_body(cfg.reasoning_param))
         if cfg.is_routing_gateway and cfg.pin:
             provider: dict[str, Any] = {"order": [cfg.pin], "allow_fallbacks": False,
                                         "require_parameters": True}
@@ -176,6 +193,35 @@ class ModelClient:
                 provider["quantizations"] = list(cfg.quantizations)
             body["provider"] = provider
         return body
+
+    def schema_params(self, response_format: dict, body: dict | None = None) -> dict:
+        """The parameters that ask for ``response_format`` in this client's schema dialect.
+
+        When the dialect does not hand the endpoint the schema (``json_object``, ``prompt``),
+        the schema is spelled out at the end of the body's last user message instead.
+        """
+        dialect = shipped_dialects().dialect(self.dialect)
+        params = render_schema(dialect, response_format, self.cfg.dialect_entry.max_length)
+        if body is not None and needs_schema_prompt(dialect) and response_format.get(
+                "type") == "json_schema":
+            messages = [dict(m) for m in body["messages"]]
+            for message in reversed(messages):
+                if message.get("role") == "user":
+                    message["content"] = (f"{message.get('content') or ''}\n\n"
+                                          f"{schema_prompt(schema_of(response_format))}")
+                    break
+            body["messages"] = messages
+        return params
+
+    def deadline(self, body: dict) -> float:
+        """Seconds one attempt at ``body`` may take: the model's floor plus its allowances for
+        the estimated prompt tokens and the output budget asked for."""
+        messages = body.get("messages") or []
+        prompt = sum(estimate_tokens(str(m.get("content") or "")) for m in messages
+                     if isinstance(m, dict))
+        budget = body.get("max_tokens")
+        budget = budget if isinstance(budget, int) and not isinstance(budget, bool) else 0
+        return self.cfg.timeouts.deadline(prompt, budget)
 
     async def chat(self, req: ChatRequest) -> ChatReply:
         """Send one chat request, retrying infrastructure faults.
@@ -204,7 +250,9 @@ class ModelClient:
         digest = body_digest(body)
         content = dumps_json(body).encode("utf-8")  # reuses the digest's escaped user message
         choice, resp, latency, kinds = await self._request("POST", "/chat/completions", content,
-                                                           _completion, row_attempt)
+                                                           _completion, row_attempt,
+                                                           deadline=self.deadline(body),
+                                                           body=body)
         return self._reply(choice, resp, latency, kinds, digest)
 
     async def list_endpoints(self) -> list[EndpointInfo]:
@@ -222,6 +270,41 @@ class ModelClient:
         except (ValueError, KeyError, TypeError, AttributeError):
             raise RequestRejected(f"{self.cfg.id}: endpoint listing is not in the expected shape",
                                   model=self.cfg.id, status=resp.status_code) from None
+
+    async def fetch_json(self, method: str, path: str, payload: dict | None = None, *,
+                         root: bool = False, timeout_s: float = INFO_TIMEOUT_S) -> Any:
+        """One unretried call for server information (model metadata, token counts).
+
+        Args:
+            method: ``GET`` or ``POST``.
+            path: the path after the base URL (or after its host when ``root``: llama.cpp's
+                and vLLM's ``/tokenize`` live beside ``/v1``, not under it).
+            payload: the JSON body of a POST.
+            root: resolve ``path`` against the server's root rather than the base URL.
+            timeout_s: the deadline of the call.
+
+        Returns:
+            The parsed JSON, or None when the server has no such endpoint, refuses, times out
+            or answers something that is not JSON.
+        """
+        base = self.cfg.base_url
+        if root:
+            parts = httpx.URL(base)
+            base = str(parts.copy_with(path="", query=None, fragment=None)).rstrip("/")
+        try:
+            headers = self._headers()
+            content = dumps_json(payload).encode("utf-8") if payload is not None else None
+            async with asyncio.timeout(timeout_s):
+                resp = await self._pool_request(method, httpx.URL(base + path), content,
+                                                headers, limit_s=timeout_s)
+        except (TimeoutError, httpx.HTTPError, ClientError, ReplyRefused, OSError):
+            return None
+        if resp.status_code >= 400:
+            return None
+        try:
+            return resp.json()
+        except ValueError:
+            return None
 
     # -- transport and retries ----------------------------------------------------------
 
@@ -262,15 +345,20 @@ class ModelClient:
         return self._pool
 
     async def _request(self, method: str, path: str, content: bytes | None,
-                       parse: Callable[[httpx.Response], _T], row_attempt: int = 0
+                       parse: Callable[[httpx.Response], _T], row_attempt: int = 0, *,
+                       deadline: float | None = None, body: dict | None = None
                        ) -> tuple[_T, httpx.Response, float, tuple[str, ...]]:
         """Send one call, retrying infrastructure faults, and return ``parse``'s reading of it.
 
         ``parse`` raises ``ValueError`` on a reply that is not the shape asked for (truncated or
         invalid JSON, no choices, no message): that is retried like a 5xx. A 429 does not spend
         the ``max_retries`` budget: it waits (Retry-After, else back-off) for as long as
-        ``rate_limit_wait_s`` allows in total. Every attempt is bounded by ``timeout_s`` from
-        connect to the last byte.
+        ``rate_limit_wait_s`` allows in total. Every attempt is bounded by ``deadline`` (else
+        ``timeout_s``) from connect to the last byte; after a ``slow`` timeout (the server took
+        the connection but did not finish in time) the next attempt's deadline doubles, since the
+        server is busy (often still with the abandoned call) rather than gone. A refusal of the
+        request (4xx, or a 5xx whose body is a validation error) is raised at once, naming the
+        parameter when the body does.
         """
         cfg = self.cfg
         headers = self._headers()
@@ -286,6 +374,7 @@ class ModelClient:
         limited = 0  # consecutive 429s, for the back-off when no Retry-After is given
         waited = 0.0  # time spent waiting out 429s
         attempt = 0
+        limit_s = deadline if deadline is not None else cfg.timeout_s
         while True:
             attempt += 1
             # Yield to the loop once per attempt: an endpoint that answers at once (a simulator
@@ -293,13 +382,21 @@ class ModelClient:
             await asyncio.sleep(0)
             headers[RETRY_COUNT_HEADER] = str(attempt - 1)
             async with self._admit() as settle:
-                outcome = await self._attempt(method, url, content, headers, parse)
+                outcome = await self._attempt(method, url, content, headers, parse, limit_s)
                 settle(outcome.kind)
             if outcome.kind is None:
                 return outcome.parsed, outcome.resp, outcome.latency, tuple(kinds)
             kind = outcome.kind
             if outcome.rejection is not None:
-                raise self._rejection(outcome.status or 400, outcome.rejection, attempt)
+                raise self._rejection(outcome.status or 400, outcome.rejection, attempt,
+                                      outcome.parameter or _named_parameter(outcome.rejection,
+                                                                            body))
+            if kind == "timeout" and await self._alive(url):
+                kind = "slow"
+                outcome = dataclasses.replace(outcome, kind=kind, detail=(
+                    f"{outcome.detail}; the server takes connections, so it is slow or busy "
+                    "rather than gone"))
+                limit_s *= 2
             if kind == "rate_limited":
                 limited += 1
                 delay = retry_wait_s(outcome.retry_after, self._delay(limited, None))
@@ -334,10 +431,10 @@ class ModelClient:
         return nullcontext(_ignore)
 
     async def _attempt(self, method: str, url: httpx.URL, content: bytes | None,
-                       headers: dict[str, str], parse: Callable[[httpx.Response], Any]
-                       ) -> _Outcome:
+                       headers: dict[str, str], parse: Callable[[httpx.Response], Any],
+                       limit_s: float | None = None) -> _Outcome:
         """One HTTP attempt, classified: parsed, a fault to retry, or a rejection to raise."""
-        cfg = self.cfg
+        limit_s = self.cfg.timeout_s if limit_s is None else limit_s
         started = time.monotonic()
         sent: list[float] = []
 
@@ -351,10 +448,11 @@ class ModelClient:
         try:
             # The total deadline: httpx's own timeout restarts with every byte read, so a body
             # dripped one byte at a time would otherwise outlast timeout_s many times over.
-            async with asyncio.timeout(cfg.timeout_s):
-                resp = await self._pool_request(method, url, content, headers, on_wire)
+            async with asyncio.timeout(limit_s):
+                resp = await self._pool_request(method, url, content, headers, on_wire,
+                                                limit_s=limit_s)
         except (TimeoutError, httpx.TimeoutException) as exc:
-            return _Outcome("timeout", f"no complete reply within timeout_s {cfg.timeout_s:g} "
+            return _Outcome("timeout", f"no complete reply within the deadline {limit_s:g}s "
                             f"({type(exc).__name__})")
         except ReplyRefused as exc:
             return _Outcome("malformed", f"reply refused: {exc}")
@@ -386,18 +484,43 @@ class ModelClient:
         if status == 429:
             return _Outcome("rate_limited", detail, status=status,
                             retry_after=_retry_after(resp))
+        parameter = _error_param(resp)
+        if status >= 500 and _is_validation_error(message):
+            # The server refused a parameter but reports it as its own fault (llama-cpp-python
+            # answers a response_format it does not know with a 500 holding pydantic's error):
+            # retrying cannot help, and the endpoint is not overloaded.
+            return _Outcome("rejected", detail, status=status, rejection=message,
+                            parameter=parameter)
         if status >= 500 or status == 408:
             return _Outcome("server_error" if status != 408 else "timeout", detail, status=status)
-        return _Outcome("rejected", detail, status=status, rejection=message)
+        return _Outcome("rejected", detail, status=status, rejection=message, parameter=parameter)
+
+    async def _alive(self, url: httpx.URL) -> bool:
+        """True when the endpoint's host still accepts TCP connections (a slow server does; a
+        dead or unreachable one does not). A busy llama.cpp server answers no HTTP request
+        while it generates, so the socket is what tells slow from dead."""
+        if self._transport is not None:  # an injected transport (tests, simulators): no socket
+            return bool(getattr(self._transport, "alive", False))
+        port = url.port or (443 if url.scheme == "https" else 80)
+        try:
+            async with asyncio.timeout(ALIVE_CHECK_S):
+                _, writer = await asyncio.open_connection(url.host, port)
+        except (OSError, TimeoutError):
+            return False
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+        return True
 
     async def _pool_request(self, method: str, url: httpx.URL, content: bytes | None,
                             headers: dict[str, str],
-                            trace: Callable[[str, dict[str, Any]], Awaitable[None]] | None = None
-                            ) -> httpx.Response:
+                            trace: Callable[[str, dict[str, Any]], Awaitable[None]] | None = None,
+                            *, limit_s: float | None = None) -> httpx.Response:
         pool = self._acquire()
         async with pool.connection() as client:
             request = client.build_request(
-                method, url, content=content, headers=headers, timeout=self.cfg.timeout_s,
+                method, url, content=content, headers=headers,
+                timeout=self.cfg.timeout_s if limit_s is None else limit_s,
                 extensions={"trace": trace} if trace is not None else None)
             # Streamed, so reading stops at the body's bound however large or endless it is.
             resp = await client.send(request, stream=True)
@@ -415,7 +538,8 @@ class ModelClient:
         step = min(self.cfg.backoff_cap_s, self.cfg.backoff_base_s * 2 ** (attempt - 1))
         return step / 2 + self._rng.uniform(0, step / 2)
 
-    def _rejection(self, status: int, message: str, attempts: int) -> ClientError:
+    def _rejection(self, status: int, message: str, attempts: int,
+                   parameter: str | None = None) -> ClientError:
         low = message.casefold()
         model = self.cfg.id
         if status in (401, 403):
@@ -433,8 +557,10 @@ class ModelClient:
             return ReasoningNotDisableable(f"{model}: HTTP 400 reasoning cannot be disabled "
                                            f"({message})", model=model, status=status,
                                            attempts=attempts)
-        return RequestRejected(f"{model}: HTTP {status} request rejected ({message})",
-                               model=model, status=status, attempts=attempts)
+        named = f" parameter {parameter}" if parameter else ""
+        return RequestRejected(f"{model}: HTTP {status} request rejected{named} ({message})",
+                               model=model, status=status, attempts=attempts,
+                               parameter=parameter)
 
     def _reply(self, choice: tuple[dict, dict], resp: httpx.Response, latency: float,
                kinds: tuple[str, ...], digest: str) -> ChatReply:
@@ -526,6 +652,69 @@ def _error_message(resp: httpx.Response) -> str:
     if isinstance(err, str):
         return err
     return json.dumps(data, ensure_ascii=False)[:300]
+
+
+_VALIDATION_MARKERS = ("validation error", "input should be", "field required",
+                       "extra inputs are not permitted", "unrecognized request argument",
+                       "invalid value", "is not supported", "unsupported parameter")
+
+_VALIDATION_LOC = re.compile(r"""['"]loc['"]\s*:\s*[(\[](?P<loc>[^)\]]*)[)\]]""")
+
+_VALIDATION_PATH = re.compile(r"validation errors? for \w+\s+(?P<path>[A-Za-z_][\w.\[\]]*)")
+
+
+def _is_validation_error(message: str) -> bool:
+    low = message.casefold()
+    return any(marker in low for marker in _VALIDATION_MARKERS)
+
+
+def _error_param(resp: httpx.Response) -> str | None:
+    """The parameter an error body names: OpenAI's ``error.param``, FastAPI's ``detail[].loc``."""
+    try:
+        data = resp.json()
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    err = data.get("error")
+    param = err.get("param") if isinstance(err, dict) else data.get("param")
+    if isinstance(param, str) and param:
+        return param
+    detail = data.get("detail")
+    if isinstance(detail, list) and detail and isinstance(detail[0], dict):
+        loc = [str(p) for p in detail[0].get("loc") or () if p != "body"]
+        if loc:
+            return ".".join(loc)
+    return None
+
+
+def _named_parameter(message: str, body: dict | None) -> str | None:
+    """The request parameter a refusal's message names, if it names one of the body's.
+
+    A pydantic message names a path (``1 validation error for X\nresponse_format.type\n …``);
+    otherwise the longest dotted body parameter the message mentions is taken.
+    """
+    match = _VALIDATION_LOC.search(message)
+    if match:  # pydantic's error list as a repr: 'loc': ('body', 'response_format', 'type')
+        parts = [p.strip().strip("'\"") for p in match.group("loc").split(",")]
+        parts = [p for p in parts if p and p != "body"]
+        if parts:
+            return ".".join(parts)
+    match = _VALIDATION_PATH.search(message)
+    if match:
+        return match.group("path").rstrip(".")
+    if not body:
+        return None
+    names: list[str] = []
+    for key, value in body.items():
+        if key in ("messages", "model"):
+            continue
+        names.append(key)
+        if isinstance(value, dict):
+            names += [f"{key}.{inner}" for inner in value]
+    low = message.casefold()
+    hits = [n for n in names if re.search(rf"(?<![\w.]){re.escape(n.casefold())}(?![\w])", low)]
+    return max(hits, key=len) if hits else None
 
 
 def _retry_after(resp: httpx.Response) -> float | None:

@@ -239,6 +239,10 @@ class SimEndpoint:
             content, finish = content[: req.budget_chars], "length"
         prompt_tokens = math.ceil(req.prompt_chars / CHARS_PER_TOKEN)
         completion_tokens = math.ceil(len(content) / CHARS_PER_TOKEN)
+        if finish == "length":
+            # A simulated length stop is the model reaching the budget it was given (a real
+            # server reports fewer tokens only when it cut the budget itself: a server cut).
+            completion_tokens = max(completion_tokens, math.ceil(req.budget_chars / CHARS_PER_TOKEN))
         reply = {
             "id": f"chatcmpl-sim-{digest[:24]}",
             "object": "chat.completion",

@@ -11,7 +11,7 @@ from textual.widgets import DataTable
 
 from foldscope.core.metrics import live_row_status
 from foldscope.core.row import FoldRecord, RowRecord
-from foldscope.core.text import literal
+from foldscope.core.text import cost_text, literal
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,8 @@ ROW_COLUMNS: tuple[RowColumn, ...] = (
               lambda r, f: r.catch_up),
     RowColumn("parse", lambda r, f, live: str(r.parse_failures) if r.parse_failures else "ok",
               lambda r, f: r.parse_failures),
-    RowColumn("cost", lambda r, f, live: f"${r.cost_usd:.4f}", lambda r, f: r.cost_usd),
+    RowColumn("cost", lambda r, f, live: cost_text(r.cost_usd, r.unpriced_calls),
+              lambda r, f: r.cost_usd if r.cost_known else float("inf")),
     RowColumn("answer", lambda r, f, live: _answer(r),
               lambda r, f: literal(r.answer or "", keep_newlines=False)),
 )

@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from foldscope.core.pace import format_duration
 from foldscope.core.tally import Progress
-from foldscope.core.text import literal
+from foldscope.core.text import cost_text, literal
 from foldscope.engine.live import RunState, SweepHeader
 
 
@@ -47,7 +47,7 @@ def run_text(run: RunState, p: Progress, stop_reason: str | None,
                      f"{run.folds_per_s or 0.0:.1f} folds/s")
     parts.append(f"rows {p.finished}/{p.total} ({running}, {p.failed} failed) · "
                  f"{p.folds} folds")
-    parts.append(f"${run.spend_usd:.4f} · retries {run.call_retries} calls, "
+    parts.append(f"{cost_text(run.spend_usd, run.unpriced_calls)} · retries {run.call_retries} calls, "
                  f"{run.row_retries} rows · {plural(run.invalid_rows, 'invalid row')}")
     line = Text(" · ".join(parts))
     line.stylize("bold", 0, len(status))
