@@ -179,7 +179,8 @@ def schema_of(response_format: dict[str, Any]) -> dict[str, Any]:
     """The JSON schema inside a ``json_schema`` response_format (empty when it has none)."""
     inner = response_format.get("json_schema")
     if isinstance(inner, dict) and isinstance(inner.get("schema"), dict):
-        return inner["schema"]
+        found: dict[str, Any] = inner["schema"]
+        return found
     schema = response_format.get("schema")
     return schema if isinstance(schema, dict) else {}
 

@@ -303,7 +303,8 @@ async def _probe(client: ModelClient, arms: Sequence[Arm] = ()) -> ProbeResult:
         outcome = "accepted"
         simulated = cfg.is_simulated
         problem_detail = ""
-        for arm in arms or [None]:
+        candidates: list[Arm | None] = list(arms) or [None]
+        for arm in candidates:
             request = _arm_request(arm) if arm is not None else first
             rf = request.response_format or PROBE_SCHEMA
             rung: dict[str, Any] = {"dialect": dialect, "arm": arm.id if arm else None}

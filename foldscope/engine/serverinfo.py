@@ -70,7 +70,8 @@ async def server_model(client: ModelClient) -> ServerModel:
             match = entries[0]  # a single-model server answers whatever alias is asked
         if match is not None:
             metadata["model"] = {k: v for k, v in match.items() if k not in _VOLATILE}
-            meta = match.get("meta") if isinstance(match.get("meta"), dict) else {}
+            raw_meta = match.get("meta")
+            meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
             context = _int(match.get("max_model_len")) or _int(meta.get("n_ctx"))
             context = context or _int(meta.get("n_ctx_train"))
     if cfg.provider == "llamacpp":
