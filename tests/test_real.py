@@ -10,6 +10,7 @@ proxy, no hand edits.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import socket
@@ -155,6 +156,6 @@ def test_sweep_end_to_end(sweep_file: Path, tmp_path: Path):
     assert export.returncode == 0, export.stderr
     verify = _foldscope("verify", str(out))
     assert verify.returncode == 0, verify.stdout + verify.stderr
-    csv_rows = (out / "rows.csv").read_text(encoding="utf-8").splitlines()
-    header = csv_rows[0].split(",")
-    assert all(line.split(",")[header.index("cost_usd")] == "" for line in csv_rows[1:])
+    with (out / "rows.csv").open(encoding="utf-8", newline="") as f:
+        exported = list(csv.DictReader(f))
+    assert len(exported) == len(rows) and all(r["cost_usd"] == "" for r in exported)  # unknown
