@@ -498,8 +498,11 @@ class SweepRunner:
         self.totals.unknown_cost_calls = sum(r.unpriced_calls for r in rows)
         self.totals.tokens = sum(r.prompt_tokens + r.completion_tokens for r in rows)
         # A request made before this run began (a cancel of an earlier run) is not for it.
-        db.post(lambda st: (st.set_sweep_status(self.sweep_id, "running"),
-                            st.clear_control(self.sweep_id)))
+        def started(st: Store) -> None:
+            st.set_sweep_status(self.sweep_id, "running")
+            st.clear_control(self.sweep_id)
+
+        db.post(started)
         self._gate = asyncio.Event()
         self._gate.set()
         self._status = RunnerStatus(
