@@ -758,6 +758,19 @@ def _json_bindings(data: Any, index: _LabelIndex, rx: _Compiled, out: list[Bindi
         out.append(Binding(label, text, -1, "json"))
 
 
+def _json_strings(data: Any, depth: int = 0) -> list[str]:
+    """Every string in a JSON document, in order (not keys)."""
+    if depth > 20:
+        return []
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict):
+        return [t for v in data.values() for t in _json_strings(v, depth + 1)]
+    if isinstance(data, list):
+        return [t for v in data for t in _json_strings(v, depth + 1)]
+    return []
+
+
 def _json_documents(text: str) -> tuple[list[tuple[int, Any]], str]:
     """The JSON documents in an answer (whole, fenced or embedded) and the text outside them."""
     decoder = json.JSONDecoder()
@@ -826,6 +839,9 @@ def bind_answer(answer_text: str, labels: Sequence[str],
         walked: list[Binding] = []
         _json_bindings(doc, index, rx, walked)
         out += [Binding(b.label, b.value, at, b.how) for b in walked]
+        if not walked:
+            # No key names a label: the document's strings are text ({"summary": "- port: …"}).
+            text += "\n" + "\n".join(_json_strings(doc))
     lines = text.splitlines()
     consumed: set[int] = set()
     # Tables: runs of rows.
@@ -1477,8 +1493,13 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
         m.start() for m in rx.negation_after.finditer(rest)}
     negated = bool(negated_at)
     rivals_n = len(competitors)
+    residue = rest.strip(" \t\n.,;:!?()[]*_`\"'«»“”-")
+    # A value of no identifier kind is any text; for a value of a kind, a text offers a value
+    # when it holds a token of that kind, or is one bare token itself ("dns.test", "default"):
+    # prose holding no such token ("the usual one") gives nothing.
     offered = asserted or value_struck or bool(rivals_n) or bool(parts) or bool(
-        not kinds and rest.strip(" \t\n.,;:!?()[]*_`\"'«»“”-") and not abstain)
+        residue and not abstain and (not kinds or (len(residue.split()) == 1
+                                                   and any(ch.isalnum() for ch in residue))))
     # A struck or negated candidate followed by one asserted candidate is that candidate
     # ("~~62115~~ 62114", "not 62115 but 62114", "62115 is wrong; 62114").
     order = sorted([(pos, ch, pos in negated_at) for pos, ch in enumerate(rest)
