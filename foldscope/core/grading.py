@@ -487,6 +487,7 @@ class _LabelIndex:
             words = {_stem(w.casefold()) for w in group.split()}
             for w in words:
                 self.synonyms.setdefault(w, set()).update(words)
+        self._hit_cache: dict[str, frozenset[tuple[str, int]]] = {}
         self.units: dict[str, tuple[_Unit, ...]] = {}
         for norm, label in self.by_norm.items():
             units = []
@@ -511,23 +512,27 @@ class _LabelIndex:
             return True  # an abbreviation: "cert" for "certificate"
         return min(len(a), len(b)) >= 5 and fuzz.ratio(a, b) >= WORD_MATCH_CUTOFF
 
-    def _unit_match(self, word: str, unit: _Unit) -> bool:
-        return any(self._word_match(word, form) for form in unit.forms)
+    def _hits(self, word: str) -> frozenset[tuple[str, int]]:
+        """The (label, unit index) pairs a phrase word matches (memoised per index)."""
+        hit = self._hit_cache.get(word)
+        if hit is None:
+            hit = frozenset((label, i) for label, units in self.units.items()
+                            for i, unit in enumerate(units)
+                            if any(self._word_match(word, form) for form in unit.forms))
+            self._hit_cache[word] = hit
+        return hit
 
     def paraphrase(self, text: str) -> str | None:
         """The one asked label a phrase names by its words, or None (nothing, or ambiguous)."""
         words = _words(text)
-        if not words:
-            return None
-        relevant = [w for w in words
-                    if any(self._unit_match(w, u) for units in self.units.values() for u in units)]
-        if not relevant:
+        hits = [h for h in (self._hits(w) for w in words) if h]
+        if not hits:
             return None
         fits = []
         for label, units in self.units.items():
-            if not units or not all(any(self._unit_match(w, u) for u in units) for w in relevant):
+            if not units or not all(any(lab == label for lab, _ in h) for h in hits):
                 continue
-            covered = sum(any(self._unit_match(w, u) for w in relevant) for u in units)
+            covered = len({i for h in hits for lab, i in h if lab == label})
             if covered / len(units) >= PARAPHRASE_MIN_COVERAGE:
                 fits.append(label)
         return fits[0] if len(fits) == 1 else None
@@ -594,6 +599,12 @@ class _LabelIndex:
                 if m.start() < cut and _INLINE_CONNECTOR_RE.match(value[m.end():]) is not None:
                     cut = m.start()
         return value if cut == len(value) else value[:cut].rstrip().rstrip(",;").strip()
+
+
+@lru_cache(maxsize=64)
+def _label_index(labels: tuple[str, ...], synonyms: tuple[str, ...]) -> _LabelIndex:
+    """One index per label list (a sweep asks the same labels for every row)."""
+    return _LabelIndex(labels, synonyms)
 
 
 @dataclass(frozen=True)
@@ -830,7 +841,7 @@ def bind_answer(answer_text: str, labels: Sequence[str],
     """
     mk = markers or default_markers()
     rx = _compiled(mk)
-    index = _LabelIndex(labels, mk.synonyms)
+    index = _label_index(tuple(labels), mk.synonyms)
     answer_text = _plain(answer_text)
     out: list[Binding] = []
     docs, text = _json_documents(answer_text) if ("{" in answer_text or "[" in answer_text) \
@@ -1003,9 +1014,7 @@ def _sentences(text: str, n: int, index: _LabelIndex, rx: _Compiled, bound: set[
     out = []
     for clause in _CLAUSE_SPLIT_RE.split(text):
         clause = clause.strip()
-        if not clause or not _words(clause):
-            continue
-        if only_abstentions and not rx.abstention.search(clause):
+        if not clause or (only_abstentions and not rx.abstention.search(clause)):
             continue
         label = index.paraphrase(clause)
         if label is not None and label not in bound:
