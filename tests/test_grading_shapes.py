@@ -393,3 +393,28 @@ def test_a_confidence_beside_the_value(confidence, hedged):
     table = f"| label | value | confidence |\n|---|---|---|\n| ledger service port | 62114 | {confidence} |"
     g = _grades(table)["ledger service port"]
     assert g.hedged is hedged and g.correct is not hedged
+
+
+# --- answers a real model wrote (SmolLM2-135M behind llama.cpp, /work/notes/real-answers.txt) ----
+
+_REAL = __import__("pathlib").Path(__file__).parent / "fixtures" / "real_answers"
+_TINY = [f for f in FACTS if f.label in ("ledger service port", "install lock path",
+                                         "signing key id", "release tag")]
+
+
+def _real(name: str) -> dict[str, object]:
+    text = (_REAL / name).read_text(encoding="utf-8")
+    return {g.label: g for g in grade_answer(text, _TINY, rivals=VALUES)}
+
+
+def test_real_answer_listing_numbers_under_every_label_is_a_shotgun():
+    grades = _real("smollm2-plain-list.txt")
+    assert all(g.hedged and not g.correct for g in grades.values()), grades
+
+
+def test_real_answer_with_numbered_stand_ins_and_prose_gives_nothing():
+    # Fourteen numbered "1.0.23-SNAPSHAD" items for four labels are no list in question order,
+    # and "The ledger service port is a key that allows you to manage your account" holds no
+    # port: nothing was answered; nothing was abstained from either.
+    grades = _real("smollm2-numbered-prose.txt")
+    assert all(g.nothing and not g.abstained and not g.correct for g in grades.values()), grades

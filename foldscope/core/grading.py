@@ -916,7 +916,7 @@ def bind_answer(answer_text: str, labels: Sequence[str],
                 else:
                     value = _with_continuation(value, lines, per_line, consumed, n, n, rx)
             out.append(Binding(b.label, value, b.line, b.how))
-    if not any(b.value.strip() for b in out):
+    if not any(b.value.strip() for b in out if b.how not in ("inline", "sentence")):
         out += _positional(lines, labels, per_line, consumed)
     out.sort(key=lambda b: b.line)
     bound: dict[str, list[Binding]] = {label: [] for label in labels}
@@ -1072,8 +1072,10 @@ def _positional(lines: Sequence[str], labels: Sequence[str], per_line: Mapping[i
             plain.append((n, _clean_value(_LINE_PREFIX_RE.sub("", line, count=1))))
         elif len(line.split()) <= 6:
             plain.append((n, _clean_value(line)))
-    if len(numbered) >= 2:
-        return numbered
+    numbers = [int(m.group(1)) for n, line in enumerate(lines)
+               if n not in per_line and n not in consumed and (m := _NUMBERED_RE.match(line))]
+    if 2 <= len(numbered) and len(numbers) <= len(labels) and len(set(numbers)) == len(numbers):
+        return numbered  # one numbered item per label at most: a list in question order
     if len(plain) == len(labels) and len(labels) >= 2:
         return [Binding(label, value, n, "position") for label, (n, value) in zip(labels, plain)]
     return []
@@ -1337,6 +1339,8 @@ _NOT_A_UNIT = frozenset("and or nor too also then vs is was are were the a an as
                         "on at of for with by from port ports".split())
 
 
+_LIST_SPLIT_RE = re.compile(r"\s*[,;/|]\s*|\s+(?:or|and)\s+")
+
 _REFERENCE_BEFORE_RE = re.compile(
     r"(?:(?<![\w-])(?:chunks?|folds?|lines?|steps?|sections?|items?|pages?|parts?|rounds?|turns?|"
     r"batch(?:es)?|phases?|rows?|columns?|entry|entries|notes?|footnotes?|refs?|references?|"
@@ -1506,9 +1510,14 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
     # A value of no identifier kind is any text; for a value of a kind, a text offers a value
     # when it holds a token of that kind, or is one bare token itself ("dns.test", "default"):
     # prose holding no such token ("the usual one") gives nothing.
+    # A list of bare tokens ("1024, 32768, 512") offers each of them.
+    items = [i for i in _LIST_SPLIT_RE.split(residue) if i.strip(" .")] if residue else []
+    bare = bool(items) and all(len(i.split()) == 1 and any(ch.isalnum() for ch in i)
+                               for i in items)
     offered = asserted or value_struck or bool(rivals_n) or bool(parts) or bool(
-        residue and not abstain and (not kinds or (len(residue.split()) == 1
-                                                   and any(ch.isalnum() for ch in residue))))
+        residue and not abstain and (not kinds or bare))
+    if kinds and bare and not (asserted or rivals_n or parts) and len(set(items)) >= 2:
+        rivals_n = len(set(items))  # several bare values of no kind: several candidates
     # A struck or negated candidate followed by one asserted candidate is that candidate
     # ("~~62115~~ 62114", "not 62115 but 62114", "62115 is wrong; 62114").
     order = sorted([(pos, ch, pos in negated_at) for pos, ch in enumerate(rest)
