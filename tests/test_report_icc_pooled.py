@@ -110,3 +110,30 @@ def test_the_one_implementation_matches_the_textbook_formula(groups):
         assert math.isnan(ours)
         return
     assert ours == pytest.approx(reference, rel=1e-9, abs=1e-9)
+
+
+def test_each_scenario_has_its_own_pooled_icc(tmp_path, capsys):
+    # Scenarios are never pooled: a two-scenario sweep has one icc_pooled per scenario, each the
+    # ICC of that scenario's valid rows only, and each cell's interval uses its own scenario's DE.
+    data = definition(models=("sim/faithful", "sim/describer", "sim/gister"), arms=("j", "q"),
+                      repeats=2)
+    del data["sweep"]["scenario"]
+    data["sweep"]["scenarios"] = ["smoke", "kestrel-single"]
+    db = tmp_path / "two.sqlite"
+    sweep_id = run_sweep(db, data)
+    assert main(["report", "--db", str(db), "--sweep", sweep_id, "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    groups = _db_groups(db, sweep_id)
+    assert set(groups) == {"smoke", "kestrel-single"}
+    design_effects = {}
+    for scenario in report["study"]["scenarios"]:
+        [line] = scenario["tables"]["icc"]["rows"]
+        mine = groups[scenario["scenario"]]
+        expected = anova_icc(mine)
+        assert line["icc_pooled"] == pytest.approx(expected, abs=1e-9)
+        assert line["valid_rows"] == len(mine)
+        design_effects[scenario["scenario"]] = line["design_effect"]
+    for cell in report["cells"]:
+        if cell["check_ci95"] is not None:
+            assert cell["interval_design_effect"] == pytest.approx(
+                design_effects[cell["scenario"]], abs=1e-4)
