@@ -418,3 +418,12 @@ def test_real_answer_with_numbered_stand_ins_and_prose_gives_nothing():
     # port: nothing was answered; nothing was abstained from either.
     grades = _real("smollm2-numbered-prose.txt")
     assert all(g.nothing and not g.abstained and not g.correct for g in grades.values()), grades
+
+
+@pytest.mark.parametrize("answer", [
+    "[" * 5000, "{" * 5000, "[1, " * 3000, "{\"a\": " * 3000, "see [a](b) " * 2000,
+    "| a | b |\n" * 2000, "ledger service port: " + "1024, " * 3000,
+])
+def test_hostile_shapes_grade_without_error(answer):
+    grades = _grades(answer)
+    assert not any(g.correct for g in grades.values())

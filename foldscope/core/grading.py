@@ -38,6 +38,7 @@ answer is ``hedged`` and never credited. The markers are data
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import tomllib
@@ -52,6 +53,7 @@ from rapidfuzz import fuzz, process
 
 from foldscope.core.errors import ConfigError
 from foldscope.core.identifiers import find_identifiers, kind_of, main_kind
+from foldscope.core.nesting import MAX_DEPTH, json_depth
 
 
 class LabelledValue(Protocol):
@@ -782,19 +784,28 @@ def _json_strings(data: Any, depth: int = 0) -> list[str]:
     return []
 
 
+_MAX_JSON_TRIES = 200
+"""Places an answer is tried as the start of a JSON document (a bracket starting a line's
+JSON, not every bracket of a long text)."""
+
+
 def _json_documents(text: str) -> tuple[list[tuple[int, Any]], str]:
     """The JSON documents in an answer (whole, fenced or embedded) and the text outside them."""
     decoder = json.JSONDecoder()
     docs: list[tuple[int, Any]] = []
     rest: list[str] = []
+    if json_depth(text) > MAX_DEPTH:
+        return docs, text  # nested past any answer's need: read as lines, never recursed into
     pos = 0
     i = 0
+    tries = 0
     while i < len(text):
         ch = text[i]
-        if ch in "{[":
+        if ch in "{[" and tries < _MAX_JSON_TRIES and not (i and text[i - 1] in "{["):
+            tries += 1
             try:
                 data, end = decoder.raw_decode(text, i)
-            except ValueError:
+            except (ValueError, RecursionError):
                 i += 1
                 continue
             if isinstance(data, (dict, list)) and data:
@@ -1349,8 +1360,11 @@ _REFERENCE_BEFORE_RE = re.compile(
 """What before a number makes it a reference to a place, not a candidate value."""
 
 
+_UNIT_AFTER_RE = re.compile(r"[ \t]+([^\W\d_]{2,})")
+
+
 def _unit_after(text: str, end: int) -> str | None:
-    match = re.match(r"[ \t]+([^\W\d_]{2,})", text[end:])
+    match = _UNIT_AFTER_RE.match(text, end)
     return match.group(1).casefold() if match else None
 
 
@@ -1382,6 +1396,27 @@ def _blank(text: str, spans: Iterable[tuple[int, int]], fill: str) -> str:
         if end > start:
             out[start:end] = [fill] + [" "] * (end - start - 1)
     return "".join(out)
+
+
+class _Taken:
+    """Non-overlapping spans taken so far, kept sorted: an overlap test costs a bisection, not
+    a scan (an answer may hold thousands of candidate tokens)."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = bisect.bisect_left(self._starts, end)  # spans starting before ``end``
+        return i > 0 and self._ends[i - 1] > start
+
+    def add(self, start: int, end: int) -> None:
+        i = bisect.bisect_left(self._starts, start)
+        self._starts.insert(i, start)
+        self._ends.insert(i, end)
+
+    def spans(self) -> list[tuple[int, int]]:
+        return list(zip(self._starts, self._ends, strict=True))
 
 
 @lru_cache(maxsize=256)
@@ -1451,26 +1486,26 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
     competitors: list[str] = []
     cand_at: dict[int, str] = {}
     parts: list[str] = []
-    spans: list[tuple[int, int]] = []
+    spans = _Taken()
     for rival, words in _rival_order(tuple(rivals)):
         if not rival or rival in norm_value:
             continue
         if not all(word in rest for word in words):
             continue  # a whole-token match needs every word of the rival (most are absent)
         for start, end in token_spans(rest, rival):
-            if not any(s < end and start < e for s, e in spans):
-                spans.append((start, end))
+            if not spans.overlaps(start, end):
+                spans.add(start, end)
                 competitors.append(rival)
                 cand_at[start] = rival
-    rest = _blank(rest, spans, _RIVAL)
+    rest = _blank(rest, spans.spans(), _RIVAL)
     kinds = competing_kinds(value, tag)
     unit = split_unit(norm_value)
     found_ids = find_identifiers(rest, kinds=kinds) if kinds else []
     shape = _shape_re(norm_value)
     shaped = [(m.start(), m.end(), m.group()) for m in shape.finditer(rest)] if shape else []
-    spans = []
+    spans = _Taken()
     for start, end, token in [(i.start, i.end, i.value) for i in found_ids] + shaped:
-        if any(s < end and start < e for s, e in spans):
+        if spans.overlaps(start, end):
             continue
         if _RIVAL in token or _CANDIDATE in token:
             continue
@@ -1494,12 +1529,13 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
             if following and following != own_unit and following not in _NOT_A_UNIT \
                     and rx.hedge.fullmatch(following) is None:
                 continue  # "3 regions" beside "19 shards": a number of something else
-            if _REFERENCE_BEFORE_RE.search(rest, 0, start) or rest.startswith("%", end):
+            if _REFERENCE_BEFORE_RE.search(rest, max(0, start - 24), start) \
+                    or rest.startswith("%", end):
                 continue  # "chunk 3", "fold 2", "#4", "100%": a reference or a share, no value
-        spans.append((start, end))
+        spans.add(start, end)
         competitors.append(token)
         cand_at[start] = token
-    rest = _blank(rest, spans, _RIVAL)
+    rest = _blank(rest, spans.spans(), _RIVAL)
 
     hedge = rx.hedge.search(rest) is not None
     negated_at = {m.end() - 1 for m in rx.negation_before.finditer(rest)} | {
