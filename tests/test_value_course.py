@@ -166,3 +166,9 @@ def test_grade_cli_on_shapes_real_models_write(tmp_path, capsys):
     assert facts["release tag"]["class"] == "honest_abstention"
     assert facts["release tag"]["detail"] == "nothing" and facts["release tag"]["nothing"]
     assert not facts["release tag"]["abstained"]
+
+
+def test_the_planted_value_inside_an_extended_wrong_one_is_not_its_provenance():
+    p = provenance("/opt/kestrel/state/install.lock/", "install lock path", FACTS, [],
+                   ["lock at /opt/kestrel/state/install.lock"], kind="path")
+    assert p.source == "invention"

@@ -299,6 +299,11 @@ def provenance(found: str, label: str, facts: Sequence[_Planted],
     carried = _carried(whole, course)
     if carried is not None:
         return Provenance("earlier_carrier", carried.value, fold=carried.fold)
+    if planted:
+        # The planted value inside a wrong one ("…/install.lock/", "…UTC+3") is not where the
+        # wrong value came from.
+        own_value = normalize(planted).strip()
+        candidates = [whole] + [c for c in candidates[1:] if c != own_value]
     for value in candidates:
         for fold, carrier in enumerate(carriers):
             if holds_as_kind(carrier, value, planted, kind):

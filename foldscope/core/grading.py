@@ -1350,7 +1350,7 @@ _NOT_A_UNIT = frozenset("and or nor too also then vs is was are were the a an as
                         "on at of for with by from port ports".split())
 
 
-_LIST_SPLIT_RE = re.compile(r"\s*[,;/|]\s*|\s+(?:or|and)\s+")
+_LIST_SPLIT_RE = re.compile(r"\s*[,;]\s*|\s+[/|]\s+|\s+(?:or|and)\s+")
 
 _REFERENCE_BEFORE_RE = re.compile(
     r"(?:(?<![\w-])(?:chunks?|folds?|lines?|steps?|sections?|items?|pages?|parts?|rounds?|turns?|"
