@@ -207,3 +207,27 @@ async def test_a_chunk_that_cannot_be_regenerated_says_so(garbled):
                          .startswith("cannot regenerate this fold's input"),
                          "the chunk pane to name the failure")
         assert "no-such-scenario" in chunk.plain_lines[0]
+
+
+async def test_a_cell_read_that_fails_is_reported_by_the_apps_one_worker_handler(
+        garbled, monkeypatch):
+    """The cell screen has no handler of its own: its failed read reaches the app's."""
+    import sqlite3
+
+    from foldscope.ui.screens.cell import CellScreen
+
+    db, sweep_id = garbled
+    row = _row(db, sweep_id, "sim/garbler", "j")
+
+    def broken(self, *args, **kwargs):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(Store, "cell_rows", broken)
+    app = FoldscopeApp(str(db), sweep_id=sweep_id)
+    async with app.run_test(size=(180, 50)) as pilot:
+        await pilot.pause()
+        app.push_screen(CellScreen(app.db_path, app.sweep_id, row.scenario, row.model, row.arm))
+        await wait_until(pilot, lambda: any("disk I/O error" in str(n.message)
+                                            for n in app._notifications), "the failure reported")
+        message = next(str(n.message) for n in app._notifications if "disk I/O" in str(n.message))
+        assert message.startswith("failed: read what changed in the cell")

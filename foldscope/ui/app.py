@@ -40,6 +40,7 @@ from foldscope.ui.screens.sweep import SweepScreen
 from foldscope.ui.theme import FACT_VARIABLES, FOLDSCOPE_DARK, discover_themes
 from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.reason_input import ReasonInput
+from foldscope.ui.workers import EndsWorkers, route_worker_events_to_app
 from foldscope.ui.writer import StoreWrites
 
 QUIT_GRACE_S = 5.0
@@ -86,6 +87,7 @@ class FoldscopeApp(StoreWrites):
                  latency_scale: float | None = None, retry_failed: bool = False,
                  audits: list[AuditView] | None = None, in_process: bool = False) -> None:
         super().__init__()
+        route_worker_events_to_app()
         self.audits = audits
         self.in_process = in_process
         self.retry_failed = retry_failed
@@ -315,10 +317,23 @@ class FoldscopeApp(StoreWrites):
             self.sweep_screen.own_runner_pid = child.pid
 
     @on(Worker.StateChanged)
-    def sweep_worker_changed(self, event: Worker.StateChanged) -> None:
-        """Record how the sweep worker ended and tell the person if it failed."""
-        if event.worker.group != "sweep":
+    def worker_changed(self, event: Worker.StateChanged) -> None:
+        """The app's one worker handler: the sweep worker's end is the app's own; any other
+        worker's goes to the screen or widget that started it (``ui.workers.EndsWorkers``), and
+        a failure nobody shows is reported here in one line (never a silent thread death)."""
+        if event.worker.group == "sweep":
+            self._sweep_worker_changed(event)
             return
+        node = event.worker.node
+        if isinstance(node, EndsWorkers) and node.worker_ended(event):
+            return
+        if event.state == WorkerState.ERROR:
+            what = event.worker.description or event.worker.group or "a background task"
+            self.notify(literal(f"failed: {what}: {event.worker.error}", keep_newlines=False),
+                        severity="error", timeout=10, markup=False)
+
+    def _sweep_worker_changed(self, event: Worker.StateChanged) -> None:
+        """Record how the sweep worker ended and tell the person if it failed."""
         sweep_id = self.runner.sweep_id if self.runner is not None else self.sweep_id
         if event.state == WorkerState.SUCCESS:
             self.sweep_status = event.worker.result

@@ -311,9 +311,11 @@ class FabricationScreen(Screen[None]):
                         severity="warning", timeout=6, markup=False)
         self.show_detail()
 
-    @on(Worker.StateChanged)
-    def worker_failed(self, event: Worker.StateChanged) -> None:
-        """A failed read or write is one line on screen, never a crash."""
+    def worker_ended(self, event: Worker.StateChanged) -> bool:
+        """A failed read is one line on screen, never a crash (writes report their own
+        outcomes: ``write_done``)."""
         if event.state == WorkerState.ERROR and event.worker.group == "fabrication-load":
             self.notify(literal(f"cannot read {self.db_path}: {event.worker.error}",
                                 keep_newlines=False), severity="error", timeout=10, markup=False)
+            return True
+        return False

@@ -110,11 +110,10 @@ class NewSweepScreen(ModalScreen[str | None]):
         """Plan (or find) the sweep, by ``foldscope run``'s rules."""
         return start_from_fields(self.db_path, fields)
 
-    @on(Worker.StateChanged)
-    def planned(self, event: Worker.StateChanged) -> None:
+    def worker_ended(self, event: Worker.StateChanged) -> bool:
         """Hand the planned sweep back, or show why it was refused."""
         if event.worker.group != "new-sweep":
-            return
+            return False
         if event.state == WorkerState.SUCCESS and event.worker.result is not None:
             self.dismiss(event.worker.result.sweep_id)
         elif event.state == WorkerState.ERROR:
@@ -122,6 +121,7 @@ class NewSweepScreen(ModalScreen[str | None]):
             error = event.worker.error
             self.show_error(str(error) if isinstance(error, FoldscopeError)
                             else f"cannot plan the sweep: {error}")
+        return True
 
     @on(Button.Pressed, "#back")
     def action_leave(self) -> None:

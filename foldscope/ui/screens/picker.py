@@ -157,9 +157,10 @@ class SweepPicker(Screen[SweepSummary | StoredAudit | None]):
         if self.current is not None or len(self.app.screen_stack) > 2:
             self.dismiss(None)
 
-    @on(Worker.StateChanged)
-    def load_failed(self, event: Worker.StateChanged) -> None:
+    def worker_ended(self, event: Worker.StateChanged) -> bool:
         """A database that cannot be read is one line in the title, not a crash."""
         if event.state == WorkerState.ERROR and event.worker.group == "picker-load":
             self.query_one("#picker-title", Static).update(Text(literal(
                 f"cannot read {self.db_path}: {event.worker.error}", keep_newlines=False)))
+            return True
+        return False

@@ -123,9 +123,10 @@ class StudyScreen(Screen[None]):
             parts.append(Static(Text("no rows in this sweep"), classes="study-part"))
         await body.mount_all(parts)
 
-    @on(Worker.StateChanged)
-    def load_failed(self, event: Worker.StateChanged) -> None:
+    def worker_ended(self, event: Worker.StateChanged) -> bool:
         """Show a failed read in the heading rather than crashing the app."""
         if event.state == WorkerState.ERROR and event.worker.group == "study-load":
             self.query_one("#study-heading", Static).update(
                 Text(literal(f"cannot read {self.db_path}: {event.worker.error}")))
+            return True
+        return False

@@ -106,14 +106,15 @@ class SurvivalScreen(Screen[None]):
             self.scenario = scenarios[0] if scenarios else None
         self._draw()
 
-    @on(Worker.StateChanged)
-    def _worker_failed(self, event: Worker.StateChanged) -> None:
+    def worker_ended(self, event: Worker.StateChanged) -> bool:
         """A read that failed (a scenario that cannot be loaded...) says so in one line."""
         if event.worker.group == "survival-load" and event.state == WorkerState.ERROR:
             error = event.worker.error
             self.query_one("#survival-title", Static).update(Text(literal(
                 f"could not read the sweep's timelines: {error}", keep_newlines=False),
                 style="bold"))
+            return True
+        return False
 
     def action_next_model(self) -> None:
         """Cycle: every model pooled, then each model alone."""

@@ -276,8 +276,7 @@ class SweepScreen(Screen[None]):
         return (self._snapshot is not None
                 and self._snapshot.view.header.status in ("running", "paused"))
 
-    @on(Worker.StateChanged)
-    def worker_failed(self, event: Worker.StateChanged) -> None:
+    def worker_ended(self, event: Worker.StateChanged) -> bool:
         """Surface a failed poll in the status line rather than crashing the app."""
         if event.state == WorkerState.ERROR and event.worker.group == "poll":
             self.notify(literal(f"cannot read {self.db_path}: {event.worker.error}",
@@ -287,6 +286,9 @@ class SweepScreen(Screen[None]):
         elif event.worker.group == "control" and event.state == WorkerState.ERROR:
             self.notify(literal(str(event.worker.error), keep_newlines=False),
                         severity="warning", timeout=8, markup=False)
+        else:
+            return False
+        return True
 
     # -- control and panels ---------------------------------------------------------------------
 

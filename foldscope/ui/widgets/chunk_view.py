@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from textual import on, work
+from textual import work
 from textual.message import Message
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -69,14 +69,15 @@ class ChunkView(LiteralLines):
         key = (scenario, first, last)
         self.app.call_from_thread(self._done, lines, key)
 
-    @on(Worker.StateChanged)
-    def _failed(self, event: Worker.StateChanged) -> None:
+    def worker_ended(self, event: Worker.StateChanged) -> bool:
         """The chunk could not be regenerated (its scenario file changed or went away)."""
         if event.worker.group == "chunk-load" and event.state == WorkerState.ERROR:
             self.shown = None
             self.set_lines([StyledLine(literal(
                 f"cannot regenerate this fold's input: {event.worker.error}",
                 keep_newlines=False), (), "chunk-view--rule")])
+            return True
+        return False
 
     def _done(self, lines: list[StyledLine], key: tuple[str, int, int]) -> None:
         self.shown = key
