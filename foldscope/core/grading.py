@@ -791,6 +791,8 @@ JSON, not every bracket of a long text)."""
 
 def _json_documents(text: str) -> tuple[list[tuple[int, Any]], str]:
     """The JSON documents in an answer (whole, fenced or embedded) and the text outside them."""
+    if json_depth(text) > MAX_DEPTH:  # nested past any answer's shape: read it as text only
+        return [], text               # (the parser would recurse once per level)
     decoder = json.JSONDecoder()
     docs: list[tuple[int, Any]] = []
     rest: list[str] = []

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +24,7 @@ import httpx
 from foldscope.core.arms import ARMS, Arm
 from foldscope.core.dialects import shipped as shipped_dialects
 from foldscope.core.errors import ModelError
+from foldscope.core.nesting import loads_json
 from foldscope.engine.client.chat import ChatRequest
 from foldscope.engine.client.errors import (
     ClientError,
@@ -203,7 +203,7 @@ def conformance_problem(content: str, response_format: dict) -> str | None:
     """
     schema = (response_format.get("json_schema") or {}).get("schema") or {}
     try:
-        obj = json.loads(content)
+        obj = loads_json(content)  # bounded: a reply nested 200k deep is just not JSON here
     except ValueError:
         return "reply is not JSON"
     if not isinstance(obj, dict):
