@@ -50,7 +50,7 @@ from foldscope.core.evidence import (
     row_problems,
     study_figures,
 )
-from foldscope.core.nesting import loads_json
+from foldscope.core.nesting import NestingError, loads_json
 from foldscope.core.sanitize import holds_key, sanitize_config, scrub_answer, scrub_text
 from foldscope.engine.integrity import refuse_unsound
 from foldscope.engine.options import DEFAULT_ANSWER_PREFIX
@@ -544,21 +544,26 @@ def verify_package(folder: str | Path, expected_digest: str | None = None) -> Ve
     special = _not_regular(folder / MANIFEST)
     if special == "missing":
         return Verification([f"{MANIFEST}: missing"], 0, 0, 0, 0, 0)
+    # A manifest that cannot even be read safely is bad input (one line, exit 2), not a
+    # mismatch to list.
     if special is not None:
-        return Verification([f"{MANIFEST}: {special} (not read)"], 0, 0, 0, 0, 0)
+        raise EvidenceError(f"{folder / MANIFEST}: {special}; refusing to read it")
     try:
         with (folder / MANIFEST).open("rb") as handle:
             raw = handle.read(MANIFEST_MAX_BYTES + 1)
         if len(raw) > MANIFEST_MAX_BYTES:
-            return Verification([f"{MANIFEST}: larger than {MANIFEST_MAX_BYTES:,} bytes "
-                                 "(not a foldscope manifest)"], 0, 0, 0, 0, 0)
-        manifest = loads_json(raw.decode("utf-8"))
+            raise EvidenceError(f"{folder / MANIFEST}: larger than {MANIFEST_MAX_BYTES:,} bytes; "
+                                "not a foldscope manifest")
+        try:
+            manifest = loads_json(raw.decode("utf-8"))
+        except NestingError as exc:
+            raise EvidenceError(f"{folder / MANIFEST}: {exc}; not a foldscope manifest") from None
         listed = manifest["files"]
         if not isinstance(listed, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in listed.items()):
             raise TypeError
     except OSError as exc:
-        return Verification([f"{MANIFEST}: cannot read ({exc.strerror or exc})"], 0, 0, 0, 0, 0)
+        raise EvidenceError(f"{folder / MANIFEST}: cannot read ({exc.strerror or exc})") from None
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         return Verification([f"{MANIFEST}: not a foldscope manifest"], 0, 0, 0, 0, 0)
     for name in PACKAGE_FILES:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldscope.core.nesting import loads_json
 from foldscope.engine.sim import catalog, temperaments
 from foldscope.engine.sim.body_check import BodyProblem, check_chat_body, decode_body
 from foldscope.engine.sim.faults import FaultConfig, draw_faults
@@ -290,7 +291,7 @@ def _drop_required(content: str, required: list[str]) -> str:
     # The reply keeps its text but under a name the schema does not declare, so a required
     # property is missing — what a model that ignores strict mode tends to do.
     try:
-        obj = json.loads(content)
+        obj = loads_json(content)
     except ValueError:
         return content
     if not isinstance(obj, dict) or not required:

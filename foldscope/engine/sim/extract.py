@@ -9,7 +9,6 @@ tool output, or a turn containing ``the <label> is <value>``. Summaries carry fa
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections import OrderedDict
@@ -18,6 +17,7 @@ from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
+from foldscope.core.nesting import loads_json
 from foldscope.core.sections import SECTIONS, match_heading
 
 LOG_LINE_RE = re.compile(r"^\s*\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?\s+[A-Z]{3,8}\b")
@@ -110,7 +110,7 @@ def _summary_text(text: str) -> str:
     stripped = text.strip()
     if stripped.startswith("{"):
         try:
-            data = json.loads(stripped)
+            data = loads_json(stripped)  # bounded: a carrier nested deep is just text
         except ValueError:
             return text
         if isinstance(data, dict):
