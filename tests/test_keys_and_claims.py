@@ -192,6 +192,41 @@ def test_a_claim_from_another_pid_namespace_holds_while_its_heartbeat_is_fresh(d
         store.claim(sweep_id, this_runner())
 
 
+def test_a_runner_beats_while_a_call_is_in_flight(tmp_path):
+    import threading
+
+    release = threading.Event()
+    seen: list[float] = []
+
+    def answer(n, body):
+        release.wait(60)  # hold the first call until the heartbeat has been seen to advance
+        return ok()
+
+    db = tmp_path / "d.sqlite"
+    with FaultServer(answer) as server:
+        path = sweep_file(tmp_path / "s.toml", server.base_url)
+        done: list[int] = []
+        worker = threading.Thread(target=lambda: done.append(
+            main(["run", path, "--db", str(db), "--headless"])))
+        worker.start()
+        try:
+            deadline = time.monotonic() + 60
+            while len(set(seen)) < 3 and time.monotonic() < deadline:
+                try:
+                    with sqlite3.connect(db, timeout=5) as conn:
+                        row = conn.execute("SELECT updated_at FROM runner_status").fetchone()
+                except sqlite3.Error:
+                    row = None
+                if row:
+                    seen.append(row[0])
+                release.wait(0.2)  # poll interval (the event is not set yet)
+        finally:
+            release.set()
+            worker.join(60)
+    assert len(set(seen)) >= 3, "the heartbeat did not advance while a call was in flight"
+    assert done == [0]
+
+
 # -- sweeps that cannot succeed --------------------------------------------------------------------
 
 

@@ -228,6 +228,21 @@ def test_negative_cost_cannot_bypass_a_budget(tmp_path, capsys):
     assert "-999" not in text and "inf" not in text.replace("info", "")
 
 
+def test_one_negative_cost_among_dollar_calls_cannot_bypass_a_budget(tmp_path, capsys):
+    dollar = ok(usage='{"prompt_tokens": 5, "completion_tokens": 2, "cost": 1.0}')
+    poison = ok(usage='{"prompt_tokens": 5, "completion_tokens": 2, "cost": -1e6}')
+    with FaultServer(lambda n, body: poison if n == 1 else dollar) as server:
+        path = sweep_file(tmp_path / "s.toml", server.base_url, sweep="budget_usd = 3",
+                          arms='["m", "o", "l"]', repeats=3)
+        main(["run", path, "--db", str(tmp_path / "d.sqlite"), "--headless"])
+        calls = len(server.requests)
+    assert "budget reached" in capsys.readouterr().err
+    # At most the calls already in flight (concurrency 8) run past the $3: not 36.
+    assert calls <= 3 + 8
+    report = _report(tmp_path / "d.sqlite", capsys)
+    assert "-99" not in json.dumps(report)
+
+
 def test_negative_tokens_cannot_bypass_a_token_budget(tmp_path, capsys):
     usage = '{"prompt_tokens": -1000000000000, "completion_tokens": 2}'
     with FaultServer([ok(usage=usage)]) as server:

@@ -58,7 +58,7 @@ def test_older_database_is_migrated(tmp_path):
     assert "cache" in store.db.table_names()
 
 
-def test_token_budget_stops_new_rows_and_says_why(db):
+def test_token_budget_stops_new_calls_and_says_why(db):
     data = definition(models=("sim/faithful",), arms=("j", "q", "m"), repeats=2,
                       budget_tokens=1, concurrency=1)
     sweep_id = run_sweep(db, data)
@@ -66,7 +66,10 @@ def test_token_budget_stops_new_rows_and_says_why(db):
     sweep = store.sweep(sweep_id)
     assert sweep["status"] == "stopped" and "budget" in sweep["stop_reason"]
     progress = store.progress(sweep_id)
-    assert progress["done"] == 1 and progress["planned"] == 5
+    # The first call spends the budget: no call after it, the row it began waits, planned,
+    # with its committed fold, for a run with budget left.
+    assert progress["done"] == 0 and progress["planned"] == 6 and progress["running"] == 0
+    assert sum(r.folds_done for r in store.rows(sweep_id)) == 1
 
 
 class FlakyTransport(httpx.AsyncBaseTransport):

@@ -186,7 +186,8 @@ class RowRetry(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class Stopped(Event):
-    """A budget was reached: no new rows start (rows in flight finish)."""
+    """A budget was reached (or a key refused): no new call starts; rows in flight stop at their
+    next call and stay planned."""
 
     kind: ClassVar[str] = "stopped"
     reason: str

@@ -264,8 +264,6 @@ class SweepRunner:
         self._endpoint_models: dict[str, tuple[str, ...]] = {}
         self.mode: str = DEFAULT_MODE
         """The sweep's execution mode, read from its stored definition when the run starts."""
-        self._spend_unknown = False
-        """The budget stopped the run on a spend that is partly unknown."""
         self._sweep: Any = None
         """The running sweep's ``[sweep]`` settings (budgets), once loaded."""
         self.key_rejected: str | None = None
@@ -646,21 +644,19 @@ class SweepRunner:
         unknown = (f" (counting {t.unknown_cost_calls} call{'s' * (t.unknown_cost_calls != 1)} "
                    f"of unknown cost at ${t.highest_call_cost:.4f} each)"
                    if t.unknown_cost_calls else "")
-        if s.budget_usd is not None and t.unknown_cost_calls and bound >= s.budget_usd:
-            self._spend_unknown = True
+        stop = ("no new call started; rows in flight stop at their next call and wait, planned, "
+                "for a run with budget left")
         if s.budget_usd is not None and t.unknown_cost_calls and t.highest_call_cost <= 0.0:
-            self._spend_unknown = True
             self._stop_reason = (f"budget_usd ${s.budget_usd:.4f} cannot be held: the spend is "
                                  f"unknown ({t.unknown_cost_calls} call"
                                  f"{'s' * (t.unknown_cost_calls != 1)} reported no usable cost "
-                                 "and no prices are configured); stopped conservatively, no new "
-                                 "rows started")
+                                 f"and no prices are configured); stopped conservatively, {stop}")
         elif s.budget_usd is not None and bound >= s.budget_usd:
             self._stop_reason = (f"budget reached: ${bound:.4f} spent{unknown} of "
-                                 f"${s.budget_usd:.4f}; no new rows started")
+                                 f"${s.budget_usd:.4f}; {stop}")
         elif s.budget_tokens is not None and self.totals.tokens >= s.budget_tokens:
             self._stop_reason = (f"token budget reached: {self.totals.tokens} of "
-                                 f"{s.budget_tokens}; no new rows started")
+                                 f"{s.budget_tokens}; {stop}")
         if self._stop_reason:
             self._emit(Stopped(reason=self._stop_reason))
         return self._stop_reason is not None
@@ -822,11 +818,10 @@ class SweepRunner:
         if self._gate is not None:
             await self._gate.wait()  # paused: no new call starts until the run is resumed
         if self.key_rejected is not None or (self._sweep is not None
-                                             and self._budget_exceeded(self._sweep)
-                                             and self._spend_unknown):
-            # A budget whose spend is unknown holds between calls too, not only between rows
-            # (rows in flight do not finish on a guess): the row stops here, its committed
-            # folds kept, and waits (planned) for a run with budget left.
+                                             and self._budget_exceeded(self._sweep)):
+            # A budget holds between calls, not only between rows (rows in flight would spend
+            # past it by as many rows as run at once): the row stops here, its committed folds
+            # kept, and waits (planned) for a run with budget left.
             raise _RowAbandoned()
         row_id = _CURRENT_ROW.get()
         try:
