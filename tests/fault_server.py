@@ -41,6 +41,8 @@ class FaultServer:
         self.replies = replies
         self.requests: list[dict] = []
         self.headers: list[dict[str, str]] = []
+        self.other: list[str] = []
+        """Paths asked that are not chat calls (answered 404)."""
         self._lock = threading.Lock()
         outer = self
 
@@ -63,11 +65,20 @@ class FaultServer:
                 self._answer(body)
 
             def _answer(self, body: dict) -> None:
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    # Anything else a client asks (the models list, a tokenizer) is not served:
+                    # only chat calls take the scripted replies, and only they are counted.
+                    outer.other.append(self.path)
+                    self._send(Raw(b'{"error": {"message": "not found"}}', status=404,
+                                   headers={"content-type": "application/json"}))
+                    return
                 with outer._lock:
                     n = len(outer.requests)
                     outer.requests.append(body)
                     outer.headers.append(dict(self.headers.items()))
-                reply = outer._reply(n, body)
+                self._send(outer._reply(n, body))
+
+            def _send(self, reply: Raw) -> None:
                 self.send_response(reply.status)
                 for k, v in reply.headers.items():
                     self.send_header(k, v)

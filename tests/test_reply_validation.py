@@ -236,7 +236,9 @@ def test_one_negative_cost_among_dollar_calls_cannot_bypass_a_budget(tmp_path, c
                           arms='["m", "o", "l"]', repeats=3)
         main(["run", path, "--db", str(tmp_path / "d.sqlite"), "--headless"])
         calls = len(server.requests)
-    assert "budget reached" in capsys.readouterr().err
+    # "budget reached", or "cannot be held" when the unknown-cost reply lands first
+    err = capsys.readouterr().err
+    assert "budget reached" in err or "cannot be held" in err
     # At most the calls already in flight (concurrency 8) run past the $3: not 36.
     assert calls <= 3 + 8
     report = _report(tmp_path / "d.sqlite", capsys)
