@@ -455,6 +455,129 @@ def measure_audit(mb: float) -> dict[str, float]:
             "compactions": len(audits)}
 
 
+SWEEP_MODELS = ("sim/faithful", "sim/describer", "sim/gister", "sim/garbler", "sim/inventor")
+
+
+def generate_sweep_db(db: Path, rows: int) -> str:
+    """A finished ``rows``-row kestrel sweep, five simulated models × all twelve arms, made
+    quickly: one repeat is really run, then its rows (with their folds, checks and fact courses)
+    are copied as further repeats by direct inserts, doubling until there are enough; returns
+    the sweep's id. Only read paths are measured on it, so copies of real rows serve."""
+    import sqlite3
+
+    from foldscope.engine.launch import prepare_sweep
+    from foldscope.engine.runner import SweepRunner
+
+    cell_count = len(SWEEP_MODELS) * len(ALL_ARMS)
+    data = _definition(ALL_ARMS, max(1, -(-rows // cell_count)),
+                       [{"id": m} for m in SWEEP_MODELS], concurrency=8)
+    data["sweep"]["mode"] = "free"
+    prepared = prepare_sweep(db, data, "bench", fresh=True)
+    sweep_id = prepared.sweep_id
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        # Keep the first repeat's rows only, run them, then fill the others from them.
+        conn.execute("DELETE FROM rows WHERE sweep_id=? AND repeat > 0", [sweep_id])
+        asyncio.run(SweepRunner(db, sweep_id, latency_scale=0.0).run())
+
+        def columns(table: str, skip: tuple[str, ...]) -> list[str]:
+            return [r[1] for r in conn.execute(f"PRAGMA table_info({table})") if r[1] not in skip]
+
+        row_cols = columns("rows", ("id", "repeat", "position", "seq"))
+        fold_cols = columns("folds", ("id", "row_id", "seq"))
+        check_cols = columns("checks", ("id", "row_id"))
+        history_cols = columns("fact_histories", ("row_id",))
+        have = conn.execute("SELECT COUNT(*) FROM rows WHERE sweep_id=?", [sweep_id]).fetchone()[0]
+        while have < rows:
+            shift = conn.execute("SELECT MAX(repeat) + 1 FROM rows WHERE sweep_id=?",
+                                 [sweep_id]).fetchone()[0]
+            take = min(have, rows - have)
+            conn.execute("BEGIN")
+            conn.execute(
+                f"INSERT INTO rows (repeat, position, seq, {', '.join(row_cols)}) "
+                f"SELECT repeat + ?, position + ?, seq + ?, {', '.join(row_cols)} FROM rows "
+                "WHERE sweep_id=? ORDER BY position LIMIT ?",
+                [shift, have, 10 * have, sweep_id, take])
+            pairs = ("FROM rows o JOIN rows n ON n.sweep_id=o.sweep_id AND n.scenario=o.scenario "
+                     "AND n.model=o.model AND n.arm=o.arm AND n.repeat=o.repeat + ? "
+                     "WHERE o.sweep_id=? AND o.repeat < ?")
+            conn.execute(f"INSERT INTO folds (row_id, seq, {', '.join(fold_cols)}) SELECT n.id, "
+                         f"f.seq, {', '.join('f.' + c for c in fold_cols)} FROM folds f "
+                         f"JOIN ({'SELECT o.id AS old, n.id AS id ' + pairs}) n ON n.old=f.row_id",
+                         [shift, sweep_id, shift])
+            for table, cols in (("checks", check_cols), ("fact_histories", history_cols)):
+                conn.execute(f"INSERT INTO {table} (row_id, {', '.join(cols)}) SELECT n.id, "
+                             f"{', '.join('t.' + c for c in cols)} FROM {table} t JOIN "
+                             f"({'SELECT o.id AS old, n.id AS id ' + pairs}) n ON n.old=t.row_id",
+                             [shift, sweep_id, shift])
+            conn.execute("COMMIT")
+            have += take
+    finally:
+        conn.close()
+    return sweep_id
+
+
+def _wall_and_peak(argv: list[str]) -> tuple[float, float]:
+    """Run a foldscope command in a fresh process: its wall time (s) and peak RSS (MB)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from foldscope.cli.main import "
+                             "main; sys.exit(main(sys.argv[1:]))", *argv],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode:
+        raise RuntimeError(f"foldscope {' '.join(argv)} failed: {err.strip()[-300:]}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def measure_start(runs: int = 5) -> dict[str, float]:
+    """``foldscope --help`` from a fresh process, and ``report`` on a 1,000-row database."""
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "report.sqlite"
+        sweep_id = generate_sweep_db(db, 1000)
+        help_s = [_wall_and_peak(["--help"])[0] for _ in range(runs)]
+        report_s = [_wall_and_peak(["report", "--db", str(db), "--sweep", sweep_id,
+                                    "--format", "json"])[0] for _ in range(max(1, runs // 2))]
+    return {"cli_start_ms": 1000 * _median(help_s), "report_cold_ms": 1000 * _median(report_s),
+            "help_runs_ms": [round(1000 * t, 1) for t in help_s],
+            "report_runs_ms": [round(1000 * t, 1) for t in report_s]}
+
+
+def measure_whole_sweep(rows: int) -> dict[str, float]:
+    """``report --format json`` and ``export`` on a generated database of ``rows`` rows (and of
+    a fifth of it, to see time grow linearly): wall time per 1,000 rows and peak RSS."""
+    out: dict[str, Any] = {"rows": rows}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (max(1000, rows // 5), rows):
+            db = Path(tmp) / f"sweep{n}.sqlite"
+            t0 = time.perf_counter()
+            sweep_id = generate_sweep_db(db, n)
+            out[f"generate_s_{n}"] = time.perf_counter() - t0
+            report_s, report_mb = _wall_and_peak(["report", "--db", str(db), "--sweep", sweep_id,
+                                                  "--format", "json"])
+            export_s, export_mb = _wall_and_peak(["export", "--db", str(db), "--out",
+                                                  str(Path(tmp) / f"package{n}")])
+            check_s, check_mb = _wall_and_peak(["check", "--db", str(db)])
+            out.update({f"report_ms_per_1k_rows_{n}": 1000 * report_s / (n / 1000),
+                        f"report_peak_mb_{n}": report_mb,
+                        f"export_ms_per_1k_rows_{n}": 1000 * export_s / (n / 1000),
+                        f"export_peak_mb_{n}": export_mb,
+                        f"check_ms_per_1k_rows_{n}": 1000 * check_s / (n / 1000),
+                        f"check_peak_mb_{n}": check_mb,
+                        f"db_mb_{n}": db.stat().st_size / 1e6})
+            db.unlink()
+    out["report_ms_per_1k_rows"] = out[f"report_ms_per_1k_rows_{rows}"]
+    out["export_peak_mb"] = out[f"export_peak_mb_{rows}"]
+    return out
+
+
 def _child(kind: str, args: list[str]) -> dict[str, float]:
     out = subprocess.run([sys.executable, "-m", "foldscope.bench", "--child", kind, *args],
                          check=True, capture_output=True, text=True)
@@ -532,7 +655,9 @@ def main(argv: list[str] | None = None) -> int:
               "keys": lambda: measure_keystrokes(rest[0]),
               "memory": lambda: measure_memory(int(rest[0])),
               "audit": lambda: measure_audit(float(rest[0])),
-              "http": lambda: measure_http(int(rest[0]), float(rest[1]), int(rest[2]))}[args.child]
+              "http": lambda: measure_http(int(rest[0]), float(rest[1]), int(rest[2])),
+              "start": measure_start,
+              "sweep_db": lambda: measure_whole_sweep(int(rest[0]))}[args.child]
         print(json.dumps(fn()))
         return 0
     if args.only == "watch":

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from foldscope.core.cells import CellKey, cell_key, group_cells, valid_rows
 from foldscope.core.errors import ScenarioError, StoreError
 from foldscope.core.forensics import (
+    FactHistory,
     FoldFacts,
     Timeline,
     advance_histories,
@@ -126,19 +128,66 @@ class ReindexResult:
     """Finished rows whose checks were recomputed."""
 
 
+REINDEX_BATCH = 32
+"""Rows one worker process recomputes per task."""
+
+REINDEX_PARALLEL_FROM = 128
+"""Rows from which ``reindex`` spreads the work over processes (below, starting them costs more
+than it saves)."""
+
+_Recomputed = tuple[int, list[FoldRecord], tuple[FactHistory, ...], tuple[Check, ...],
+                    float | None, bool]
+_WORKER_SCENARIOS: dict[str, Scenario] = {}
+
+
+def _recompute_row(scenario_name: str, row_id: int, stored: list[FoldRecord],
+                   answer: str | None) -> _Recomputed:
+    """One row by today's rules: its folds' fact states, its facts' courses and, for a
+    finished row (``answer`` given), its checks and recall. Pure of the store, so a worker
+    process can run it."""
+    scenario = _WORKER_SCENARIOS.get(scenario_name)
+    if scenario is None:
+        scenario = _WORKER_SCENARIOS[scenario_name] = _scenario(scenario_name)
+    folds = [recompute_fold(f, scenario.facts) for f in stored]
+    timeline = stored_timeline(folds, scenario.facts)
+    checks: tuple[Check, ...] = ()
+    recall = None
+    if answer is not None:
+        checks = grade_checks(answer, scenario.graded,
+                              carrier=folds[-1].carrier if folds else "",
+                              rivals=[f.value for f in scenario.facts],
+                              carriers=[f.carrier for f in folds[:-1]])
+        recall = sum(c.correct for c in checks) / len(checks) if checks else 0.0
+    return row_id, folds, timeline.facts if folds else (), checks, recall, answer is not None
+
+
+def _recompute_batch(batch: list[tuple[str, int, list[FoldRecord], str | None]]
+                     ) -> list[_Recomputed]:
+    return [_recompute_row(*item) for item in batch]
+
+
 def reindex(store: Store, sweep_id: str | None = None,
-            progress: Callable[[int, int], None] | None = None) -> ReindexResult:
+            progress: Callable[[int, int], None] | None = None, *,
+            workers: int | None = None) -> ReindexResult:
     """Recompute every row's fact states, courses, answer classes and recall by today's rules,
     one transaction per row (an interrupted reindex leaves every row consistent).
+
+    Rows are read and written here in batches, in order; the recomputing (pure ``core``) runs
+    in ``workers`` processes (default: one per core) once there are ``REINDEX_PARALLEL_FROM``
+    rows, with a bounded number of batches in flight, so memory does not grow with the sweep.
 
     Args:
         store: a writable store.
         sweep_id: only this sweep's rows (None: every sweep).
         progress: called with (rows done, rows total) after each row.
+        workers: processes to recompute in (1: this one).
 
     Raises:
         StoreError: the sweep does not exist, or a scenario cannot be loaded.
     """
+    import os
+    from collections import deque
+
     if sweep_id is not None:
         if store.sweep(sweep_id) is None:
             raise StoreError(f"{store.path}: no sweep {sweep_id!r}")
@@ -146,26 +195,43 @@ def reindex(store: Store, sweep_id: str | None = None,
     else:
         sweeps = [s["id"] for s in store.sweeps()]
     rows = [r for s in sweeps for r in store.rows(s)]
-    scenarios: dict[str, Scenario] = {}
-    folds_done = regraded = 0
-    for done, row in enumerate(rows, 1):
-        if row.scenario not in scenarios:
-            scenarios[row.scenario] = _scenario(row.scenario)
-        scenario = scenarios[row.scenario]
-        folds = [recompute_fold(f, scenario.facts) for f in store.folds(row.id)]
-        timeline = stored_timeline(folds, scenario.facts)
-        checks: tuple[Check, ...] = ()
-        recall = None
-        full = store.row(row.id)
-        if full is not None and full.status == "done" and full.answer is not None:
-            checks = grade_checks(full.answer, scenario.graded,
-                                  carrier=folds[-1].carrier if folds else "",
-                                  rivals=[f.value for f in scenario.facts],
-                                  carriers=[f.carrier for f in folds[:-1]])
-            recall = sum(c.correct for c in checks) / len(checks) if checks else 0.0
-            regraded += 1
-        store.rewrite_timeline(row.id, folds, timeline.facts if folds else (), checks, recall)
-        folds_done += len(folds)
-        if progress is not None:
-            progress(done, len(rows))
+    for name in {r.scenario for r in rows}:
+        _scenario(name)  # a scenario that cannot be loaded is refused before anything changes
+
+    def batches() -> Any:
+        for at in range(0, len(rows), REINDEX_BATCH):
+            batch = []
+            for row in rows[at:at + REINDEX_BATCH]:
+                full = store.row(row.id)
+                answer = (full.answer if full is not None and full.status == "done" else None)
+                batch.append((row.scenario, row.id, store.folds(row.id), answer))
+            yield batch
+
+    folds_done = regraded = done = 0
+
+    def write(results: list[_Recomputed]) -> None:
+        nonlocal folds_done, regraded, done
+        for row_id, folds, histories, checks, recall, graded in results:
+            store.rewrite_timeline(row_id, folds, histories, checks, recall)
+            folds_done += len(folds)
+            regraded += graded
+            done += 1
+            if progress is not None:
+                progress(done, len(rows))
+
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    if count <= 1 or len(rows) < REINDEX_PARALLEL_FROM:
+        for batch in batches():
+            write(_recompute_batch(batch))
+        return ReindexResult(len(rows), folds_done, regraded)
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=count) as pool:
+        pending: deque[Any] = deque()
+        for batch in batches():
+            pending.append(pool.submit(_recompute_batch, batch))
+            if len(pending) >= 2 * count:  # a bounded read-ahead: memory stays flat
+                write(pending.popleft().result())
+        while pending:
+            write(pending.popleft().result())
     return ReindexResult(len(rows), folds_done, regraded)
