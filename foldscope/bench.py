@@ -578,6 +578,96 @@ def measure_whole_sweep(rows: int) -> dict[str, float]:
     return out
 
 
+INSPECT_TASK = """
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+from inspect_ai.scorer import includes
+from inspect_ai.solver import Generate, TaskState, solver
+
+CHUNKS = {chunks!r}
+
+
+@solver
+def fold_forward():
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        carrier = ""
+        for chunk in CHUNKS:  # one fold per chunk: the carrier so far plus the chunk
+            state.messages = [ChatMessageSystem(content="Summarise into the carrier."),
+                              ChatMessageUser(content=carrier + "\\n\\n" + chunk)]
+            state = await generate(state)
+            carrier = state.output.completion
+        return state
+    return solve
+
+
+@task
+def folds():
+    return Task(dataset=[Sample(input="fold", target="x", id=i) for i in range({rows})],
+                solver=fold_forward(), scorer=includes())
+"""
+
+
+def measure_inspect(inspect_venv: Path, rows: int = 800) -> dict[str, float]:
+    """inspect_ai's CPU per fold on the same workload: ``rows`` samples, each folding the six
+    kestrel chunks one generate call at a time on its mock model (``inspect eval``)."""
+    from foldscope.engine.loader import load_scenario
+
+    chunks = [c.text for c in load_scenario("kestrel").chunks]
+    with tempfile.TemporaryDirectory() as tmp:
+        task = Path(tmp) / "folds.py"
+        task.write_text(INSPECT_TASK.format(chunks=chunks, rows=rows))
+        inspect = inspect_venv.resolve() / "bin" / "inspect"
+        proc = subprocess.Popen([str(inspect), "eval", task.name, "--model", "mockllm/model",
+                                 "--log-dir", str(Path(tmp) / "logs"), "--display", "none",
+                                 "--max-connections", "8"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp)
+        _, status, usage = os.wait4(proc.pid, 0)
+        if os.waitstatus_to_exitcode(status):
+            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+            raise RuntimeError(f"inspect eval failed: {err.strip()[-300:]}")
+    folds = rows * len(chunks)
+    return {"inspect_folds": folds,
+            "inspect_cpu_ms_per_fold": 1000 * (usage.ru_utime + usage.ru_stime) / folds}
+
+
+def _measure_speed_keys(args: argparse.Namespace, cpu: dict[str, float]) -> dict[str, Any]:
+    """Issue 24's start-up, whole-sweep and inspect_ai keys, printed; returns the keys plus
+    ``detail``."""
+    keys: dict[str, Any] = {}
+    detail: dict[str, Any] = {}
+    start = detail["start"] = _child("start", [])
+    keys["cli_start_ms"] = round(start["cli_start_ms"], 1)
+    keys["report_cold_ms"] = round(start["report_cold_ms"], 1)
+    print(f"  CLI start             {start['cli_start_ms']:8.1f} ms   (target ≤ 300 ms; "
+          f"foldscope --help, median of {len(start['help_runs_ms'])})")
+    print(f"  report, cold          {start['report_cold_ms']:8.1f} ms   (target ≤ 1,000 ms; "
+          f"report --format json on a 1,000-row database in a fresh process)")
+    if args.sweep_rows:
+        whole = detail["whole_sweep"] = _child("sweep_db", [str(args.sweep_rows)])
+        keys["report_ms_per_1k_rows"] = round(whole["report_ms_per_1k_rows"], 1)
+        keys[f"export_peak_mb_{args.sweep_rows // 1000}k"] = round(whole["export_peak_mb"], 1)
+        small = max(1000, args.sweep_rows // 5)
+        print(f"  report per 1k rows    {whole['report_ms_per_1k_rows']:8.1f} ms   "
+              f"({args.sweep_rows} rows, peak {whole[f'report_peak_mb_{args.sweep_rows}']:.0f} MB; "
+              f"{whole[f'report_ms_per_1k_rows_{small}']:.0f} ms per 1k at {small} rows)")
+        print(f"  export peak RSS       {whole['export_peak_mb']:8.1f} MB   (target ≤ 300 MB; "
+              f"{args.sweep_rows} rows, {whole[f'export_ms_per_1k_rows_{args.sweep_rows}']:.0f} ms "
+              f"per 1k rows; check {whole[f'check_peak_mb_{args.sweep_rows}']:.0f} MB)")
+    venv = os.environ.get("INSPECT_VENV")
+    if venv:
+        ours = _child("cpu", [str(args.cpu_repeats)])  # beside inspect_ai's, one after the other
+        theirs = detail["inspect"] = _child("inspect", [venv])
+        ratio = ((cpu["cpu_ms_per_fold"] + ours["cpu_ms_per_fold"]) / 2
+                 / theirs["inspect_cpu_ms_per_fold"])
+        keys["cpu_per_fold_vs_inspect"] = round(ratio, 3)
+        print(f"  CPU per fold ÷ inspect {ratio:7.3f}      (target ≤ 0.15; inspect_ai "
+              f"{theirs['inspect_cpu_ms_per_fold']:.2f} ms per fold on {theirs['inspect_folds']} "
+              f"mock folds)")
+    keys["detail"] = detail
+    return keys
+
+
 def _child(kind: str, args: list[str]) -> dict[str, float]:
     out = subprocess.run([sys.executable, "-m", "foldscope.bench", "--child", kind, *args],
                          check=True, capture_output=True, text=True)
@@ -634,6 +724,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="bench-results.json", help="where to write the figures")
     p.add_argument("--audit-mb", type=float, default=100.0,
                    help="size of the generated session foldscope audit reads (audit_mb_per_s)")
+    p.add_argument("--sweep-rows", type=int, default=50_000,
+                   help="rows of the generated database report/export/check read (0: skip)")
     p.add_argument("--http-rows", type=int, default=1000,
                    help="rows in the HTTP run at concurrency 1,000 (7 calls each)")
     p.add_argument("--http-rows-256", type=int, default=512,
@@ -657,7 +749,8 @@ def main(argv: list[str] | None = None) -> int:
               "audit": lambda: measure_audit(float(rest[0])),
               "http": lambda: measure_http(int(rest[0]), float(rest[1]), int(rest[2])),
               "start": measure_start,
-              "sweep_db": lambda: measure_whole_sweep(int(rest[0]))}[args.child]
+              "sweep_db": lambda: measure_whole_sweep(int(rest[0])),
+              "inspect": lambda: measure_inspect(Path(rest[0]))}[args.child]
         print(json.dumps(fn()))
         return 0
     if args.only == "watch":
@@ -682,6 +775,8 @@ def main(argv: list[str] | None = None) -> int:
           f"(target ≥ 0.9; 1 model × 2 repeats × 12 arms, concurrency 24, "
           f"{few['mean_in_flight']:.1f} calls in flight on average, {few['wall_s']:.1f} s)")
     http, http_detail = _measure_http(args)
+    speed = _measure_speed_keys(args, cpu)
+    speed_detail = speed.pop("detail")
     poll = _child("poll", [])
     print(f"  live poll, 10k rows    {poll['poll_ms_10k_rows']:7.2f} ms   (target ≤ 15 ms; median of "
           f"{poll['polls']} polls while a runner appended {poll['rows_changed_while_polling']} "
@@ -709,15 +804,16 @@ def main(argv: list[str] | None = None) -> int:
                "latency_efficiency": round(lat["latency_efficiency"], 4),
                "latency_efficiency_few_sequences": round(
                    few["latency_efficiency_few_sequences"], 4),
-               **http,
+               **http, **speed,
                "poll_ms_10k_rows": round(poll["poll_ms_10k_rows"], 3),
+               "first_poll_ms_10k_rows": round(poll["first_poll_ms"], 1),
                "watch_slowdown": round(slowdown, 4),
                "keystroke_ms_p95": round(keystroke, 1),
                "peak_rss_mb": round(mem["peak_rss_mb"], 1),
                "db_bytes_per_fold": round(mem["db_bytes_per_fold"], 1),
                "audit_mb_per_s": round(audit["audit_mb_per_s"], 2),
                "detail": {"cpu": cpu, "latency": lat, "few_sequences": few, "poll": poll,
-                          "http": http_detail,
+                          "http": http_detail, "speed": speed_detail,
                           "watch": watch, "keystrokes": keys, "memory": mem, "audit": audit,
                           "python": sys.version.split()[0], "cpus": os.cpu_count()}}
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")

@@ -95,7 +95,7 @@ def test_live_cells_carry_the_grids_metric_sums(db):
     view = LiveSweep(db, sweep_id).poll()
     with Store(db, readonly=True) as store:
         rows = store.rows(sweep_id)
-        checks = store.sweep_checks(sweep_id)
+        checks = list(store.sweep_checks(sweep_id))
         finals = {r.id: store.folds(r.id)[-1] for r in rows}
     for cell in view.cells:
         mine = [r for r in rows if (r.model, r.arm) == (cell.model, cell.arm) and r.verdict.valid]

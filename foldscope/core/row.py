@@ -394,7 +394,7 @@ class FoldTally:
                          self.length_stops + fold.length_stop)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Check:
     """One graded fact of a row: the answer found for its label and how it was judged."""
 
@@ -415,7 +415,7 @@ class Check:
     """For ``read_failure``: what the answer gave instead (``core.answers.READ_FAILURE_KINDS``)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StoredCheck(Check):
     """A check as stored, with its id, its row and a person's fabrication flag."""
 
