@@ -427,3 +427,19 @@ def test_real_answer_with_numbered_stand_ins_and_prose_gives_nothing():
 def test_hostile_shapes_grade_without_error(answer):
     grades = _grades(answer)
     assert not any(g.correct for g in grades.values())
+
+
+@pytest.mark.parametrize("answer", [
+    "The ledger service port and the admin console port are 62114 and 47031 respectively.",
+    "The ledger service port and the admin console port are 62114 and 47031.",
+    "ledger service port, admin console port and release tag are 62114, 47031 and v4.18.2-rc3, "
+    "respectively",
+])
+def test_labels_joined_in_one_sentence_bind_pairwise(answer):
+    g = _grades(answer)
+    assert g["ledger service port"].correct and g["admin console port"].correct
+
+
+def test_pairwise_binding_never_pairs_a_hedge():
+    g = _grades("The ledger service port and the admin console port are 62114 or 47031.")
+    assert not g["ledger service port"].correct and not g["admin console port"].correct

@@ -1001,6 +1001,9 @@ def _inline(text: str, n: int, index: _LabelIndex, offset: int) -> list[Binding]
                    for m in rx.finditer(folded))
     spans = [sp for sp in spans
              if not any(o[0] <= sp[0] and sp[1] <= o[1] and o != sp for o in spans)]
+    paired = _respectively(text, folded, spans, n)
+    if paired:
+        return paired
     out = []
     for i, (begin, end, label) in enumerate(spans):
         if begin == 0 and offset:
@@ -1016,6 +1019,38 @@ def _inline(text: str, n: int, index: _LabelIndex, offset: int) -> list[Binding]
         if value:
             out.append(Binding(label, value, n, "inline"))
     return out
+
+
+_RESPECTIVELY_RE = re.compile(r"[\s,;]*respectively\b[\s.,;]*", re.IGNORECASE)
+_JOINED_LABELS_RE = re.compile(r"^\s*(?:,|and|&|,\s*and)?\s*(?:the\s+)?$", re.IGNORECASE)
+_PAIR_SPLIT_RE = re.compile(r"\s*(?:,\s*and|,|;|\band\b|&)\s*", re.IGNORECASE)
+
+
+def _respectively(text: str, folded: str, spans: Sequence[tuple[int, int, str]], n: int
+                  ) -> list[Binding]:
+    """``The ledger service port and the admin console port are 62114 and 47031, respectively``:
+    labels joined by "and"/commas, one connector, as many values, bound pairwise."""
+    if len(spans) < 2:
+        return []
+    tail = _RESPECTIVELY_RE.search(folded)
+    stop = tail.start() if tail is not None else len(text.rstrip().rstrip("."))
+    labels = [spans[0]]
+    for sp in spans[1:]:
+        if sp[0] >= stop or not _JOINED_LABELS_RE.match(text[labels[-1][1]: sp[0]]):
+            break
+        labels.append(sp)
+    if len(labels) < 2:
+        return []
+    connector = _INLINE_CONNECTOR_RE.match(text[labels[-1][1]: stop])
+    plural = re.match(r"\s*(?:are|were)\b", text[labels[-1][1]: stop], re.IGNORECASE)
+    if connector is None or (tail is None and plural is None):
+        return []  # without "respectively", only a plural "are"/"were" pairs them
+    body = text[labels[-1][1] + connector.end(): stop]
+    values = [v.strip() for v in _PAIR_SPLIT_RE.split(body) if v.strip()]
+    if len(values) != len(labels):
+        return []
+    return [Binding(label, _clean_value(value), n, "inline")
+            for (_, _, label), value in zip(labels, values, strict=True)]
 
 
 def _sentences(text: str, n: int, index: _LabelIndex, rx: _Compiled, bound: set[str],
