@@ -443,3 +443,18 @@ def test_labels_joined_in_one_sentence_bind_pairwise(answer):
 def test_pairwise_binding_never_pairs_a_hedge():
     g = _grades("The ledger service port and the admin console port are 62114 or 47031.")
     assert not g["ledger service port"].correct and not g["admin console port"].correct
+
+
+def test_json_answers_numbered_in_question_order():
+    doc = {"answers": {str(i): v for i, v in enumerate(VALUES, 1)}}
+    assert _correct(json.dumps(doc, ensure_ascii=False)) == 14
+
+
+@pytest.mark.parametrize("header", [
+    "| Fact | Recalled value | Notes |", "| Item | Answer | Comment |", "| Question | Answer | - |",
+    "| Key | Value | Source |", "| Parameter | Setting | Remarks |",
+])
+def test_table_headers_name_the_columns(header):
+    rows = "\n".join(f"| **{lab}** | `{v}` | from chunk {i} |"
+                     for i, (lab, v) in enumerate(KESTREL_GRADED.items(), 1))
+    assert _correct(header + "\n|---|---|---|\n" + rows) == 14

@@ -478,6 +478,7 @@ class _LabelIndex:
     """Resolves label text (exact, with a qualifier, a typo or a paraphrase) to an asked label."""
 
     def __init__(self, labels: Sequence[str], synonyms: Sequence[str] = ()) -> None:
+        self.asked = tuple(labels)
         self.by_norm: dict[str, str] = {}
         for label in labels:
             self.by_norm.setdefault(_norm_label(label), label)
@@ -741,6 +742,14 @@ def _json_bindings(data: Any, index: _LabelIndex, rx: _Compiled, out: list[Bindi
             _json_bindings(item, index, rx, out, depth + 1)
         return
     if not isinstance(data, dict):
+        return
+    asked = index.asked
+    numbered = [k for k in data if isinstance(k, str) and k.strip().isdigit()]
+    if len(numbered) >= 2 and len(numbered) == len(data) \
+            and all(1 <= int(k) <= len(asked) for k in numbered):
+        # {"1": "62114", "2": "/opt/…"}: answers numbered in question order.
+        for k in numbered:
+            out.append(Binding(asked[int(k) - 1], _scalar(data[k]), -1, "position"))
         return
     keys = {_norm_label(str(k)): k for k in data}
     label_key = next((keys[k] for k in _LABEL_KEYS if k in keys
