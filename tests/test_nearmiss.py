@@ -211,3 +211,14 @@ def test_edit_rule_directly():
     assert edit_rule("62114", "62114") is None
     assert edit_rule("01:45", "01:26", "time") == "minute_changed"
     assert edit_rule("01:45", "01:26", "number") is None
+
+
+def test_a_scenario_tag_names_the_same_kind_for_near_misses_as_for_the_grader():
+    from foldscope.core.grading import tag_kind
+    from foldscope.core.nearmiss import value_kind
+
+    # ledger01 has no kind of its own; tagged hostname it is a host to both rules.
+    assert value_kind("ledger01", "hostname") == tag_kind("hostname") == "host"
+    assert value_kind("ledger01", "department") == value_kind("ledger01") is None
+    for tag in ("port", "domain", "zone", "file", "uri", "commit"):
+        assert value_kind("x", tag) == tag_kind(tag), tag

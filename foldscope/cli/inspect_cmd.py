@@ -9,9 +9,6 @@ from foldscope.cli.paths import DEFAULT_DB
 from foldscope.core.errors import StoreError
 from foldscope.core.text import json_text, literal
 
-STATE_MARKS = {"not_yet": "·", "present": "●", "mutated": "◐", "missing": "○"}
-"""One character per fact state, as the inspector's strip draws them."""
-
 
 def register(subparsers: Any) -> None:
     """Add the ``inspect`` command."""
@@ -29,7 +26,7 @@ def register(subparsers: Any) -> None:
 
 def inspect(args: argparse.Namespace) -> int:
     """Handle ``foldscope inspect``."""
-    from foldscope.core.forensics import timeline_document
+    from foldscope.core.forensics import STATE_MARKS, timeline_document
     from foldscope.engine.store import Store
     from foldscope.engine.timelines import read_row_timeline
 

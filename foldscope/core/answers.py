@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from foldscope.core.forensics import CarriedForm, carrier_states, value_course
+from foldscope.core.forensics import CarriedForm, FactState, carrier_states, value_course
 from foldscope.core.grading import (
     FactGrade,
     contains_token,
@@ -61,7 +61,8 @@ no value, or its text holds no value of the fact's kind): for ``read_failure`` a
 ``honest_abstention`` (the carrier had lost the value; the answer did not say it does not know,
 it said nothing). Not counted as an abstention (``core.fabrication.abstains``)."""
 
-CarrierState = Literal["present", "mutated", "missing"]
+CarrierState = FactState
+"""A fact's state in the final carrier: the one definition is ``core.forensics``'."""
 
 
 @dataclass(frozen=True)

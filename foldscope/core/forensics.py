@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeVar
+from enum import StrEnum
+from typing import Final, Literal, Protocol, TypeVar
 
 from foldscope.core.grading import (
     bind_answer,
@@ -29,7 +30,34 @@ from foldscope.core.nearmiss import (
     token_near_miss,
 )
 
-FactState = Literal["present", "mutated", "missing"]
+
+class TimelineState(StrEnum):
+    """A value's state in a text (a carrier, a summary): the one definition of the states.
+
+    str-valued, so stored and printed values are the strings they always were (``present``...),
+    and comparing with a plain string still holds."""
+
+    NOT_YET = "not_yet"
+    """Not planted yet: the fold has not read the fact's chunk (timelines only)."""
+    PRESENT = "present"
+    """The text holds the value verbatim (the grader's whole-token rule)."""
+    MUTATED = "mutated"
+    """The text holds a near miss of it (``core.nearmiss``)."""
+    MISSING = "missing"
+    """Neither."""
+
+
+FactState = Literal[TimelineState.PRESENT, TimelineState.MUTATED, TimelineState.MISSING]
+"""A value's state in one text once it can be there (``not_yet`` left out)."""
+
+PRESENT: Final = TimelineState.PRESENT
+MUTATED: Final = TimelineState.MUTATED
+MISSING: Final = TimelineState.MISSING
+NOT_YET: Final = TimelineState.NOT_YET
+
+STATE_MARKS: dict[str, str] = {NOT_YET: "·", PRESENT: "●", MUTATED: "◐", MISSING: "○"}
+"""One character per state, as the inspector's strip, ``foldscope inspect`` and the audit draw
+them (the UI adds the theme variable that colours each)."""
 
 _RULE_ORDER = {rule: n for n, rule in enumerate(RULES)}
 
@@ -52,11 +80,11 @@ def _state(norm: str, value: str, kind: str | None = None, label: str | None = N
     (``ledger shard count: 19`` for ``19 shards``) holds it ``mutated`` (``unit_dropped``),
     however short the number: bound to the label, it is that fact's value, not any ``19``."""
     if contains_token_normalized(norm, value):
-        return "present", None
+        return PRESENT, None
     miss = near_miss(norm, value, kind)
     if miss is None and label is not None:
         miss = _bound_unit_drop(norm, value, label)
-    return ("missing", None) if miss is None else ("mutated", miss)
+    return (MISSING, None) if miss is None else (MUTATED, miss)
 
 
 def _bound_unit_drop(norm: str, value: str, label: str) -> NearMiss | None:
@@ -192,13 +220,13 @@ def value_state(norm: str, value: str, kind: str | None = None,
     if tokens is None:
         return _state(norm, value, kind)
     if contains_token_normalized(norm, value):
-        return "present", None
+        return PRESENT, None
     best: NearMiss | None = None
     for token in tokens:
         miss = token_near_miss(token, value, kind)
         if miss is not None and (best is None or _RULE_ORDER[miss.rule] < _RULE_ORDER[best.rule]):
             best = miss
-    return ("missing", None) if best is None else ("mutated", best)
+    return (MISSING, None) if best is None else (MUTATED, best)
 
 
 def fact_state(text: str, value: str) -> FactState:
@@ -241,11 +269,11 @@ def fact_spans(text: str, facts: Iterable[_Planted]) -> list[FactSpan]:
         value = normalize(f.value)
         found = token_spans(norm, value)
         if found:
-            spans.extend(FactSpan(a, b, f.label, "present") for a, b in found)
+            spans.extend(FactSpan(a, b, f.label, PRESENT) for a, b in found)
             continue
         miss = near_miss(norm, value, getattr(f, "kind", None))
         if miss is not None:
-            spans.append(FactSpan(miss.start, miss.end, f.label, "mutated"))
+            spans.append(FactSpan(miss.start, miss.end, f.label, MUTATED))
     spans.sort(key=lambda sp: (sp.start, -sp.end))
     # Overlaps (a decoy inside another value) keep the earlier, longer span.
     kept: list[FactSpan] = []
@@ -259,8 +287,6 @@ def fact_spans(text: str, facts: Iterable[_Planted]) -> list[FactSpan]:
 # The fact timeline: every planted fact's state after every fold of a row
 # ---------------------------------------------------------------------------------------------
 
-TimelineState = Literal["not_yet", "present", "mutated", "missing"]
-"""A planted fact in one carrier; ``not_yet`` until the fold that reads the fact's chunk."""
 
 
 class PlantedFact(Protocol):
@@ -365,7 +391,7 @@ def carrier_states(carrier: str, facts: Iterable[PlantedFact], last_chunk: int
     out: list[FactAtFold] = []
     for fact in facts:
         if fact.chunk > last_chunk:
-            out.append(FactAtFold(fact.label, fact.value, "not_yet"))
+            out.append(FactAtFold(fact.label, fact.value, NOT_YET))
             continue
         state, miss = _state(norm, fact.value, fact.kind, fact.label)
         out.append(FactAtFold(fact.label, fact.value, state,
@@ -376,7 +402,7 @@ def carrier_states(carrier: str, facts: Iterable[PlantedFact], last_chunk: int
 def start_histories(facts: Iterable[PlantedFact]) -> tuple[FactHistory, ...]:
     """The courses of a row's facts before its first fold (every fact ``not_yet``)."""
     return tuple(FactHistory(f.label, f.value, f.graded, f.chunk, None, None, None, False,
-                             "not_yet") for f in facts)
+                             NOT_YET) for f in facts)
 
 
 def advance_histories(histories: Sequence[FactHistory], fold: FoldFacts

@@ -47,7 +47,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from foldscope.core.grading import normalize, split_unit, token_spans
+from foldscope.core.grading import normalize, split_unit, tag_kind, token_spans
 from foldscope.core.identifiers import default_rules, main_kind
 
 MIN_VALUE_CHARS = 4
@@ -110,16 +110,24 @@ class NearMiss:
 def value_kind(value: str, kind: str | None = None) -> str | None:
     """The identifier kind the rules use: ``kind`` when it names one, else the value's own.
 
+    One rule with the grader's: a scenario's free-form tag names a kind through
+    ``core.grading.tag_kind`` (``hostname`` → ``host``), so ``ledger01`` tagged ``hostname``
+    is a host here as it is to the grader.
+
     Args:
         value: the original value.
-        kind: a kind the caller knows (a scenario's fact kind); ignored unless it is one of the
-            identifier kinds.
+        kind: a kind the caller knows (a scenario's fact kind): an identifier kind, or a tag
+            ``tag_kind`` maps to one; anything else is ignored.
 
     Returns:
         An identifier kind name, or None.
     """
-    if kind is not None and kind in _kind_names():
-        return kind
+    if kind is not None:
+        if kind in _kind_names():
+            return kind
+        tagged = tag_kind(kind)
+        if tagged is not None and tagged in _kind_names():
+            return tagged
     return main_kind(value)
 
 

@@ -19,6 +19,10 @@ from foldscope.core.arms import Arm
 from foldscope.core.carrier import PARSE_FAILURES, carry_forward
 from foldscope.core.fold import CallSpec, fold_call
 from foldscope.core.forensics import (
+    MISSING,
+    MUTATED,
+    NOT_YET,
+    PRESENT,
     FactAtFold,
     FactHistory,
     FactState,
@@ -308,8 +312,7 @@ def fold_facts_of(record: FoldRecord, facts: Sequence[PlantedFact]) -> FoldFacts
                              record.fact_status, record.fact_mutations, facts)
 
 
-_STORED_STATES: dict[str, FactState] = {"present": "present", "mutated": "mutated",
-                                        "missing": "missing"}
+_STORED_STATES: dict[str, FactState] = {PRESENT: PRESENT, MUTATED: MUTATED, MISSING: MISSING}
 """A stored per-fold status read back as a state (anything else reads ``missing``)."""
 
 
@@ -325,12 +328,12 @@ def stored_fold_facts(fold_index: int, first_chunk: int, last_chunk: int,
     out: list[FactAtFold] = []
     for fact in facts:
         if fact.chunk > last_chunk:
-            out.append(FactAtFold(fact.label, fact.value, "not_yet"))
+            out.append(FactAtFold(fact.label, fact.value, NOT_YET))
             continue
-        state = _STORED_STATES.get(status.get(fact.label, "missing"), "missing")
+        state = _STORED_STATES.get(status.get(fact.label, MISSING), MISSING)
         altered, rule = mutations.get(fact.label, ("", ""))
-        if state == "mutated":
-            out.append(FactAtFold(fact.label, fact.value, "mutated", altered or None, rule or None))
+        if state == MUTATED:
+            out.append(FactAtFold(fact.label, fact.value, MUTATED, altered or None, rule or None))
         else:
             out.append(FactAtFold(fact.label, fact.value, state))
     return FoldFacts(fold_index, first_chunk, last_chunk, tuple(out))

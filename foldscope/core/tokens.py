@@ -26,6 +26,12 @@ CHARS_PER_TOKEN: dict[str, float] = {
 }
 """Characters per token for each character class; the estimator's only tuning knobs."""
 
+FLAT_CHARS_PER_TOKEN = 4
+"""The flat rule of thumb a tokenizer-less provider counts usage by: four characters a token. The
+simulated endpoint reports its usage (and reads ``max_tokens``) by it, so the report's estimator
+error has a provider count to measure foldscope's own estimate (:func:`estimate_tokens`, per
+character class) against. The one other token rule; both live here."""
+
 CLASSES: tuple[str, ...] = ("latin", "cyrillic", "json", "other")
 """The character classes, in the order reports list them (also the tie-break order)."""
 

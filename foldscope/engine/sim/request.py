@@ -9,8 +9,10 @@ from typing import Any
 
 from foldscope.core import messages as m
 from foldscope.core.sections import match_heading
+from foldscope.core.tokens import FLAT_CHARS_PER_TOKEN
 
-CHARS_PER_TOKEN = 4
+CHARS_PER_TOKEN = FLAT_CHARS_PER_TOKEN
+"""The simulated provider's usage rule (``core.tokens.FLAT_CHARS_PER_TOKEN``)."""
 DEFAULT_MAX_TOKENS = 4096
 _SEGMENT_LABEL_RE = re.compile(r"Conversation (segments? [\d\-–]+ of \d+):")
 

@@ -8,11 +8,18 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import DataTable
 
+from foldscope.core.forensics import MISSING, MUTATED, NOT_YET, PRESENT
+from foldscope.core.forensics import STATE_MARKS as MARKS
 from foldscope.core.text import literal
 
-STATE_MARKS = {"not_yet": ("·", "cell-pending"), "present": ("●", "fact-present"),
-               "mutated": ("◐", "fact-mutated"), "missing": ("○", "fact-missing")}
-"""How a fact's state after a fold is drawn, and the theme variable that colours it."""
+STATE_VARIABLES: dict[str, str] = {NOT_YET: "cell-pending", PRESENT: "fact-present",
+                                   MUTATED: "fact-mutated", MISSING: "fact-missing"}
+"""The theme variable that colours each state."""
+
+STATE_MARKS: dict[str, tuple[str, str]] = {state: (MARKS[state], var)
+                                           for state, var in STATE_VARIABLES.items()}
+"""How a fact's state after a fold is drawn (``core.forensics.STATE_MARKS``), and the theme
+variable that colours it."""
 
 
 class FactHistory(DataTable):
