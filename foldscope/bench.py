@@ -537,7 +537,7 @@ def _median(values: list[float]) -> float:
     return ordered[len(ordered) // 2]
 
 
-def measure_start(runs: int = 5) -> dict[str, float]:
+def measure_start(runs: int = 5) -> dict[str, Any]:
     """``foldscope --help`` from a fresh process, and ``report`` on a 1,000-row database."""
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "report.sqlite"
@@ -668,7 +668,7 @@ def _measure_speed_keys(args: argparse.Namespace, cpu: dict[str, float]) -> dict
     return keys
 
 
-def _child(kind: str, args: list[str]) -> dict[str, float]:
+def _child(kind: str, args: list[str]) -> dict[str, Any]:
     out = subprocess.run([sys.executable, "-m", "foldscope.bench", "--child", kind, *args],
                          check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from conftest import copy_database, definition, run_sweep
+
 from foldscope.engine import timelines
 from foldscope.engine.store import Store
 
