@@ -472,3 +472,13 @@ def test_the_validation_path_is_read_from_either_shape(message):
     assert _is_validation_error(text)
     assert _named_parameter(text, {"response_format": {"type": "json_schema"}}) == \
         "response_format.type"
+
+
+def test_parameters_a_provider_does_not_honour_are_warned_about():
+    from foldscope.engine.runner import unhonoured_warnings
+
+    assert unhonoured_warnings(ModelClient(llamacpp()), ["l", "g"]) == []
+    seeded = ModelClient(resolve_model("x", {"provider": "ollama", "seed": 3,
+                                             "reasoning_param": "vllm"}))
+    [warning] = unhonoured_warnings(seeded, ["j"])
+    assert "chat_template_kwargs" in warning and "ollama" in warning

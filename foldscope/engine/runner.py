@@ -190,6 +190,20 @@ class _RowAbandoned(Exception):
     """The run stopped under a row (its key was refused): it goes back to planned."""
 
 
+def unhonoured_warnings(client: Any, arm_ids: Sequence[str]) -> list[str]:
+    """A warning naming the parameters a sweep's requests send that the provider does not
+    document honouring (``honoured`` in ``core/data/dialects.toml``): they may be ignored."""
+    arms = [get_arm(a) for a in arm_ids]
+    schema = next((a.response_format() for a in arms if a.representation == "schema"), None)
+    body = client.build_body(ChatRequest([{"role": "user", "content": ""}], 1, schema))
+    honoured = set(client.cfg.dialect_entry.honoured)
+    extra = [key for key in body if key not in honoured]
+    if not extra:
+        return []
+    return [f"sends {', '.join(extra)}, which provider {client.cfg.provider} does not document "
+            "honouring (it may be ignored)"]
+
+
 _CURRENT_ROW: contextvars.ContextVar[int | None] = contextvars.ContextVar("row", default=None)
 """The row whose call is on the wire in this task (the retry hook charges its retries to it)."""
 
@@ -785,6 +799,8 @@ class SweepRunner:
                 entry["warnings"] += context_warnings(
                     context, [get_arm(a) for a in s.arms],
                     [inputs[(name, mid)] for name in scenarios])
+            if s is not None:
+                entry["warnings"] += unhonoured_warnings(clients[mid], s.arms)
             if cfg.is_routing_gateway and cfg.pin:
                 try:
                     endpoints = await clients[mid].list_endpoints()
