@@ -482,3 +482,11 @@ def test_parameters_a_provider_does_not_honour_are_warned_about():
                                              "reasoning_param": "vllm"}))
     [warning] = unhonoured_warnings(seeded, ["j"])
     assert "chat_template_kwargs" in warning and "ollama" in warning
+
+
+def test_a_slow_fold_rate_reads_in_folds_a_minute():
+    from foldscope.core.pace import format_rate
+
+    assert format_rate(4 / 269) == "0.9 folds/min"
+    assert format_rate(0.0) == "0.0 folds/s" and format_rate(None) == "0.0 folds/s"
+    assert format_rate(12.34) == "12.3 folds/s" and format_rate(0.1) == "0.1 folds/s"

@@ -38,6 +38,15 @@ def run_pace(elapsed_s: float, folds: int, finished: int, remaining: int) -> Pac
     return Pace(elapsed, rate, eta)
 
 
+def format_rate(folds_per_s: float | None) -> str:
+    """A fold rate as shown: folds/s to one decimal, or folds/min below 0.1 folds/s (a model on a
+    CPU folds a few a minute, which would read "0.0 folds/s")."""
+    rate = folds_per_s or 0.0
+    if 0 < rate < 0.1:
+        return f"{rate * 60:.1f} folds/min"
+    return f"{rate:.1f} folds/s"
+
+
 def format_duration(seconds: float) -> str:
     """Seconds as H:MM:SS (or M:SS under an hour)."""
     seconds = max(0, int(round(seconds)))

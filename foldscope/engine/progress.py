@@ -6,7 +6,7 @@ import sys
 import time
 from typing import TextIO
 
-from foldscope.core.pace import format_duration, run_pace
+from foldscope.core.pace import format_duration, format_rate, run_pace
 from foldscope.core.text import cost_text, literal
 from foldscope.engine.events import Event, RowDone, RowFailed, Stopped, SweepFinished, SweepStarted
 from foldscope.engine.runner import Totals
@@ -19,7 +19,7 @@ def status_line(totals: Totals, now: float | None = None) -> str:
     pace = run_pace(now - totals.started, totals.folds, finished - totals.initial_finished,
                     max(0, totals.rows_total - finished))
     eta = "--:--" if pace.eta_s is None else format_duration(pace.eta_s)
-    return (f"rows {finished}/{totals.rows_total} · {pace.folds_per_s:.1f} folds/s · ETA {eta} · "
+    return (f"rows {finished}/{totals.rows_total} · {format_rate(pace.folds_per_s)} · ETA {eta} · "
             f"retries {totals.call_retries}+{totals.row_retries} rows · errors {totals.errors} · "
             f"{cost_text(totals.cost_usd, totals.unknown_cost_calls)}")
 

@@ -8,7 +8,7 @@ import os
 from rich.text import Text
 from textual.widgets import Static
 
-from foldscope.core.pace import format_duration
+from foldscope.core.pace import format_duration, format_rate
 from foldscope.core.tally import Progress
 from foldscope.core.text import cost_text, literal
 from foldscope.engine.live import RunState, SweepHeader
@@ -44,7 +44,7 @@ def run_text(run: RunState, p: Progress, stop_reason: str | None,
     if run.elapsed_s is not None:
         eta = format_duration(run.eta_s) if run.eta_s is not None else "—"
         parts.append(f"elapsed {format_duration(run.elapsed_s)} · ETA {eta} · "
-                     f"{run.folds_per_s or 0.0:.1f} folds/s")
+                     f"{format_rate(run.folds_per_s)}")
     parts.append(f"rows {p.finished}/{p.total} ({running}, {p.failed} failed) · "
                  f"{p.folds} folds")
     parts.append(f"{cost_text(run.spend_usd, run.unpriced_calls)} · retries {run.call_retries} calls, "
