@@ -490,3 +490,25 @@ def test_a_slow_fold_rate_reads_in_folds_a_minute():
     assert format_rate(4 / 269) == "0.9 folds/min"
     assert format_rate(0.0) == "0.0 folds/s" and format_rate(None) == "0.0 folds/s"
     assert format_rate(12.34) == "12.3 folds/s" and format_rate(0.1) == "0.1 folds/s"
+
+
+def test_a_server_that_takes_no_schema_gets_the_prompt_rung(tmp_path):
+    from foldscope.engine.store import Store
+
+    class Refusing(FakeLlamaCpp):
+        def __call__(self, request):
+            if request.url.path.endswith("/chat/completions"):
+                body = json.loads(request.content)
+                if body.get("response_format") or "json_schema" in body:
+                    return httpx.Response(400, json={"error": {"message": "no schemas here",
+                                                               "param": "response_format"}})
+            return super().__call__(request)
+
+    db = tmp_path / "w.sqlite"
+    sweep_id = _llama_sweep(db, Refusing(), arms=("l", "g"))
+    with Store(db) as store:
+        pin = store.sweep(sweep_id)["pins"]["smollm2-135m"]
+        rows = {r.arm: r for r in store.rows(sweep_id)}
+    # the ladder ends in `prompt` (no response_format at all), which this server takes
+    assert pin["dialect"] == "prompt" and pin["probe"]["culprit"] == "response_format"
+    assert rows["g"].status == "done" and rows["l"].status == "done"

@@ -801,6 +801,11 @@ class SweepRunner:
                     [inputs[(name, mid)] for name in scenarios])
             if s is not None:
                 entry["warnings"] += unhonoured_warnings(clients[mid], s.arms)
+            probed = entry.get("probe")
+            if isinstance(probed, dict) and probed.get("verdict") != "ok":
+                entry["warnings"].append(
+                    f"schema probe: {probed.get('verdict')} ({probed.get('detail')}); schema arms "
+                    f"use {entry.get('dialect')}")
             if cfg.is_routing_gateway and cfg.pin:
                 try:
                     endpoints = await clients[mid].list_endpoints()
