@@ -7,6 +7,7 @@ import hashlib
 import json
 import operator
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -323,6 +324,10 @@ _MIGRATIONS: dict[int, str] = {
     """,
 }
 
+_ADD_COLUMN = re.compile(r"\s*ALTER\s+TABLE\s+(?P<table>\w+)\s+ADD\s+COLUMN\s+(?P<column>\w+)",
+                         re.IGNORECASE)
+"""A migration statement that adds a column (skipped when the column is there already)."""
+
 READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10)
 """Older schemas a read-only open still reads without migrating (they lack ``seq`` and the
 checks' carrier state, and their answer classes are read through the version 4 renaming;
@@ -625,7 +630,7 @@ class Store:
                 if self._version() >= target:
                     continue
                 for statement in _MIGRATIONS[target].split(";"):
-                    if statement.strip():
+                    if statement.strip() and not self._column_exists(statement):
                         self.db.execute(statement)
                 self.db.execute(
                     "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
@@ -636,6 +641,16 @@ class Store:
         self._check_columns = _CHECK_COLUMNS
         self._has_timeline = True
         self._has_finish = True
+
+    def _column_exists(self, statement: str) -> bool:
+        """True when ``statement`` adds a column the table already has (so a step is safe to
+        run on a database that got the column another way, or ran the step half)."""
+        match = _ADD_COLUMN.match(statement)
+        if match is None:
+            return False
+        table, column = match.group("table"), match.group("column")
+        return any(row[1] == column for row in
+                   self.db.execute(f"PRAGMA table_info({table})").fetchall())
 
     @property
     def schema_version(self) -> int:
