@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from foldscope.cli.paths import DEFAULT_DB
+from foldscope.cli.paths import add_db_option
 from foldscope.core.text import json_text, literal
 
 EXIT_PROBLEM = 1
@@ -18,7 +18,7 @@ def register(subparsers: Any) -> None:
         "check", help="check a database: SQLite integrity and foldscope's invariants",
         description="Reads only (works on read-only and corrupt files). Exit 0 when clean, "
         "1 when a problem is found, 2 on bad input.")
-    p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
+    add_db_option(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=check)
 

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from foldscope.cli.paths import DEFAULT_DB
+from foldscope.cli.paths import add_db_option
 from foldscope.core.text import literal
 
 HELP = {
@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
                                   "The runner, headless or in the TUI, reads the request from the "
                                   "database between calls.")
         p.add_argument("sweep_id", metavar="SWEEP_ID", help="the sweep")
-        p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
+        add_db_option(p)
         p.add_argument("--reason", help="recorded with the request (default: who asked)")
         p.add_argument("--no-wait", action="store_true",
                        help="return once the request is recorded, without waiting for the runner")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from foldscope.cli.paths import DEFAULT_DB
+from foldscope.cli.paths import add_db_option
 from foldscope.core.errors import StoreError
 from foldscope.core.text import json_text, literal
 
@@ -17,7 +17,7 @@ def register(subparsers: Any) -> None:
         description="Folds are numbered from 1, as on screen. States: not_yet (its chunk not "
         "folded yet), present, mutated (with the altered text), missing.")
     p.add_argument("row_id", metavar="ROW_ID", help="the row's id (the inspector shows it)")
-    p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
+    add_db_option(p)
     p.add_argument("--fold", type=int, metavar="K",
                    help="show the timeline as it stood after fold K (from 1)")
     p.add_argument("--json", action="store_true", help="print the timeline as JSON")

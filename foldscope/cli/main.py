@@ -49,12 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="foldscope",
         description="Compaction sweeps: which facts survive when an agent folds its history. "
-        "With no command, opens the TUI: on --db (default db/demo.sqlite, where a demo sweep is "
-        "started if there is none) and --sweep, or the sweep picker when the database holds "
-        "several sweeps and none is named.",
+        "With no command, opens the TUI: on --db (default: the database the TUI opened last, "
+        "else db/demo.sqlite, where a demo sweep is started if there is none) and --sweep, or "
+        "the sweep picker when the database holds several sweeps and none is named. Every "
+        "command's --db has the same default, so `foldscope report` after `make demo` reads "
+        "the demo.",
     )
     parser.add_argument("--db", dest="tui_db", metavar="PATH",
-                        help="database the TUI opens (default db/demo.sqlite)")
+                        help="database the TUI opens (default: the database the TUI opened "
+                        "last, else db/demo.sqlite)")
     parser.add_argument("--sweep", dest="tui_sweep", metavar="ID",
                         help="sweep the TUI opens (default: the only one, else the picker)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -79,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from foldscope.cli.demo_cmd import open_tui
 
             return open_tui(args.tui_db, args.tui_sweep)
+        from foldscope.cli.paths import resolve_db_default
+
+        resolve_db_default(args)
         return int(handler(args) or 0)
     except FoldscopeError as exc:
         print(f"foldscope: error: {literal(str(exc), keep_newlines=False)}", file=sys.stderr)

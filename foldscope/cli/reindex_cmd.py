@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from foldscope.cli.paths import DEFAULT_DB
+from foldscope.cli.paths import add_db_option
 from foldscope.core.errors import StoreError
 from foldscope.core.text import literal
 
@@ -18,7 +18,7 @@ def register(subparsers: Any) -> None:
         description="For every row (of one sweep with --sweep): each fold's fact states, each "
         "fact's course (planted, first carried, lost, returned), and a finished row's checks, "
         "answer classes and recall. One transaction per row; flags set by hand are kept.")
-    p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
+    add_db_option(p)
     p.add_argument("--sweep", metavar="ID", help="only this sweep (default: every sweep)")
     p.set_defaults(handler=run_reindex)
 

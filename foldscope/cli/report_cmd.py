@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from foldscope.cli.paths import DEFAULT_DB
+from foldscope.cli.paths import add_db_option
 from foldscope.core.cuts import GIST_FILL
 from foldscope.core.errors import ConfigError, StoreError
 from foldscope.core.text import json_text, literal
@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
         "interval_design_effect_source, effective_checks). A negative cell ICC is shown as "
         "measured, its design effect floored at 1 with a note (design_effect_raw keeps "
         "1 + (m - 1) * ICC).")
-    p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
+    add_db_option(p)
     p.add_argument("--sweep", metavar="SWEEP_ID", help="which sweep (default: the newest)")
     p.add_argument("--format", choices=["table", "json", "md", "csv"], default="table",
                    help="table: the cells; json: the cells and the study tables (key 'study'); "

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from foldscope.cli.paths import DEFAULT_DB
+from foldscope.cli.paths import add_db_option
 from foldscope.core.designs import balance_note
 from foldscope.core.text import literal
 
@@ -32,7 +32,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int,
                    help="send a seed with every request (offset per repeat) and record it with "
                    "the sweep; default: no seed is sent")
-    p.add_argument("--db", default=DEFAULT_DB, help=f"database path (default {DEFAULT_DB})")
+    add_db_option(p)
     p.add_argument("--headless", action="store_true", help="no TUI; progress on stderr")
     p.add_argument("--json-events", action="store_true",
                    help="with --headless, stream one JSON event per line on stdout")
@@ -86,11 +86,10 @@ def run(args: argparse.Namespace) -> int:
     if note:
         print(f"foldscope: note: {note}", file=sys.stderr)
     if not args.headless:
-        from foldscope.ui.app import FoldscopeApp
+        from foldscope.cli.demo_cmd import run_app
 
-        FoldscopeApp(args.db, sweep_id=sweep_id, run=True, latency_scale=args.latency_scale,
-                     retry_failed=args.retry_failed).run()
-        return 0
+        return run_app(args.db, sweep_id, run=True, latency_scale=args.latency_scale,
+                       retry_failed=args.retry_failed)
     return run_headless(args.db, sweep_id, resumed=resumed, json_events=args.json_events,
                         latency_scale=args.latency_scale, retry_failed=args.retry_failed,
                         stop_with_parent=args.stop_with_parent)

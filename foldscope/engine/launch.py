@@ -27,8 +27,12 @@ class Prepared:
     rows: int
 
 
+FINISHED_STATUSES = ("done", "failed")
+"""Sweep statuses with nothing left to run (``failed``: every row failed)."""
+
+
 def prepare_sweep(db_path: str | Path, data: dict[str, Any], source: str, *,
-                  fresh: bool = False) -> Prepared:
+                  fresh: bool = False, fresh_if_finished: bool = False) -> Prepared:
     """Validate a definition and store its plan, or resume the sweep planned from it before.
 
     Args:
@@ -36,6 +40,9 @@ def prepare_sweep(db_path: str | Path, data: dict[str, Any], source: str, *,
         data: the definition (``{"sweep": {...}, "models": [...]}``).
         source: where it came from, for error messages (a file name or "command line").
         fresh: plan a new sweep even if an identical one exists.
+        fresh_if_finished: resume the newest identical sweep only while it is unfinished
+            (planned, running, paused, stopped, interrupted); plan a new one when it is done
+            or every row failed (the demo: a person expects a live sweep to watch).
     """
     config = build_config(data, source)
     digest = config.digest()
@@ -44,6 +51,10 @@ def prepare_sweep(db_path: str | Path, data: dict[str, Any], source: str, *,
     with Store(db_path) as store, store.immediate():
         if not fresh:
             existing = store.sweep_by_digest(digest)
+            if existing is not None and fresh_if_finished:
+                found = store.sweep(existing)
+                if found is None or found["status"] in FINISHED_STATUSES:
+                    existing = None
             if existing is not None:
                 return Prepared(existing, True, len(store.rows(existing)))
         return _create(store, config, digest)

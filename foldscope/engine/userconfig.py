@@ -52,6 +52,22 @@ def current_author(path: Path | None = None) -> str:
     return os.environ.get("USER", "").strip() or "unknown"
 
 
+LAST_DB_KEY = "last_db"
+"""The settings key holding the database the TUI opened last (an absolute path)."""
+
+
+def last_database(path: Path | None = None) -> str | None:
+    """The database the TUI opened last, if the settings file names one that still exists;
+    None otherwise (no file, no key, a file gone, or an unreadable settings file)."""
+    try:
+        value = read_user_config(path).get(LAST_DB_KEY)
+    except ConfigError:
+        return None
+    if isinstance(value, str) and value and Path(value).is_file():
+        return value
+    return None
+
+
 def update_user_config(changes: dict[str, Any], path: Path | None = None) -> Path:
     """Set some top-level keys and write the file (atomically), keeping every other key.
 

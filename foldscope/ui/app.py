@@ -10,6 +10,7 @@ import signal
 import threading
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 
 from textual import on, work
 from textual.app import App
@@ -21,19 +22,20 @@ from foldscope.core.audit import StoredAudit
 from foldscope.core.audit_view import AuditView, audit_view
 from foldscope.core.errors import ConfigError, SweepClaimed
 from foldscope.core.text import literal
-from foldscope.engine.listing import SweepSummary
+from foldscope.engine.control import request_control
+from foldscope.engine.listing import SweepSummary, runner_pid
 from foldscope.engine.runner import SweepRunner
 from foldscope.engine.runner_process import RunnerProcess
-from foldscope.engine.store import writable
-from foldscope.engine.userconfig import read_user_config, update_user_config
+from foldscope.engine.store import Store, writable
+from foldscope.engine.userconfig import LAST_DB_KEY, read_user_config, update_user_config
 from foldscope.ui.commands import FoldscopeCommands, PaletteCommand
-from foldscope.ui.messages import SweepFinished
+from foldscope.ui.messages import ResumeSweep, SweepFinished
 from foldscope.ui.screens.audit import AuditScreen
 from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.screens.fabrication import FabricationScreen
 from foldscope.ui.screens.help import HelpScreen, KeyPlace
 from foldscope.ui.screens.new_sweep import NewSweepScreen
-from foldscope.ui.screens.picker import SweepPicker
+from foldscope.ui.screens.picker import ResumePick, SweepPicker
 from foldscope.ui.screens.study import StudyScreen
 from foldscope.ui.screens.survival import SurvivalScreen
 from foldscope.ui.screens.sweep import SweepScreen
@@ -42,6 +44,9 @@ from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.reason_input import ReasonInput
 from foldscope.ui.workers import EndsWorkers, route_worker_events_to_app
 from foldscope.ui.writer import StoreWrites
+
+FINISHED = ("done", "failed")
+"""Sweep statuses with nothing left to run."""
 
 QUIT_GRACE_S = 5.0
 """Longest wait on quit for a cancelled sweep to record its stop (then its child is killed)."""
@@ -102,6 +107,7 @@ class FoldscopeApp(StoreWrites):
         """Another process running the sweep on display, when this app only watches it."""
         self.sweep_screen: SweepScreen | None = None
         self._theme_names: list[str] = []
+        self._settings_lock = threading.Lock()
         self._sweep_done = threading.Event()
         self._sweep_done.set()  # nothing running until a sweep worker starts
 
@@ -128,6 +134,9 @@ class FoldscopeApp(StoreWrites):
         self._theme_names = [FOLDSCOPE_DARK.name, *(t.name for t in themes)]
         self.theme = self._remembered_theme(themes)
         self.theme_changed_signal.subscribe(self, self._remember_theme)
+        if self.db_path is not None and self.audits is None:
+            # Every command's --db defaults to the database the TUI opened last.
+            self.save_settings({LAST_DB_KEY: str(Path(self.db_path).resolve())})
         if self.audits is not None:
             self.push_screen(AuditScreen(self.audits, quit_on_back=True))
         elif self.sweep_id is None and self.db_path is not None:
@@ -153,24 +162,90 @@ class FoldscopeApp(StoreWrites):
 
     def _start_runner(self, sweep_id: str) -> None:
         kind = SweepRunner if self.in_process else RunnerProcess
+        self._sweep_done.clear()  # at once: a resume asked meanwhile sees this sweep run here
         self.runner = kind(self._db, sweep_id, latency_scale=self.latency_scale,
                            retry_failed=self.retry_failed)
         self.execute_sweep()
 
-    def _picked(self, picked: SweepSummary | StoredAudit | None) -> None:
+    def _picked(self, picked: SweepSummary | StoredAudit | ResumePick | None) -> None:
         """Open the sweep chosen in the picker; resume it here if it is unfinished, nobody
-        else runs it, this app runs nothing else, and the database can be written. A stored
+        else runs it, this app runs nothing else, and the database can be written (``R`` in
+        the picker asks for the resume by name and is told why when it cannot). A stored
         session audit opens the audit screen (back from it returns to the picker when no sweep
         is open)."""
         if isinstance(picked, StoredAudit):
             self._show_audit(picked)
             return
+        if isinstance(picked, ResumePick):
+            if picked.sweep.id != self.sweep_id or self.sweep_screen is None:
+                self._show_sweep(picked.sweep.id)
+            self.post_message(ResumeSweep(picked.sweep.id))
+            return
         if picked is None or (picked.id == self.sweep_id and self.sweep_screen is not None):
             return
         self._show_sweep(picked.id)
-        if (picked.status != "done" and picked.runner_pid is None and self._sweep_done.is_set()
-                and writable(self._db)):
+        if picked.status in FINISHED or picked.runner_pid is not None:
+            return
+        if self._sweep_done.is_set() and writable(self._db):
             self._start_runner(picked.id)
+        elif not self._sweep_done.is_set():
+            self.notify(f"sweep {picked.id} is {picked.status}; {self._busy_text(picked.id)}",
+                        severity="warning", timeout=8, markup=False)
+
+    def _busy_text(self, sweep_id: str) -> str:
+        """Why a sweep cannot be resumed here while this app runs another."""
+        running = self.runner.sweep_id if self.runner is not None else "another sweep"
+        return (f"sweep {running} runs here: cancel it (C) and press R, or resume {sweep_id} "
+                f"in another terminal: foldscope run --db {self._db} --resume {sweep_id} "
+                "--headless")
+
+    @on(ResumeSweep)
+    def resume_requested(self, message: ResumeSweep) -> None:
+        """Resume a sweep by name (``R`` on the grid or in the picker, or the palette)."""
+        self._read_resumable(message.sweep_id)
+
+    @work(thread=True, group="resume", exit_on_error=False, description="read a sweep's status")
+    def _read_resumable(self, sweep_id: str) -> None:
+        with Store(self._db, readonly=True) as store:
+            sweep = store.sweep(sweep_id)
+            status = store.live_status(sweep) if sweep is not None else None
+            pid = runner_pid(sweep) if sweep is not None else None
+        self.call_from_thread(self._resume, sweep_id, status, pid)
+
+    def _resume(self, sweep_id: str, status: str | None, pid: int | None) -> None:
+        """Resume here, ask a paused sweep's runner to go on, or say why neither can be."""
+        if status is None:
+            self.notify(f"no sweep {sweep_id} in {self._db}", severity="warning", markup=False)
+        elif status in FINISHED:
+            self.notify(f"sweep {sweep_id} is {status}: nothing left to resume", timeout=5,
+                        markup=False)
+        elif status == "paused" and pid is not None:
+            self._request_resume(sweep_id)
+        elif pid is not None or (self.runner is not None and self.runner.sweep_id == sweep_id
+                                 and not self._sweep_done.is_set()):
+            self.notify(f"sweep {sweep_id} is already running"
+                        + (f" (pid {pid})" if pid is not None else ""), timeout=4, markup=False)
+        elif not self._sweep_done.is_set():
+            self.notify(self._busy_text(sweep_id), severity="warning", timeout=10, markup=False)
+        elif not writable(self._db):
+            self.notify(f"{self._db} is read-only: sweep {sweep_id} can only be watched",
+                        severity="warning", timeout=6, markup=False)
+        else:
+            if sweep_id != self.sweep_id or self.sweep_screen is None:
+                self._show_sweep(sweep_id)
+            self._start_runner(sweep_id)
+            self.notify(f"resuming sweep {sweep_id} from its last committed fold", timeout=4,
+                        markup=False)
+
+    @work(thread=True, group="resume", exit_on_error=False, description="resume a paused sweep")
+    def _request_resume(self, sweep_id: str) -> None:
+        try:
+            pid = request_control(self._db, sweep_id, "resume", "resume from the TUI")
+        except ConfigError as exc:
+            self.call_from_thread(self.notify, str(exc), severity="warning", markup=False)
+            return
+        self.call_from_thread(self.notify, f"resume requested for sweep {sweep_id} (runner pid "
+                              f"{pid})", timeout=4, markup=False)
 
     def _show_audit(self, stored: StoredAudit) -> None:
         try:
@@ -268,9 +343,11 @@ class FoldscopeApp(StoreWrites):
 
     @work(thread=True, group="settings", exit_on_error=False, description="save settings")
     def save_settings(self, changes: dict[str, object]) -> None:
-        """Write the settings file in a thread; a failure is one warning line."""
+        """Write the settings file in a thread (one write at a time, so none is lost); a
+        failure is one warning line."""
         try:
-            update_user_config(changes)
+            with self._settings_lock:
+                update_user_config(changes)
         except ConfigError as exc:
             self.call_from_thread(self.notify, str(exc), severity="warning", timeout=10,
                                   markup=False)

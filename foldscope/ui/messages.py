@@ -43,3 +43,11 @@ class WriteDone(Message):
     bubble = False
 
     outcome: WriteOutcome
+
+
+@dataclass
+class ResumeSweep(Message):
+    """A person asked to resume a sweep (``R`` on the grid or the picker, or the palette); the
+    app resumes it here, asks its live runner to resume a pause, or says why it cannot."""
+
+    sweep_id: str

@@ -44,6 +44,13 @@ def summary_cells(s: SweepSummary) -> list[Text]:
             Text(f"${s.spend_usd:.4f}" + (" sim" if s.simulated else ""))]
 
 
+@dataclass(frozen=True)
+class ResumePick:
+    """The picker's answer when ``R`` asked to open a sweep and resume it."""
+
+    sweep: SweepSummary
+
+
 @dataclass
 class SweepList(Message):
     """The sweeps (and stored session audits) read from the store by the picker's worker."""
@@ -52,7 +59,7 @@ class SweepList(Message):
     sessions: list[StoredAudit] = field(default_factory=list)
 
 
-class SweepPicker(Screen[SweepSummary | StoredAudit | None]):
+class SweepPicker(Screen[SweepSummary | StoredAudit | ResumePick | None]):
     """Choose a sweep to watch or a stored session audit to read; dismisses with the choice
     (or None on escape)."""
 
@@ -67,6 +74,9 @@ class SweepPicker(Screen[SweepSummary | StoredAudit | None]):
     BINDINGS = [
         Binding("enter", "choose", "Open sweep", tooltip="Watch the highlighted sweep, or read "
                 "the highlighted session audit (tab moves between sweeps and sessions)"),
+        Binding("R", "resume", "Resume sweep", tooltip="Open the highlighted sweep and resume "
+                "it here from its last committed fold (stopped or interrupted), or resume its "
+                "pause"),
         Binding("escape", "back", "Back", tooltip="Back to the sweep on display"),
         Binding("r", "reload", "Reload", tooltip="Read the list of sweeps again"),
     ]
@@ -139,6 +149,12 @@ class SweepPicker(Screen[SweepSummary | StoredAudit | None]):
         table = self.query_one("#sweeps", DataTable)
         if 0 <= table.cursor_row < len(self._sweeps):
             self.dismiss(self._sweeps[table.cursor_row])
+
+    def action_resume(self) -> None:
+        """Open the highlighted sweep and resume it."""
+        table = self.query_one("#sweeps", DataTable)
+        if 0 <= table.cursor_row < len(self._sweeps):
+            self.dismiss(ResumePick(self._sweeps[table.cursor_row]))
 
     @on(DataTable.RowSelected, "#sessions")
     def session_chosen(self, event: DataTable.RowSelected) -> None:

@@ -21,7 +21,7 @@ from foldscope.core.text import literal
 from foldscope.engine.control import request_control
 from foldscope.engine.live import LiveSweep
 from foldscope.ui.commands import PaletteCommand
-from foldscope.ui.messages import SweepFinished, SweepSnapshot
+from foldscope.ui.messages import ResumeSweep, SweepFinished, SweepSnapshot
 from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.screens.fabrication import FabricationScreen
 from foldscope.ui.screens.study import StudyScreen
@@ -85,6 +85,9 @@ class SweepScreen(Screen[None]):
         Binding("p", "pause_resume", "Pause/resume", tooltip="Pause the sweep (no new calls; "
                 "calls in flight finish and commit), or resume it: works on a sweep any process "
                 "runs, through the database"),
+        Binding("R", "resume_sweep", "Resume sweep", show=False, tooltip="Resume the sweep: run it here "
+                "from its last committed fold when it is stopped or interrupted, or end its "
+                "pause"),
         Binding("C", "cancel_sweep", "Cancel sweep", show=False, tooltip="Stop the sweep "
                 "(recorded 'stopped'; it resumes the next time it is run)"),
         Binding("e", "toggle_panel('events')", "Event log", tooltip="Show or hide the event log "
@@ -296,6 +299,14 @@ class SweepScreen(Screen[None]):
         """Pause the sweep on display, or resume it when it is paused."""
         paused = self._snapshot is not None and self._snapshot.view.header.status == "paused"
         self._control("resume" if paused else "pause")
+
+    def action_resume_sweep(self) -> None:
+        """Resume the sweep on display (the app decides how: see ``ResumeSweep``)."""
+        sweep_id = self._snapshot.sweep_id if self._snapshot else self.sweep_id
+        if sweep_id is None:
+            self.notify("no sweep on display", timeout=3)
+            return
+        self.app.post_message(ResumeSweep(sweep_id))
 
     def action_cancel_sweep(self) -> None:
         """Stop the sweep on display (committed folds stay; running it again resumes it)."""

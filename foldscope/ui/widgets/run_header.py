@@ -13,6 +13,9 @@ from foldscope.core.tally import Progress
 from foldscope.core.text import cost_text, literal
 from foldscope.engine.live import RunState, SweepHeader
 
+RESUMABLE = ("stopped", "interrupted", "planned")
+"""Statuses of a sweep no process runs that has rows left: ``R`` resumes it."""
+
 
 def plural(n: int, word: str) -> str:
     """``1 repeat``, ``2 repeats``."""
@@ -49,6 +52,8 @@ def run_text(run: RunState, p: Progress, stop_reason: str | None,
                  f"{p.folds} folds")
     parts.append(f"{cost_text(run.spend_usd, run.unpriced_calls)} · retries {run.call_retries} calls, "
                  f"{run.row_retries} rows · {plural(run.invalid_rows, 'invalid row')}")
+    if run.runner_pid is None and run.status in RESUMABLE:
+        parts.append("R resumes")
     line = Text(" · ".join(parts))
     line.stylize("bold", 0, len(status))
     if runner_error is not None:
