@@ -281,3 +281,14 @@ def test_report_on_a_folder_names_it(tmp_path, capsys):
     assert main(["report", "--db", str(tmp_path)]) == 2
     line = _one_line(capsys.readouterr().err)
     assert "is a folder" in line and "disk I/O" not in line
+
+
+@pytest.mark.parametrize("field,value", [("timeout_s", "inf"), ("rate_limit_wait_s", "nan"),
+                                         ("backoff_cap_s", "inf"), ("max_reply_bytes", "10000000000000"),
+                                         ("price_prompt_per_mtok", "nan")])
+def test_a_sweep_file_cannot_lift_the_bounds_of_a_call(tmp_path, capsys, field, value):
+    path = tmp_path / "s.toml"
+    path.write_text('[sweep]\nscenario = "smoke"\narms = ["m"]\n[[models]]\nid = "acme/m"\n'
+                    f'provider = "vllm"\n{field} = {value}\n')
+    assert main(["run", str(path), "--db", str(tmp_path / "d.sqlite"), "--headless"]) == 2
+    assert field in _one_line(capsys.readouterr().err)

@@ -51,6 +51,10 @@ DEFAULT_API_KEY_ENV: dict[str, str] = {
 ROUTING_GATEWAYS = frozenset({"openrouter", "sim"})
 """Providers that route one model to many endpoints (sims imitate one, with a single endpoint)."""
 
+MAX_REPLY_BYTES = 100_000_000
+"""The largest ``max_reply_bytes`` a config may set: the body a call reads is bounded by it
+(``client.reply_check.body_limit``), so a sweep file cannot lift the memory bound."""
+
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -84,29 +88,29 @@ class ModelConfig(BaseModel):
     provider's default (1 for local servers), never above the sweep's ``concurrency``."""
     temperature: float = 0.0
     seed: int | None = None
-    timeout_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(120.0, gt=0, allow_inf_nan=False)
     """The floor of one attempt's total deadline, connect to the last byte of the reply (a
     reply dripped slowly is cut off too, not only a silent one). The deadline grows with the
     request: plus ``timeout_per_prompt_token_s`` per estimated prompt token and
     ``timeout_per_output_token_s`` per output token asked for (provider defaults in
     ``core/data/dialects.toml``)."""
-    timeout_per_prompt_token_s: float | None = Field(None, ge=0)
-    timeout_per_output_token_s: float | None = Field(None, ge=0)
+    timeout_per_prompt_token_s: float | None = Field(None, ge=0, allow_inf_nan=False)
+    timeout_per_output_token_s: float | None = Field(None, ge=0, allow_inf_nan=False)
     max_retries: int = Field(4, ge=0, le=20)
     """Retries of one call after a 5xx, timeout, connect error or malformed reply (a 429 is
     back-pressure and waits under ``rate_limit_wait_s`` instead)."""
-    rate_limit_wait_s: float = Field(600.0, ge=0)
+    rate_limit_wait_s: float = Field(600.0, ge=0, allow_inf_nan=False)
     """Longest one call waits out 429s in total (Retry-After, else back-off) before it fails."""
-    max_reply_bytes: int = Field(1_000_000, ge=1)
+    max_reply_bytes: int = Field(1_000_000, ge=1, le=MAX_REPLY_BYTES)
     """Reply text kept per call (UTF-8 bytes); a longer reply is cut here and recorded as cut."""
-    backoff_base_s: float = Field(1.0, ge=0)
-    backoff_cap_s: float = Field(30.0, ge=0)
+    backoff_base_s: float = Field(1.0, ge=0, allow_inf_nan=False)
+    backoff_cap_s: float = Field(30.0, ge=0, allow_inf_nan=False)
     context_tokens: int | None = Field(None, gt=0)
-    price_prompt_per_mtok: float | None = Field(None, ge=0)
-    price_completion_per_mtok: float | None = Field(None, ge=0)
+    price_prompt_per_mtok: float | None = Field(None, ge=0, allow_inf_nan=False)
+    price_completion_per_mtok: float | None = Field(None, ge=0, allow_inf_nan=False)
     faults: FaultConfig | None = None
     """Injected faults (provider ``sim`` only)."""
-    latency_scale: float = Field(1.0, ge=0)
+    latency_scale: float = Field(1.0, ge=0, allow_inf_nan=False)
     """Multiplier on simulated latency; tests and benchmarks use 0 to run at full speed."""
 
     @model_validator(mode="before")

@@ -49,7 +49,7 @@ class SweepSection(BaseModel):
     """Send a seed with every request: this, offset per repeat (and by a model's own ``seed``).
     None (the default, as in the study): no seed is sent unless a model declares one."""
     max_row_retries: int = Field(2, ge=0, le=100)
-    budget_usd: float | None = Field(None, ge=0)
+    budget_usd: float | None = Field(None, ge=0, allow_inf_nan=False)
     budget_tokens: int | None = Field(None, ge=0)
     cache: bool | None = None
     """Replay identical requests from the response cache.
