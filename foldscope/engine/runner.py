@@ -954,8 +954,11 @@ class SweepRunner:
                                                     row.model, row.repeat, what="recall")
             self._account(reply, request, recall_cached)
         except _RowFailed as failure:
+            # The same test _run_row_with_retries applies next, so the line never promises a
+            # retry the run will not make.
             will_retry = (failure.infra and row.attempt < self._last_attempt.get(
-                row.id, s.max_row_retries) and self.cancelled is None and not self._stop_reason)
+                row.id, s.max_row_retries) and self.cancelled is None
+                and not self._budget_exceeded(s))
             return self._fail(db, row, str(failure), failure.infra, failure.retries, started,
                               will_retry=will_retry)
         except _RowAbandoned:
