@@ -265,3 +265,54 @@ def test_a_redirect_is_named_as_one(tmp_path, capsys):
         main(["run", path, "--db", str(tmp_path / "d.sqlite"), "--headless"])
     err = capsys.readouterr().err
     assert "redirect not followed" in err and "Expecting value" not in err
+
+
+def test_a_runner_in_another_pid_namespace_keeps_its_sweep(tmp_path):
+    """The real thing, where the machine allows it: a runner started by ``unshare --pid`` (a
+    container's view: it is pid 1) is seen as running outside, and a second run refuses."""
+    import shutil
+    import subprocess
+    import sys
+    import threading
+
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "--pid", "--fork", "--mount-proc", "true"],
+            capture_output=True).returncode != 0:
+        pytest.skip("no pid namespaces here")
+    release = threading.Event()
+
+    def answer(n, body):
+        release.wait(60)  # the first call waits until the outside checks are done
+        return ok()
+
+    db = tmp_path / "d.sqlite"
+    cli = [sys.executable, "-m", "foldscope.cli.main"]
+    with FaultServer(answer) as server:
+        path = sweep_file(tmp_path / "s.toml", server.base_url)
+        child = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", *cli, "run", path,
+                                  "--db", str(db), "--headless"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            beat = None
+            for _ in range(300):
+                try:
+                    with sqlite3.connect(db, timeout=5) as conn:
+                        beat = conn.execute("SELECT s.runner_pid, r.updated_at FROM sweeps s JOIN "
+                                            "runner_status r ON r.sweep_id = s.id").fetchone()
+                except sqlite3.Error:
+                    beat = None
+                if beat:
+                    break
+                release.wait(0.1)  # poll (the event is not set yet)
+            assert beat is not None, "the runner never wrote its status"
+            report = subprocess.run([*cli, "report", "--db", str(db), "--format", "json"],
+                                    capture_output=True, text=True)
+            assert json.loads(report.stdout[report.stdout.index("{"):])["status"] == "running"
+            second = subprocess.run([*cli, "run", path, "--db", str(db), "--headless"],
+                                    capture_output=True, text=True)
+            assert second.returncode == 2 and "already being run" in second.stderr
+        finally:
+            release.set()
+            out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    assert len(server.requests) == 4  # 3 folds and the recall: no call twice, no UNIQUE crash
