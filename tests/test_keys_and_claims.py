@@ -148,6 +148,9 @@ def test_an_endpoint_echoing_the_key_never_gets_it_into_an_export(tmp_path, monk
     with FaultServer([ok(f"carrier with {key} and Bearer {key}")]) as server:
         path = sweep_file(tmp_path / "s.toml", server.base_url, model='api_key_env = "ACME_API_KEY"')
         assert main(["run", path, "--db", str(db), "--headless"]) == 0
+    # Not even the database holds it (replies, answers, cache entries).
+    for f in tmp_path.glob("d.sqlite*"):
+        assert key.encode() not in f.read_bytes(), f.name
     for env_set in (True, False):  # exported with and without the key's variable set
         if not env_set:
             monkeypatch.delenv("ACME_API_KEY")

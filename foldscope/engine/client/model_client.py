@@ -54,6 +54,7 @@ from foldscope.engine.client.reply_check import (
     retry_after_s,
     retry_wait_s,
     usage_of,
+    without_key,
 )
 from foldscope.engine.keys import key_problem
 from foldscope.engine.wire import (
@@ -570,6 +571,7 @@ class ModelClient:
         finish = finish_reason_of(data["choices"][0])
         if not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False)
+        content = without_key(content, self._secret())  # a reply echoing the key: never stored
         content, cut = cap_text(content, cfg.max_reply_bytes)
         usage = usage_of(data, cfg.price_prompt_per_mtok, cfg.price_completion_per_mtok)
         # Only the configuration says a model is simulated: a real endpoint's reply cannot

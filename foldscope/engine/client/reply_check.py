@@ -279,6 +279,19 @@ def usage_of(data: dict[str, Any], price_prompt_per_mtok: float | None,
     return Usage(prompt, completion, cost)
 
 
+KEY_REDACTED = "[api key redacted]"
+"""What stands in a reply where the endpoint echoed the model's own API key."""
+
+
+def without_key(content: str, key: str | None) -> str:
+    """The reply's text with the model's own API key (if the endpoint echoed it) replaced, so
+    the key never reaches the database, a cache entry, a log or an export. Keys under 8
+    characters are left alone (too likely to be ordinary text)."""
+    if key and len(key) >= 8 and key in content:
+        return content.replace(key, KEY_REDACTED)
+    return content
+
+
 def finish_reason_of(choice: Any) -> str:
     """The first choice's finish reason as a short printable word, or ``unknown``."""
     finish = choice.get("finish_reason") if isinstance(choice, dict) else None
