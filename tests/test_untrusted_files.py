@@ -275,6 +275,11 @@ def test_check_flags_rows_left_running_with_no_live_runner(sweep_db, capsys):
         conn.execute("UPDATE sweeps SET status='running', runner_pid=999999999")
     assert main(["check", "--db", str(sweep_db)]) == 1
     assert "row(s) running, no live runner" in capsys.readouterr().out
+    # report shows it interrupted; export will not release a half-run sweep as finished
+    assert main(["report", "--db", str(sweep_db)]) == 0
+    capsys.readouterr()
+    assert main(["export", "--db", str(sweep_db), "--out", str(sweep_db.parent / "p")]) == 2
+    assert "no live runner" in _one_line(capsys.readouterr().err)
 
 
 def test_report_on_a_folder_names_it(tmp_path, capsys):

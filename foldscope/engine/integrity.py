@@ -248,13 +248,31 @@ def unsound(path: str | Path) -> str | None:
     return None
 
 
-def refuse_unsound(path: str | Path, what: str) -> None:
+def refuse_unsound(path: str | Path, what: str, *, abandoned: bool = False) -> None:
     """Raise one line when ``check`` would flag what ``what`` (report, export) reads.
+
+    Args:
+        path: the database.
+        what: the command, for the message.
+        abandoned: also refuse rows left running with no live runner (an export would release
+            a sweep half-run as if it were finished; ``report`` shows it ``interrupted``).
 
     Raises:
         StoreError: naming the first problem and ``foldscope check``.
     """
     problem = unsound(path)
+    if problem is None and abandoned and Path(path).is_file():
+        try:
+            conn = open_readonly(Path(path))
+        except sqlite3.Error:
+            conn = None
+        if conn is not None:
+            try:
+                result = _abandoned_rows(conn)
+            finally:
+                conn.close()
+            if not result.ok and result.examples and "could not be read" not in result.examples[0]:
+                problem = f"{result.name}: {result.examples[0]}"
     if problem is not None:
         raise StoreError(f"{path}: refusing to {what}: {problem}; run `foldscope check --db "
                          f"{path}`")
