@@ -336,6 +336,7 @@ class _Finder:
         self.inner = [r for r in self.rules if r.name not in COMPOSITE_KINDS]
         self.weights = {r.name: r.weight for r in options.rules}
         self.own_ids: set[str] = set()
+        self._part_cache: dict[str, list[tuple[str, str, int]]] = {}
 
     def find(self, text: str) -> list[_Found]:
         if self.options.facts is not None:
@@ -358,6 +359,15 @@ class _Finder:
 
     def _parts(self, url: str) -> list[tuple[str, str, int]]:
         """A URL's host and port (kinds by the rules: a dotted host, an IP), where they stand."""
+        cached = self._part_cache.get(url)
+        if cached is None:
+            cached = self._split(url)
+            if len(self._part_cache) >= 4096:
+                self._part_cache.clear()
+            self._part_cache[url] = cached
+        return cached
+
+    def _split(self, url: str) -> list[tuple[str, str, int]]:
         try:
             split = urlsplit(url)
             host, port = split.hostname, split.port
@@ -672,7 +682,12 @@ class SessionAuditor:
                 seen.key, summary_dirs, summary_norm)):
             return IdentifierState(seen.kind, seen.value, "present", None, seen.label)
         kind_tokens = None if self.options.facts is not None else tokens.get(seen.kind, [])
-        state, miss = value_state(summary_norm, normalize(seen.value), seen.kind, kind_tokens)
+        norm_value = normalize(seen.value)
+        if kind_tokens is not None and not kind_tokens and norm_value not in summary_norm:
+            # Not in the text at all and no token of its kind to be a near miss: missing,
+            # without the whole-token rule's cost.
+            return IdentifierState(seen.kind, seen.value, "missing", None, seen.label)
+        state, miss = value_state(summary_norm, norm_value, seen.kind, kind_tokens)
         return IdentifierState(seen.kind, seen.value, state, miss.altered if miss else None,
                                seen.label)
 
@@ -689,7 +704,8 @@ def _listed_under(key: str, dirs: set[str], summary_norm: str) -> bool:
         return False
     while parent:
         if parent in dirs or parent + "/" in dirs:
-            return contains_token_normalized(summary_norm, normalize(name))
+            norm_name = normalize(name)
+            return norm_name in summary_norm and contains_token_normalized(summary_norm, norm_name)
         parent = parent.rpartition("/")[0]
     return False
 
