@@ -332,3 +332,11 @@ def test_redact_prints_its_key_once_and_stores_no_value(capsys, tmp_path):
     assert "62114" not in out and "hmac:" in out
     raw = db.read_bytes()
     assert b"62114" not in raw and key.encode() not in raw
+
+
+def test_record_types_added_since_are_ignored_not_skipped(tmp_path):
+    path = _cc(tmp_path, [_user("port 62114"), *[{"type": f"new-kind-{n}", "timestamp": "t"}
+                                                 for n in range(10)],
+                          *_compact("nothing"), _said("port 62114 again")])
+    [session] = read_sessions(path)  # not refused as mostly skipped
+    assert session.skipped_lines == 0 and len(session.compactions) == 1

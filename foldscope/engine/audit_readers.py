@@ -342,6 +342,8 @@ def iter_claude_code(lines: Iterable[tuple[int, str]], state: ReadState) -> Iter
     for at, obj in _objects(lines, state):
         kind = obj.get("type")
         if not isinstance(kind, str) or kind not in _CC_TYPES:
+            if isinstance(kind, str) and {"sessionId", "timestamp"} <= set(obj):
+                continue  # a Claude Code record of a type added since: not conversation
             state.skip(at)
             continue
         if kind in _CC_IGNORED_TYPES or obj.get("isSidechain") is True:
@@ -486,6 +488,8 @@ def iter_codex(lines: Iterable[tuple[int, str]], state: ReadState) -> Iterator[I
         kind = obj.get("type")
         payload = obj.get("payload")
         if kind not in _CODEX_TYPES or not isinstance(payload, dict):
+            if isinstance(kind, str) and isinstance(payload, dict) and "timestamp" in obj:
+                continue  # a rollout item of a type added since: not conversation
             state.skip(at)
             continue
         if kind in ("session_meta", "turn_context"):
@@ -597,6 +601,8 @@ def iter_pi(lines: Iterable[tuple[int, str]], state: ReadState) -> Iterator[Item
     for at, obj in _objects(lines, state):
         kind = obj.get("type")
         if kind not in _PI_TYPES:
+            if isinstance(kind, str) and "id" in obj and "parentId" in obj:
+                continue  # an entry of a type added since (extensions add their own)
             state.skip(at)
             continue
         entry_id = obj.get("id")
