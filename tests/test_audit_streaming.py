@@ -340,3 +340,19 @@ def test_record_types_added_since_are_ignored_not_skipped(tmp_path):
                           *_compact("nothing"), _said("port 62114 again")])
     [session] = read_sessions(path)  # not refused as mostly skipped
     assert session.skipped_lines == 0 and len(session.compactions) == 1
+
+
+def test_a_version_1_pi_session_without_ids_is_read(tmp_path):
+    path = tmp_path / "v1.jsonl"
+    rows = [{"type": "message", "timestamp": "t", "message": {"role": "user", "content": "use port 62114"}},
+            {"type": "message", "timestamp": "t", "message": {"role": "assistant", "content": "ok",
+                                                              "usage": {"input": 10, "cacheRead": 5}}},
+            {"type": "compaction", "timestamp": "t", "summary": "nothing", "firstKeptEntryIndex": 1,
+             "tokensBefore": 900},
+            {"type": "message", "timestamp": "t", "message": {"role": "assistant", "content": [
+                {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "nc -z h 62114"}}]}}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    [session] = read_sessions(path)
+    assert session.format == "pi" and session.skipped_lines == 0
+    [audit] = audit_session(session)
+    assert [(n.value, n.used_at) for n in audit.lost_and_needed] == [("62114", 4)]

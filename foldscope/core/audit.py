@@ -676,11 +676,11 @@ class SessionAuditor:
                kept_from: int | None) -> IdentifierState:
         if kept_from is not None and seen.last_at >= kept_from:
             return IdentifierState(seen.kind, seen.value, "present", None, seen.label)
-        if c.carrier != "text":
-            return IdentifierState(seen.kind, seen.value, "unknown", None, seen.label)
         if seen.key in summary_keys or (seen.kind == "path" and _listed_under(
                 seen.key, summary_dirs, summary_norm)):
             return IdentifierState(seen.kind, seen.value, "present", None, seen.label)
+        if c.carrier != "text":  # what the readable part does not hold, the opaque part may
+            return IdentifierState(seen.kind, seen.value, "unknown", None, seen.label)
         kind_tokens = None if self.options.facts is not None else tokens.get(seen.kind, [])
         norm_value = normalize(seen.value)
         if kind_tokens is not None and not kind_tokens and norm_value not in summary_norm:

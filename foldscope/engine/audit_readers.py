@@ -558,6 +558,9 @@ def _pi_message(at: int, message: dict[str, Any], out: _Out) -> bool:
             return False
         out.add(at, _user_channel(text), text)
     elif role == "assistant":
+        if isinstance(content, str):
+            out.add(at, "assistant", content)
+            return True
         if not isinstance(content, list):
             return False
         for block in content:
@@ -598,7 +601,13 @@ def iter_pi(lines: Iterable[tuple[int, str]], state: ReadState) -> Iterator[Item
     """
     out = _Out()
     positions: dict[str, int] = {}  # entry id → line, since the last compaction
+    by_index: dict[int, int] = {}  # entry index → line (version 1 sessions name kept entries so)
+    index = -1
     for at, obj in _objects(lines, state):
+        if obj.get("type") != "session":
+            index += 1
+            if len(by_index) < 1_000_000:
+                by_index[index] = at
         kind = obj.get("type")
         if kind not in _PI_TYPES:
             if isinstance(kind, str) and "id" in obj and "parentId" in obj:
@@ -636,13 +645,16 @@ def iter_pi(lines: Iterable[tuple[int, str]], state: ReadState) -> Iterator[Item
                 if missing:
                     summary = summary + "\n" + "\n".join(missing)
             kept = obj.get("firstKeptEntryId")
+            kept_index = _int_or_none(obj.get("firstKeptEntryIndex"))
+            kept_from = (positions.get(kept) if isinstance(kept, str) else
+                         by_index.get(kept_index) if kept_index is not None else None)
             text = storable(summary)
             state.keep(text)
             yield Compaction(at, text, _int_or_none(obj.get("tokensBefore")), None,
                              trigger="extension" if obj.get("fromHook") is True else None,
-                             kept_from=positions.get(kept) if isinstance(kept, str) else None,
-                             carrier="text" if text.strip() else "empty")
+                             kept_from=kept_from, carrier="text" if text.strip() else "empty")
             positions.clear()
+            by_index.clear()
         elif kind in ("custom_message", "branch_summary"):
             body = obj.get("content") if kind == "custom_message" else obj.get("summary")
             out.add(at, "system", _block_text(body) or "")
@@ -825,7 +837,7 @@ def _detect_object(obj: dict[str, Any]) -> str | None:
         return "codex"
     if kind == "session" and ("cwd" in obj or "version" in obj):
         return "pi"
-    if kind in ("message", "compaction") and "parentId" in obj:
+    if kind in ("message", "compaction") and ("parentId" in obj or isinstance(obj.get("message"), dict)):
         return "pi"
     if obj.get("type") == "compaction" or "role" in obj:
         return "jsonl"
