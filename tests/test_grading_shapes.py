@@ -458,3 +458,34 @@ def test_table_headers_name_the_columns(header):
     rows = "\n".join(f"| **{lab}** | `{v}` | from chunk {i} |"
                      for i, (lab, v) in enumerate(KESTREL_GRADED.items(), 1))
     assert _correct(header + "\n|---|---|---|\n" + rows) == 14
+
+
+# --- labels other than kestrel's: the binder knows no label by heart -------------------------------
+
+_VOCAB = ["queue", "broker", "primary", "replica", "backup", "window", "owner", "region", "cluster",
+          "token", "rotation", "gateway", "service", "port", "path", "deadline", "start", "id"]
+_KIND_VALUES = [st.integers(1024, 65535).map(str),
+                st.uuids().map(str),
+                st.tuples(st.integers(1, 12), st.integers(1, 28)).map(
+                    lambda t: f"2027-{t[0]:02d}-{t[1]:02d} 04:{t[1]:02d} UTC"),
+                st.text(alphabet="abcdefgh", min_size=3, max_size=6).map(lambda s: f"/srv/{s}/run.lock")]
+
+
+@st.composite
+def _facts(draw):
+    labels = draw(st.lists(st.lists(st.sampled_from(_VOCAB), min_size=2, max_size=3, unique=True)
+                           .map(" ".join), min_size=2, max_size=6, unique=True))
+    values = draw(st.lists(st.one_of(*_KIND_VALUES), min_size=len(labels), max_size=len(labels),
+                           unique=True))
+    return [_Fact(lab, v, "") for lab, v in zip(labels, values, strict=True)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(_facts(), st.sampled_from(LAYOUTS), st.sampled_from(LINE_FORMATS))
+def test_any_labels_in_any_layout_bind(facts, layout, fmt):
+    # Labels that are word-prefixes of one another ("broker port" / "broker port id") still keep
+    # their own lines: the longest label at a line's start wins.
+    pairs = [(f.label, f.value) for f in facts]
+    values = [f.value for f in facts]
+    grades = grade_answer(_layout(pairs, layout, fmt), facts, rivals=values)
+    assert all(g.correct for g in grades), [(layout, fmt, g) for g in grades if not g.correct]
