@@ -11,13 +11,16 @@ class                       when
 ``correct``                 the grader credited the answer
 ``hedged``                  the grader found several candidates, a negated or struck value
 ``honest_abstention``       the carrier had lost the value (missing or mutated); the answer
-                            abstained (or gave nothing)
-``fabricated``              the carrier had lost the value; the answer gave a value anyway
-                            (for a mutated carrier: a value other than the mutation)
+                            abstained (detail None) or gave nothing for the label (detail
+                            ``nothing``: no abstention, counted apart by ``abstains``)
+``fabricated``              the carrier had lost the value; the answer gave a value that no
+                            carrier of the row held in its place
 ``read_failure``            the carrier held the value; the answer gave another value
                             (``other_value``), nothing (``nothing``) or an abstention
                             (``abstained``) — the sub-kind
-``carried_corruption``      the carrier held a mutated value and the answer repeated it
+``carried_corruption``      the answer repeated a form the value took in the row's carriers
+                            (``core.forensics.value_course``; detail ``fold N``, the fold it
+                            entered), or the final carrier's mutation
 ==========================  ==============================================================
 
 Provenance traces a wrong value: another planted fact or decoy (cross-binding, naming which),
