@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from foldscope.engine.events import Event
+
 CONTROL_REQUESTS: tuple[str, ...] = ("pause", "resume", "cancel")
 """What a person can ask a running sweep to do (``foldscope pause|resume|cancel``, the TUI)."""
 
@@ -24,6 +26,9 @@ class StoredEvent:
     """One line saying what happened (model text in it is data: show it literally)."""
     fault: str | None = None
     """For a retry, the fault retried (``rate_limited``, ``server_error``, ...)."""
+    event: Event | None = None
+    """The event itself, read back as its type (``engine.events.event_from_json``; None for a
+    kind this version does not know)."""
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ the order declared here (tuples become arrays). The README documents the same sc
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import ClassVar
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar
 
 from foldscope.core.text import json_text
 
@@ -248,6 +248,33 @@ PERSISTED_KINDS: frozenset[str] = frozenset({
     "paused", "resumed", "sweep_finished"})
 """Kinds the database's event log keeps (``Event.persisted``): what a watcher needs to see, not
 per-fold progress (folds and row starts are in the rows themselves)."""
+
+AnyEvent = (SweepStarted | ModelWarning | RowStarted | FoldCommitted | Retry | LimitChanged
+            | RowDone | RowFailed | RowRetry | Stopped | Paused | Resumed | SweepFinished)
+"""Every event, discriminated by its ``kind`` (the ``event`` key of its JSON)."""
+
+_BY_KIND: dict[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}
+
+
+def event_from_json(data: Mapping[str, object]) -> Event | None:
+    """An event read back from its JSON (:meth:`Event.as_json`, as the event log stores it) as
+    its own type, so readers match on types, not on kind strings.
+
+    Returns:
+        The event, or None for a kind or shape this version does not know (a log written by
+        another version).
+    """
+    cls = _BY_KIND.get(str(data.get("event")))
+    if cls is None:
+        return None
+    names = {f.name for f in fields(cls)}
+    kwargs: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                              for k, v in data.items() if k in names}
+    try:
+        return cls(**kwargs)
+    except TypeError:
+        return None
+
 
 EventSink = Callable[[Event], None]
 """Where the runner sends events (the headless progress, a test's list, the TUI)."""

@@ -17,6 +17,7 @@ from typing import Any
 from foldscope.core.pace import run_pace
 from foldscope.core.tally import NO_CHECKS, CellTally, Progress, Tallies
 from foldscope.engine.activity import RunnerStatus, StoredEvent
+from foldscope.engine.events import Retry, RowFailed
 from foldscope.engine.listing import runner_pid
 from foldscope.engine.store import LIVE_STATUSES, Store
 from foldscope.engine.sweep import stored_mode, stored_scenarios
@@ -196,8 +197,9 @@ class LiveSweep:
         if events:
             self.event_id = events[-1].id
         for e in events:
-            if e.kind in ("retry", "row_failed"):
-                self._faults.append((e.t, e.model, e.kind == "retry" and e.fault == "rate_limited"))
+            if isinstance(e.event, Retry | RowFailed):
+                self._faults.append((e.t, e.model, isinstance(e.event, Retry)
+                                     and e.event.fault == "rate_limited"))
         while self._faults and self._faults[0][0] < now - WINDOW_S:
             self._faults.popleft()
         if runner is None:

@@ -42,7 +42,7 @@ from foldscope.engine.activity import (
     RunnerStatus,
     StoredEvent,
 )
-from foldscope.engine.events import Event
+from foldscope.engine.events import Event, event_from_json
 from foldscope.engine.procinfo import RunnerId, claim_alive
 
 CHECK_BATCH = 2000
@@ -439,6 +439,16 @@ def fold_values(fold: FoldRecord) -> list[Any]:
             value = int(value)
         out.append(value)
     return out
+
+
+def _event(data_json: str | None) -> Event | None:
+    """A logged event's JSON read back as its type (None when it is not one this version
+    knows)."""
+    try:
+        data = json.loads(data_json) if data_json else None
+    except json.JSONDecodeError:
+        return None
+    return event_from_json(data) if isinstance(data, dict) else None
 
 
 def _fold(values: Iterable[Any]) -> FoldRecord:
@@ -1385,10 +1395,11 @@ class Store:
         if not self._has_activity:
             return []
         found = self.db.execute(
-            "SELECT id, sweep_id, t, kind, model, summary, json_extract(data_json, '$.fault') "
-            "FROM events WHERE sweep_id=? AND id>? ORDER BY id DESC LIMIT ?",
+            "SELECT id, sweep_id, t, kind, model, summary, json_extract(data_json, '$.fault'), "
+            "data_json FROM events WHERE sweep_id=? AND id>? ORDER BY id DESC LIMIT ?",
             [sweep_id, since, limit]).fetchall()
-        return [StoredEvent(*values) for values in reversed(found)]
+        return [StoredEvent(i, sweep, t, kind, model, summary, fault, _event(data))
+                for i, sweep, t, kind, model, summary, fault, data in reversed(found)]
 
     def set_runner_status(self, sweep_id: str, status: RunnerStatus) -> None:
         """Record the live runner's status (one row per sweep, replaced)."""
