@@ -356,3 +356,14 @@ def test_a_version_1_pi_session_without_ids_is_read(tmp_path):
     assert session.format == "pi" and session.skipped_lines == 0
     [audit] = audit_session(session)
     assert [(n.value, n.used_at) for n in audit.lost_and_needed] == [("62114", 4)]
+
+
+def test_a_near_miss_the_session_had_shown_is_another_value_not_a_mutation():
+    session = Session((
+        Entry(1, "tool_output", "staging on port 8081"),
+        Compaction(2, "nothing yet"),
+        Entry(3, "tool_output", "prod on port 8080"),
+        Compaction(4, "prod is on port 8081"),
+    ), "jsonl")
+    _, second = audit_session(session)
+    assert {i.value: i.state for i in second.identifiers}["8080"] == "missing"

@@ -625,7 +625,9 @@ class SessionAuditor:
         tokens: dict[str, list[str]] = {}
         values = {s.value for s in window.values()}
         for f in summary_found:
-            if f.value not in values:
+            # A near miss must be a value the session never showed: one it did show (in this
+            # window or before, in any channel) is another real value, not this one garbled.
+            if f.value not in values and f.key not in self._seen:
                 tokens.setdefault(f.kind, []).append(f.value)
         summary_dirs = {f.key for f in summary_found if f.kind == "path"}
         summary_norm = normalize(c.summary)
