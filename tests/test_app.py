@@ -173,7 +173,7 @@ async def test_flag_a_fabricated_answer_from_the_keyboard(tmp_path):
         await pilot.pause()
         table = screen.query_one(AnswerTable)
         assert table.has_focus and table.row_count == 6
-        classes = {str(table.get_cell_at((i, 1))) for i in range(table.row_count)}
+        classes = {str(table.get_cell(row.key, "class")) for row in table.ordered_rows}
         assert "fabricated" in classes  # the inventor answers lost facts with stock values
         await pilot.press("down", "f")
         await wait_until(pilot, lambda: screen.pending == 0, "the flag written")

@@ -11,7 +11,13 @@ from foldscope.core.answers import checks_table
 from foldscope.core.carrier import carried_sections
 from foldscope.core.carrier_diff import carrier_diff, char_marks
 from foldscope.core.cells import CellKey
-from foldscope.core.forensics import fact_timeline, fold_changes, timeline_document
+from foldscope.core.forensics import (
+    FactAtFold,
+    FoldFacts,
+    fact_timeline,
+    fold_changes,
+    timeline_document,
+)
 from foldscope.core.survival import NEVER_LOST, death_table, survival_curves
 
 
@@ -64,12 +70,35 @@ def test_fold_changes_name_lost_mutated_and_added():
     first = fold_changes(None, tl.folds[0])
     assert [f.label for f in first.added] == ["port", "key"] and not first.lost
     second = fold_changes(tl.folds[0], tl.folds[1])
-    # The decoy planted by fold 2 and dropped by it is lost there too.
-    assert [f.label for f in second.lost] == ["port", "key", "cluster"]
+    # The decoy planted by fold 2 and dropped by it is lost there too; the mutated key is named
+    # once, as mutated (not lost as well).
+    assert [f.label for f in second.lost] == ["port", "cluster"]
     assert [(f.label, f.altered) for f in second.mutated] == [("key", "kid-4C91E0A1")]
     assert [f.label for f in second.added] == ["zone"]
     third = fold_changes(tl.folds[1], tl.folds[2])
     assert [f.label for f in third.lost] == ["zone"] and not third.mutated
+
+
+_STATE = st.sampled_from(["not_yet", "present", "mutated", "missing"])
+
+
+def _fold_facts(states: list[tuple[str, str]]) -> FoldFacts:
+    return FoldFacts(0, 0, 0, tuple(
+        FactAtFold(f"f{i}", f"v{i}", state, f"w{i}{alt}" if state == "mutated" else None)
+        for i, (state, alt) in enumerate(states)))
+
+
+@given(st.lists(st.tuples(_STATE, st.sampled_from("ab")), min_size=1, max_size=8), st.data())
+@settings(max_examples=200, deadline=None)
+def test_fold_changes_name_each_fact_once(before, data):
+    after = data.draw(st.lists(st.tuples(_STATE, st.sampled_from("ab")),
+                               min_size=len(before), max_size=len(before)))
+    changes = fold_changes(_fold_facts(before), _fold_facts(after))
+    named = [f.label for f in (*changes.lost, *changes.mutated, *changes.added)]
+    assert len(named) == len(set(named))
+    assert all(f.state == "missing" for f in changes.lost)
+    assert all(f.state == "mutated" for f in changes.mutated)
+    assert all(f.state == "present" for f in changes.added)
 
 
 def test_timeline_document_upto_a_fold():

@@ -541,9 +541,9 @@ class FoldChanges:
     """What one fold did to the planted facts, against the fold before it."""
 
     lost: tuple[FactAtFold, ...]
-    """Not present now (missing, or mutated: see ``mutated``) although present before, or
-    planted by this very fold and dropped by it (never carried): the facts whose fold of loss
-    this is, the first time."""
+    """Missing now although present before, or planted by this very fold and dropped by it
+    (never carried). A fact this fold altered is in ``mutated`` instead: each fact is named
+    once, in one of the three."""
     mutated: tuple[FactAtFold, ...]
     """Mutated now, and not in the same altered form before."""
     added: tuple[FactAtFold, ...]
@@ -568,9 +568,9 @@ def fold_changes(before: FoldFacts | None, now: FoldFacts) -> FoldChanges:
         arriving = old is None or old.state == "not_yet"
         if fact.state == "present" and not was_present:
             added.append(fact)
-        elif (was_present or arriving) and fact.state in ("missing", "mutated"):
+        elif (was_present or arriving) and fact.state == "missing":
             lost.append(fact)
-        if fact.state == "mutated" and (old is None or old.state != "mutated"
-                                        or old.altered != fact.altered):
+        elif fact.state == "mutated" and (old is None or old.state != "mutated"
+                                          or old.altered != fact.altered):
             mutated.append(fact)
     return FoldChanges(tuple(lost), tuple(mutated), tuple(added))

@@ -926,8 +926,10 @@ class SweepRunner:
                 request = ChatRequest(step.spec.messages, step.spec.max_tokens,
                                       step.spec.response_format, cfg.temperature, seed,
                                       row_attempt=row.attempt)
+                # Folds are numbered from 1 in every message, as on every screen.
                 reply, cached = await self._call(db, client, limiter, request, row.model,
-                                                 row.repeat, what=f"fold {cursor.fold_index}")
+                                                 row.repeat,
+                                                 what=f"fold {cursor.fold_index + 1}")
                 cursor, fold = advance(cursor, step, inputs, arm, reply, cached=cached,
                                        created_at=time.time())
                 if fold is None:  # nothing to carry: the chunk is caught up with the next one

@@ -74,11 +74,15 @@ class FoldscopeApp(StoreWrites):
     """
 
     TITLE = "foldscope"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    """Screens narrower than 120 columns stack their panes (class ``-narrow``)."""
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
+    """Screens under 36 lines drop margins and notes the footer or help repeats (``-short``)."""
     COMMANDS = App.COMMANDS | {FoldscopeCommands}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit (a sweep running here "
                 "stops; it resumes the next time it is opened)"),
-        Binding("question_mark,f1", "help", "Help", key_display="? F1",
+        Binding("question_mark,f1", "help", "Help", key_display="?",
                 tooltip="This help: every key, metric and symbol"),
         Binding("s", "pick_sweep", "Sweeps", tooltip="Pick another sweep of this database"),
         Binding("n", "new_sweep", "New sweep", show=False, tooltip="Plan and run a sweep from a form (or a "

@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from foldscope.core.audit import CompactionAudit, LostAndNeeded, Reappeared
 from foldscope.core.audit_view import AuditView, summary_spans
@@ -24,6 +24,7 @@ from foldscope.core.text import literal
 from foldscope.ui.widgets.carrier_view import CarrierView
 from foldscope.ui.widgets.diff_view import DiffView
 from foldscope.ui.widgets.fact_history import STATE_MARKS
+from foldscope.ui.widgets.keys_footer import KeysFooter
 
 TABLE_TABS: tuple[tuple[str, str, str], ...] = (
     ("lost-tab", "lost", "Lost and needed"),
@@ -208,7 +209,7 @@ class AuditScreen(Screen[None]):
                 with TabPane("Diff", id="diff-tab"):
                     yield DiffView(id="diff")
             yield Static(id="audit-context")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#diff", DiffView).wrap = True  # summaries are long paragraphs

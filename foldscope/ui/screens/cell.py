@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from foldscope.core.answers import ANSWER_CLASSES, checks_table
@@ -30,6 +30,7 @@ from foldscope.ui.messages import WriteDone
 from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.carrier_view import CarrierView
 from foldscope.ui.widgets.fold_inspector import FoldInspector
+from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.literal_lines import LiteralLines
 from foldscope.ui.widgets.rows_table import SORTABLE, RowsTable
 from foldscope.ui.writer import StoreWrites
@@ -72,9 +73,20 @@ class CellScreen(Screen[None]):
         #rows { height: auto; max-height: 12; }
         #tabs { height: 1fr; }
         #answer-title { margin: 1 0 0 0; color: $text-muted; }
+        #answer-crosstab { color: $text-muted; }
         #answer-pane { height: 1fr; }
         #answers { width: 1fr; }
         #answer-text { width: 1fr; }
+        &.-short {
+            #cell-title, #answer-title { margin: 0; }
+            #rows { max-height: 5; }
+            #answer-crosstab { display: none; }
+        }
+        &.-narrow {
+            #answer-pane { layout: vertical; }
+            #answers { width: 100%; height: 3fr; }
+            #answer-text { width: 100%; height: 2fr; }
+        }
     }
     """
 
@@ -132,10 +144,11 @@ class CellScreen(Screen[None]):
                     yield FoldInspector(id="inspector")
                 with TabPane("Answer", id="answer-tab"):
                     yield Static(id="answer-title")
+                    yield Static(id="answer-crosstab")
                     with Horizontal(id="answer-pane"):
                         yield AnswerTable(id="answers")
                         yield CarrierView(id="answer-text")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._title(simulated=False)
@@ -273,9 +286,9 @@ class CellScreen(Screen[None]):
         cell = checks_table(c for cs in (self._data.checks.values() if self._data else [])
                             for c in cs)
         self.query_one("#answer-title", Static).update(Text(
-            " · ".join(f"{n} {k}" for k, n in counts.items()) + f" · ⚑ {flagged} flagged by hand"
-            + "   f: flag the highlighted answer as fabricated\n"
-            + "final carrier had it × answer got it — row: "
+            " · ".join(f"{n} {k}" for k, n in counts.items()) + f" · ⚑ {flagged} flagged by hand"))
+        self.query_one("#answer-crosstab", Static).update(Text(
+            "final carrier had it × answer got it — row: "
             + f"had·got {row.held_correct}  had·missed {row.held_wrong}  "
             + f"lacked·got {row.lost_correct}  lacked·missed {row.lost_wrong}"
             + " · cell: "

@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.errors import ConfigError
@@ -27,6 +27,7 @@ from foldscope.engine.userconfig import current_author
 from foldscope.engine.writes import SetVerdict, UndoVerdict, WriteStatus
 from foldscope.ui.messages import WriteDone
 from foldscope.ui.screens.cell import CellScreen
+from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.reason_input import ReasonInput
 from foldscope.ui.widgets.review_table import ReviewTable, detail_text
 from foldscope.ui.writer import StoreWrites
@@ -78,11 +79,16 @@ class FabricationScreen(Screen[None]):
         #failing { height: auto; max-height: 10; margin: 1 0 0 0; }
         #failing-note, #agreement { color: $text-muted; }
         #agreement { margin: 1 0 0 0; }
-        #values { height: 1fr; }
-        #detail { height: 2; }
+        #values { height: 1fr; min-height: 6; }
+        #detail { height: auto; max-height: 8; }
         #reason { display: none; }
         #reason.asking { display: block; }
         #review-help { color: $text-muted; }
+        &.-short {
+            #review-title, #agreement, #failing { margin: 0; }
+            #failing { max-height: 5; }
+            #failing-note, #review-help { display: none; }
+        }
     }
     """
 
@@ -134,7 +140,7 @@ class FabricationScreen(Screen[None]):
             yield Static(Text("f fabricated · n not fabricated · u unsure (F N U: with a reason) "
                               "· z undo · space next unreviewed · enter inspect the row"),
                          id="review-help")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         failing = self.query_one("#failing", DataTable)

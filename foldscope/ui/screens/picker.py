@@ -13,13 +13,14 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.audit import StoredAudit
 from foldscope.core.text import literal
 from foldscope.engine.listing import SweepSummary, list_sweeps
 from foldscope.engine.store import Store
+from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.session_table import SessionTable
 
 PICKER_COLUMNS: tuple[tuple[str, int], ...] = (
@@ -99,7 +100,7 @@ class SweepPicker(Screen[SweepSummary | StoredAudit | ResumePick | None]):
             yield Static("Sessions: audits stored with foldscope audit --db", id="sessions-title",
                          markup=False)
             yield SessionTable(id="sessions")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#sweeps", DataTable).focus()

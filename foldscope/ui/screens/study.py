@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.study import FillPoint, StudyTables, Table, cell_text
@@ -20,6 +20,7 @@ from foldscope.core.text import literal
 from foldscope.engine.store import Store
 from foldscope.engine.study import scenario_fill_points, study_rows, sweep_study
 from foldscope.ui.widgets.fill_scatter import FillScatter
+from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.recall_bars import RecallBars
 
 
@@ -34,6 +35,7 @@ class StudyData(Message):
 def _table_widget(table: Table, key: str) -> DataTable:
     grid: DataTable = DataTable(id=key, classes="study-table", cursor_type="row",
                                 zebra_stripes=True)
+    grid.fixed_columns = 1  # the key column (arm, model or class) stays in view
     grid.add_columns(*table.columns)
     for row in table.rows:
         # Model ids and scenario names are outside text: shown literally, never as markup.
@@ -51,7 +53,7 @@ class StudyScreen(Screen[None]):
     StudyScreen .study-scenario { text-style: bold; margin: 1 0 0 0; }
     StudyScreen .study-notes { color: $warning; }
     StudyScreen .study-title { text-style: bold; margin: 1 0 0 0; }
-    StudyScreen .study-table { height: auto; }
+    StudyScreen .study-table { height: auto; overflow-x: auto; }
     StudyScreen .study-table-notes { color: $text-muted; }
     """
     BINDINGS = [
@@ -71,7 +73,7 @@ class StudyScreen(Screen[None]):
         with VerticalScroll(id="study-body"):
             yield Static(Text(f"study tables · sweep {literal(self.sweep_id)} · reading…"),
                          id="study-heading")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.load()

@@ -15,13 +15,14 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.survival import NEVER_LOST, DeathTable, pool_by_arm
 from foldscope.core.text import literal
 from foldscope.engine.store import Store
 from foldscope.engine.timelines import SweepForensics, sweep_forensics
+from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.survival_chart import Series, SurvivalChart
 
 
@@ -79,7 +80,7 @@ class SurvivalScreen(Screen[None]):
                     yield Static("graded facts by fold of loss × kind of value",
                                  classes="deaths-title")
                     yield DataTable(id="by-kind", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#survival-title", Static).update(Text("reading the sweep's timelines…"))

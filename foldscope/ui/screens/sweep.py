@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Header, ProgressBar, Static
+from textual.widgets import Header, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.metrics import METRIC_BY_NAME, METRICS
@@ -28,6 +28,7 @@ from foldscope.ui.screens.study import StudyScreen
 from foldscope.ui.screens.survival import SurvivalScreen
 from foldscope.ui.widgets.endpoint_lines import EndpointLines
 from foldscope.ui.widgets.event_log import EventLog
+from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.pins_panel import PinsPanel
 from foldscope.ui.widgets.run_header import RunHeader
 from foldscope.ui.widgets.sweep_grid import VIEWS, SweepGrid
@@ -124,7 +125,7 @@ class SweepScreen(Screen[None]):
             yield EndpointLines(id="endpoints")
             yield PinsPanel(id="pins")
             yield EventLog(id="events")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._legend()

@@ -42,13 +42,14 @@ class AnswerTable(DataTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self._checks: dict[str, StoredCheck] = {}
+        self.fixed_columns = 2  # the flag and the label stay in view when it scrolls sideways
 
     def on_mount(self) -> None:
-        # Fixed widths keep the class and flag columns in view beside long values.
-        for label, key, width in (("flag", "flag", 4), ("class", "class", 10), ("label", "label", 20),
-                                  ("expected", "expected", 20), ("answered", "found", 20),
-                                  ("carried", "carried", 7)):
-            self.add_column(label, key=key, width=width)
+        # Columns are as wide as their widest cell: the values judged are never cut (the
+        # table scrolls sideways); the values come right after the label.
+        for label, key in (("flag", "flag"), ("label", "label"), ("expected", "expected"),
+                           ("answered", "found"), ("class", "class"), ("carried", "carried")):
+            self.add_column(label, key=key)
 
     def show(self, checks: list[StoredCheck]) -> None:
         """Replace the table's contents with a row's checks."""
@@ -60,10 +61,10 @@ class AnswerTable(DataTable):
             found = "" if c.found is None else c.found
             # Labels and values are scenario and model text: shown literally, on one line.
             self.add_row(self._flag_text(c.flagged),
-                         Text(c.classification, style=variables.get(var, "")),
                          Text(literal(c.label, keep_newlines=False)),
                          Text(literal(c.expected, keep_newlines=False)),
-                         Text(literal(found[:60], keep_newlines=False)),
+                         Text(literal(found, keep_newlines=False)),
+                         Text(c.classification, style=variables.get(var, "")),
                          "yes" if c.in_carrier else "no", key=str(c.id))
 
     def set_flag(self, check_id: int, flagged: bool) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from textual.reactive import reactive
-
 from foldscope.core.forensics import FactSpan
 from foldscope.ui.widgets.literal_lines import LiteralLines, styled_lines
 
@@ -28,9 +26,6 @@ class CarrierView(LiteralLines):
     CarrierView > .carrier-view--present { color: $fact-present; text-style: bold underline; }
     CarrierView > .carrier-view--mutated { color: $fact-mutated; text-style: bold underline; }
     """
-
-    wrap: reactive[bool] = reactive(True)
-    """Soft-wrap long lines at the pane's width (arm f's JSON envelope is one long line)."""
 
     def show(self, text: str, spans: Sequence[FactSpan] = ()) -> None:
         """Display a carrier with its fact spans highlighted, scrolled to the top."""

@@ -45,7 +45,9 @@ class DiffView(LiteralLines):
         title = (f"fold {fold} → {fold + 1}" if before is not None
                  else "fold 1 (no carrier before it)")
         lines.append(StyledLine(title, (), "diff-view--head"))
-        lost_values = [f.value for f in changes.lost]
+        # Each fact is named once above the diff; on removed lines the values lost and the
+        # original form of the values mutated are both marked where they stood.
+        lost_values = [f.value for f in changes.lost] + [f.value for f in changes.mutated]
         for fact in changes.lost:
             lines.append(_labelled("lost", fact.label, fact.value, "diff-view--lost"))
         for fact in changes.mutated:

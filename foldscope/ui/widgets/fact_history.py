@@ -23,8 +23,8 @@ variable that colours it."""
 
 
 class FactHistory(DataTable):
-    """A table of planted facts (graded first, starred) with one narrow column per fold, then
-    the fold each was lost at (↺: it came back later), its label and value.
+    """A table of planted facts (graded first, starred) by label, with one narrow column per
+    fold, then the fold each was lost at (↺: it came back later) and its value.
 
     Fed with a ``core.forensics.timeline_document``, the same data ``foldscope inspect --json``
     prints, so the screen and the command cannot disagree.
@@ -33,6 +33,7 @@ class FactHistory(DataTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", **kwargs)
         self._doc: dict[str, Any] | None = None
+        self.fixed_columns = 2  # the graded star and the label stay in view
 
     def on_mount(self) -> None:
         # Colours come from the theme: re-draw when it changes.
@@ -48,7 +49,7 @@ class FactHistory(DataTable):
         out = []
         for key in self.rows:
             row = self.get_row(key)
-            out.append((str(row[-2]), "".join(str(c) for c in row[1:-3]), str(row[-3])))
+            out.append((str(row[1]), "".join(str(c) for c in row[2:-2]), str(row[-2])))
         return out
 
     def _draw(self) -> None:
@@ -59,14 +60,14 @@ class FactHistory(DataTable):
             return
         colours = self.app.get_css_variables()
         folds = doc["folds"]
-        # Fold columns come before the label, so a fact's history reads left to right at any
-        # terminal width.
+        # The label is frozen at the left and the fold columns follow it, so a fact's history
+        # reads left to right beside its label at any terminal width.
         self.add_column("", key="graded", width=1)
+        self.add_column("label", key="label")
         for f in folds:
             self.add_column(str(f["fold"] % 100), key=f"f{f['fold']}",
                             width=len(str(f["fold"] % 100)))
         self.add_column("lost at", key="lost")
-        self.add_column("label", key="label")
         self.add_column("value", key="value")
         for i, fact in enumerate(doc["facts"]):
             marks = []
@@ -76,9 +77,9 @@ class FactHistory(DataTable):
             lost = "" if fact["lost_fold"] is None else str(fact["lost_fold"])
             if fact["returned"]:
                 lost += " ↺"
-            self.add_row(Text("★" if fact["graded"] else " "), *marks,
+            self.add_row(Text("★" if fact["graded"] else " "),
+                         Text(literal(fact["label"], keep_newlines=False)), *marks,
                          Text(lost, style=colours.get("fact-missing", "") if lost else ""),
-                         Text(literal(fact["label"], keep_newlines=False)),
                          Text(literal(fact["value"], keep_newlines=False), no_wrap=True),
                          key=fact["label"])
         if 0 <= keep < self.row_count:

@@ -48,13 +48,25 @@ def fold_measures(fold: FoldRecord, folds: int) -> str:
 class FoldInspector(Widget):
     """Everything about fold k of one row; the screen owns which row and fold."""
 
+    SCOPED_CSS = False
+    """Its rules name it in full, so they can follow the screen's width class (``-narrow``)."""
+
     DEFAULT_CSS = """
     FoldInspector { height: 1fr; }
     FoldInspector #fold-title { color: $text-muted; margin: 1 0 0 0; height: auto; }
     FoldInspector #fold-pane { height: 1fr; }
     FoldInspector #fact-side { width: 1fr; }
     FoldInspector #facts { height: 1fr; }
+    FoldInspector #text-panes { width: 2fr; }
     FoldInspector #carrier, FoldInspector #side { width: 1fr; }
+    FoldInspector #fold-keys { color: $text-muted; height: auto; }
+    .-narrow FoldInspector #fold-pane { layout: vertical; }
+    .-narrow FoldInspector #fact-side { width: 100%; height: 2fr; layout: horizontal; }
+    .-narrow FoldInspector #facts { width: 1fr; height: 100%; }
+    .-narrow FoldInspector FactDetail { width: 1fr; border-top: none; border-left: solid $panel; }
+    .-narrow FoldInspector #text-panes { width: 100%; height: 3fr; }
+    .-short FoldInspector #fold-title { margin: 0; }
+    .-short FoldInspector #fold-keys { display: none; }
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -66,14 +78,18 @@ class FoldInspector(Widget):
 
     def compose(self) -> ComposeResult:
         yield Static(id="fold-title")
+        yield Static("←/→ or [ ] step folds · c the input chunk or the diff · w wrap the panes",
+                     id="fold-keys")
         with Horizontal(id="fold-pane"):
             with Vertical(id="fact-side"):
                 yield FactHistory(id="facts")
                 yield FactDetail(id="fact-detail")
-            yield CarrierView(id="carrier")
-            with ContentSwitcher(initial="diff", id="side"):
-                yield DiffView(id="diff")
-                yield ChunkView(id="chunk")
+            # Narrow terminals stack the fact strip above the two text panes.
+            with Horizontal(id="text-panes"):
+                yield CarrierView(id="carrier")
+                with ContentSwitcher(initial="diff", id="side"):
+                    yield DiffView(id="diff")
+                    yield ChunkView(id="chunk")
 
     def show(self, scenario: str | None, facts: Sequence[PlantedFact],
              folds: Sequence[FoldRecord], index: int) -> None:
@@ -101,8 +117,7 @@ class FoldInspector(Widget):
         self.doc = timeline_document(timeline, index)
         fold = folds[index]
         self._fold = fold
-        title.update(Text(fold_measures(fold, len(folds))
-                          + "   ←/→ [ ] folds · c chunk/diff · w wrap"))
+        title.update(Text(fold_measures(fold, len(folds))))
         # Model output is data: the view never parses markup and shows control characters as
         # visible symbols; planted values are highlighted where they stand.
         carrier.show(fold.carrier, fact_spans(fold.carrier, facts))

@@ -78,18 +78,21 @@ class LiteralLines(ScrollView, can_focus=True):
     """Lines of literal text with component-class spans; ``wrap`` folds long lines."""
 
     DEFAULT_CSS = """
-    LiteralLines { border: round $panel; background: $surface; }
+    LiteralLines { border: round $panel; background: $surface; scrollbar-gutter: stable; }
     LiteralLines:focus { border: round $primary; }
     """
 
-    wrap: reactive[bool] = reactive(False)
-    """Fold lines longer than the view instead of scrolling sideways."""
+    wrap: reactive[bool] = reactive(True)
+    """Fold lines longer than the view instead of scrolling sideways (every pane starts
+    wrapped, so a value is whole on screen without scrolling)."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._lines: list[StyledLine] = []
         self._rows: list[Text] = []
         """Display lines (a wrapped logical line is several)."""
+        self._laid_width = 0
+        """The width the display lines were wrapped at (0: not laid out yet)."""
 
     @property
     def plain_lines(self) -> list[str]:
@@ -113,13 +116,19 @@ class LiteralLines(ScrollView, can_focus=True):
             self._layout_rows()
             self.refresh()
 
+    def _wrap_width(self) -> int:
+        """The width a display line may take: the content region, which never includes the
+        vertical scrollbar (its gutter is always kept), so no line end hides under it."""
+        return max(1, self.scrollable_content_region.width)
+
     def _layout_rows(self) -> None:
         """Lay the logical lines out as display lines: wrapped at the width, or whole.
 
         Spans travel through rich's wrapping as style metadata naming their component class;
         ``render_line`` turns the names into the theme's styles.
         """
-        width = max(1, self.scrollable_content_region.width)
+        width = self._wrap_width()
+        self._laid_width = width
         rows: list[Text] = []
         for line in self._lines:
             text = Text(line.text, no_wrap=True, end="")
@@ -138,6 +147,8 @@ class LiteralLines(ScrollView, can_focus=True):
         self.virtual_size = Size(width if self.wrap else longest, len(rows))
 
     def render_line(self, y: int) -> Strip:
+        if self.wrap and self._wrap_width() != self._laid_width:
+            self._layout_rows()  # the region changed without a resize: wrap at its width now
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
         width = self.scrollable_content_region.width

@@ -13,14 +13,17 @@ from foldscope.core.answers import Provenance
 from foldscope.core.fabrication import HumanVerdict, ReviewValue
 from foldscope.core.text import literal
 
-REVIEW_COLUMNS: tuple[tuple[str, str, int], ...] = (
-    ("verdict", "human", 12), ("automatic", "class", 10), ("model", "model", 12),
-    ("row", "row", 5), ("label", "label", 12), ("planted", "planted", 13), ("given", "given", 15),
-    ("carrier", "carrier", 7), ("provenance", "provenance", 12), ("rules", "rules", 13),
-    ("reason · by", "reason", 13))
-"""The columns: label, key, width."""
+REVIEW_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("verdict", "human"), ("label", "label"), ("planted", "planted"), ("given", "given"),
+    ("automatic", "class"), ("carrier", "carrier"), ("provenance", "provenance"),
+    ("rules", "rules"), ("model", "model"), ("row", "row"), ("reason · by", "reason"))
+"""The columns (label, key), the values judged first. Every column is as wide as its widest
+cell: a value is never cut (the table scrolls sideways; verdict and label stay in view)."""
 
-VERDICT_MARKS = {"fabricated": "✗ fabricated", "not_fabricated": "✓ not fabr.",
+FROZEN_COLUMNS = 2
+"""Columns that stay in view when the table scrolls sideways: the verdict and the label."""
+
+VERDICT_MARKS = {"fabricated": "✗ fabricated", "not_fabricated": "✓ not fabricated",
                  "unsure": "? unsure"}
 """How a person's verdict reads in the table."""
 
@@ -29,14 +32,13 @@ VERDICT_VARIABLES = {"fabricated": "fact-missing", "not_fabricated": "fact-prese
 """Theme variable colouring each verdict."""
 
 
-CLASS_NAMES = {"fabricated": "fabricated", "carried_corruption": "corruption"}
-"""The automatic class in the table's narrow column (``carried_corruption`` shortened)."""
+CLASS_NAMES = {"fabricated": "fabricated", "carried_corruption": "carried corruption"}
+"""The automatic class as the table shows it."""
 
 
-def _one_line(text: str, limit: int = 80) -> Text:
-    """Model and scenario text: literal, on one line, cut to ``limit`` characters."""
-    shown = literal(text, keep_newlines=False)
-    return Text(shown if len(shown) <= limit else shown[: limit - 1] + "…")
+def _one_line(text: str) -> Text:
+    """Model and scenario text: literal, on one line, whole (never cut)."""
+    return Text(literal(text, keep_newlines=False), no_wrap=True)
 
 
 def provenance_text(p: Provenance | None, *, short: bool = False) -> str:
@@ -69,10 +71,11 @@ class ReviewTable(DataTable):
         """Each listed value with the verdict the store holds (``human``: saved, never more)."""
         self.unsaved: dict[str, Unsaved] = {}
         """Verdicts given but not (yet) stored: being written, or failed."""
+        self.fixed_columns = FROZEN_COLUMNS
 
     def on_mount(self) -> None:
-        for label, key, width in REVIEW_COLUMNS:
-            self.add_column(label, key=key, width=width)
+        for label, key in REVIEW_COLUMNS:
+            self.add_column(label, key=key)
 
     def show(self, values: list[ReviewValue]) -> None:
         """Show these values (rows already listed are updated in place)."""
@@ -95,8 +98,8 @@ class ReviewTable(DataTable):
             return
         self.unsaved.pop(key, None)
         self.values[key] = replace(value, human=human)
-        self.update_cell(key, "human", self._verdict_text(human))
-        self.update_cell(key, "reason", self._reason_text(human))
+        self.update_cell(key, "human", self._verdict_text(human), update_width=True)
+        self.update_cell(key, "reason", self._reason_text(human), update_width=True)
 
     def set_unsaved(self, check_id: int, intended: HumanVerdict | None) -> None:
         """Show a verdict given but not yet stored (None: an undo on its way), marked as such."""
@@ -170,15 +173,21 @@ class ReviewTable(DataTable):
         return _one_line(f"{reason}{human.author}")
 
     def _cells(self, v: ReviewValue) -> list[Any]:
-        return [self._verdict_text(v.human), Text(CLASS_NAMES.get(v.answer_class, v.answer_class)),
-                _one_line(v.model), _one_line(f"{v.arm}·{v.repeat}"), _one_line(v.label),
-                _one_line(v.planted), _one_line(v.given), v.carrier_state,
-                _one_line(provenance_text(v.provenance, short=True)), Text(", ".join(v.signatures)),
-                self._reason_text(v.human)]
+        by_key = {
+            "human": self._verdict_text(v.human), "label": _one_line(v.label),
+            "planted": _one_line(v.planted), "given": _one_line(v.given),
+            "class": Text(CLASS_NAMES.get(v.answer_class, v.answer_class)),
+            "carrier": Text(v.carrier_state),
+            "provenance": _one_line(provenance_text(v.provenance, short=True)),
+            "rules": Text(", ".join(v.signatures)), "model": _one_line(v.model),
+            "row": _one_line(f"{v.arm}·{v.repeat}"), "reason": self._reason_text(v.human)}
+        return [by_key[key] for _, key in REVIEW_COLUMNS]
 
 
 def detail_text(v: ReviewValue | None) -> Text:
-    """Everything about one value on two lines, uncut (model and scenario text literal)."""
+    """Everything about one value, uncut, wrapping at the screen's width: the values judged,
+    then where it came from and the person's verdict with its author and reason (model and
+    scenario text literal)."""
     if v is None:
         return Text("no fabricated or corrupted value in this sweep", style="dim")
     first = Text.assemble(

@@ -126,6 +126,7 @@ class SweepGrid(DataTable):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="cell", zebra_stripes=True, **kwargs)
+        self.fixed_columns = 1  # the arm (or model) column stays when the grid scrolls right
         self.view = "recall"
         self.transposed = False
         self.running = True
