@@ -23,6 +23,9 @@ Prints and writes to ``bench-results.json``:
   child runner (``v`` and the arrows in turn; from the key press to the first frame the
   compositor renders after the key's action ran), the worse p95 of two sweeps: the small
   ``watch_slowdown`` sweep and a 10,000-row sweep whose last 400 rows are still to run;
+- ``open_cell_ms``, ``fold_step_ms`` (and ``fold_step_ms_9600`` / ``fold_step_ms_100000``, the
+  carrier's characters), ``theme_switch_ms``, ``quit_ms``: key → answer in the TUI, each the
+  worst of several presses (``measure_ui_keys``; target ≤ 100 ms);
 - ``peak_rss_mb`` / ``db_bytes_per_fold``: peak resident memory of a 1,000-row sweep and the
   database size it leaves, per fold.
 
@@ -361,6 +364,190 @@ def measure_keystrokes(kind: str) -> dict[str, float]:
     return {"presses": len(times), "first_fill_s": first,
             "keystroke_ms_median": times[len(times) // 2] if times else float("nan"),
             "keystroke_ms_p95": _p95(times), "keystroke_ms_max": times[-1] if times else 0.0}
+
+
+UI_CARRIER_CHARS = (9_600, 100_000)
+"""Carrier sizes the fold-step key is timed at (a kestrel carrier, and a very long one)."""
+
+
+def _long_carrier(facts: Any, chars: int, seed: int) -> str:
+    """A carrier of ``chars`` characters holding every planted value (as a model's long
+    summary would): scenario-like lines, the values spread through them."""
+    lines, i = [], seed
+    values = [f"- {f.label}: {f.value}" for f in facts]
+    while sum(len(line) + 1 for line in lines) < chars:
+        lines.append(values[i % len(values)] if i % 3 == 0 else
+                     f"- step {i}: the operator re-ran the deploy check on host ledger{i % 17:02d}"
+                     f" and noted {i * 7919 % 100_000} items in queue {i % 5}")
+        i += 1
+    return "\n".join(lines)[:chars]
+
+
+def _ui_database(db: Path) -> str:
+    """A finished sweep whose one cell has a row per carrier size, each fold's carrier that
+    long; return its id."""
+    import sqlite3
+
+    from foldscope.engine.launch import prepare_sweep
+    from foldscope.engine.loader import load_scenario
+    from foldscope.engine.runner import SweepRunner
+
+    data = _definition(["j"], len(UI_CARRIER_CHARS), [{"id": MODELS[0]}], concurrency=2)
+    data["sweep"]["scenario"] = "smoke"
+    sweep_id = prepare_sweep(db, data, "bench", fresh=True).sweep_id
+    asyncio.run(SweepRunner(db, sweep_id, latency_scale=0.0).run())
+    facts = load_scenario("smoke").facts
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT id FROM rows WHERE sweep_id = ? ORDER BY repeat",
+                            (sweep_id,)).fetchall()
+        for (row_id,), chars in zip(rows, UI_CARRIER_CHARS):
+            for (fold_id, index) in conn.execute("SELECT id, fold_index FROM folds WHERE "
+                                                 "row_id = ?", (row_id,)).fetchall():
+                carrier = _long_carrier(facts, chars, index)
+                conn.execute("UPDATE folds SET carrier = ?, carrier_chars = ? WHERE id = ?",
+                             (carrier, len(carrier), fold_id))
+    return sweep_id
+
+
+def measure_ui_keys(presses: int = 8) -> dict[str, Any]:
+    """Key → answer in the TUI (Pilot, 160×48): ``open_cell_ms`` (enter on a grid cell until the
+    cell screen has drawn its rows and the row's last fold), ``fold_step_ms`` (← or → until the
+    new fold is drawn) on carriers of 9,600 and 100,000 characters, ``theme_switch_ms`` (T
+    until the frame in the new theme) and ``quit_ms`` (ctrl+q while the TUI's child runner
+    runs a sweep, until the app has exited). Each figure is the worst of ``presses`` presses
+    (quit: of three runs), to the first frame the compositor renders after the key's work."""
+    from foldscope.ui.app import FoldscopeApp
+    from foldscope.ui.screens.cell import CellScreen
+    from foldscope.ui.widgets.fold_inspector import FoldInspector
+    from foldscope.ui.widgets.sweep_grid import SweepGrid
+
+    async def frame_after(app: Any, frames: list[float], done: Any, t0: float) -> float:
+        deadline = t0 + 20.0
+        while time.perf_counter() < deadline and not done():
+            await asyncio.sleep(0.0005)
+        mark = time.perf_counter()
+        while time.perf_counter() < deadline and not any(f >= mark for f in frames[-3:]):
+            await asyncio.sleep(0.0005)
+        frame = next((f for f in frames if f >= mark), time.perf_counter())
+        return 1000 * (frame - t0)
+
+    def watch_frames(app: Any) -> list[float]:
+        frames: list[float] = []
+        display = app._display
+
+        def timed_display(screen: Any, renderable: Any) -> None:
+            display(screen, renderable)
+            if renderable is not None:
+                frames.append(time.perf_counter())
+
+        app._display = timed_display
+        return frames
+
+    async def keys(db: Path, sweep_id: str) -> dict[str, Any]:
+        app = FoldscopeApp(str(db), sweep_id=sweep_id)
+        out: dict[str, Any] = {"open_cell": [], "theme_switch": []}
+        async with app.run_test(size=(160, 48)) as pilot:
+            while not app.screen.query(SweepGrid) or not app.screen.query_one(SweepGrid).row_count:
+                await pilot.pause()
+            frames = watch_frames(app)
+            sweep_screen = app.screen
+            for _ in range(presses):
+                grid = sweep_screen.query_one(SweepGrid)
+                grid.focus()
+                grid.move_cursor(row=0, column=1)
+                await pilot.pause()
+                t0 = time.perf_counter()
+                app.post_message(_key_event("enter"))
+
+                def opened() -> bool:
+                    screen = app.screen
+                    return (isinstance(screen, CellScreen) and screen._data is not None
+                            and screen.query_one(FoldInspector).shown is not None)
+                out["open_cell"].append(await frame_after(app, frames, opened, t0))
+                cell = app.screen
+                for chars, row in zip(UI_CARRIER_CHARS, list(cell._data.rows)):
+                    cell.row_id = row.id
+                    inspector = cell.query_one(FoldInspector)
+                    await pilot.pause()
+                    while inspector.shown != cell.fold_index:
+                        await pilot.pause()
+                    times = out.setdefault(f"fold_step_{chars}", [])
+                    for i in range(presses if not out.get(f"stepped_{chars}") else 0):
+                        want = cell.fold_index + (-1 if cell.fold_index > 0 else 1)
+                        t0 = time.perf_counter()
+                        app.post_message(_key_event("left" if want < cell.fold_index
+                                                    else "right"))
+                        times.append(await frame_after(
+                            app, frames, lambda w=want: inspector.shown == w, t0))
+                    out[f"stepped_{chars}"] = True
+                await pilot.press("escape")
+                while app.screen is not sweep_screen:
+                    await pilot.pause()
+            for _ in range(presses):
+                before = app.theme
+                t0 = time.perf_counter()
+                app.post_message(_key_event("T"))
+                out["theme_switch"].append(await frame_after(
+                    app, frames, lambda b=before: app.theme != b, t0))
+                await pilot.pause()
+        return out
+
+    async def quit_once(db: Path) -> float:
+        from foldscope.engine.launch import prepare_sweep
+
+        sweep_id = prepare_sweep(db, _watch_definition(), "bench", fresh=True).sweep_id
+        app = FoldscopeApp(str(db), sweep_id=sweep_id, run=True, latency_scale=1.0)
+        async with app.run_test(size=(160, 48)) as pilot:
+            while app.runner is None or not app.screen.query(SweepGrid):
+                await pilot.pause()
+            for _ in range(20):
+                await pilot.pause()
+            t0 = time.perf_counter()
+            app.post_message(_key_event("ctrl+q"))
+            while app.is_running:
+                await asyncio.sleep(0.0005)
+            return 1000 * (time.perf_counter() - t0)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "ui.sqlite"
+        sweep_id = _ui_database(db)
+        got = asyncio.run(keys(db, sweep_id))
+        quits = [asyncio.run(quit_once(Path(tmp) / f"quit{i}.sqlite")) for i in range(3)]
+    result: dict[str, Any] = {
+        "open_cell_ms": max(got["open_cell"]), "theme_switch_ms": max(got["theme_switch"]),
+        "quit_ms": max(quits), "presses": presses,
+        "open_cell_ms_median": sorted(got["open_cell"])[len(got["open_cell"]) // 2],
+        "quit_runs_ms": quits}
+    for chars in UI_CARRIER_CHARS:
+        steps = got[f"fold_step_{chars}"]
+        result[f"fold_step_ms_{chars}"] = max(steps)
+        result[f"fold_step_ms_{chars}_median"] = sorted(steps)[len(steps) // 2]
+    result["fold_step_ms"] = max(result[f"fold_step_ms_{c}"] for c in UI_CARRIER_CHARS)
+    return result
+
+
+def _print_ui_keys(ui: dict[str, Any]) -> None:
+    print(f"  open cell             {ui['open_cell_ms']:8.1f} ms   (target ≤ 100 ms; enter on a "
+          f"grid cell to its rows and last fold drawn, worst of {ui['presses']}, median "
+          f"{ui['open_cell_ms_median']:.1f})")
+    print(f"  fold step             {ui['fold_step_ms']:8.1f} ms   (target ≤ 100 ms; ← → to the "
+          f"fold drawn: 9,600-character carrier worst {ui['fold_step_ms_9600']:.1f} (median "
+          f"{ui['fold_step_ms_9600_median']:.1f}), 100,000 worst "
+          f"{ui['fold_step_ms_100000']:.1f} (median {ui['fold_step_ms_100000_median']:.1f}))")
+    print(f"  theme switch          {ui['theme_switch_ms']:8.1f} ms   (target ≤ 100 ms; T to the "
+          f"frame in the new theme, worst of {ui['presses']})")
+    print(f"  quit                  {ui['quit_ms']:8.1f} ms   (target ≤ 100 ms; ctrl+q while the "
+          f"child runner runs a sweep, to the app gone, worst of 3)")
+
+
+def ui_key_results(ui: dict[str, Any]) -> dict[str, float]:
+    """The key-latency figures ``bench-results.json`` keeps at its top level."""
+    return {"open_cell_ms": round(ui["open_cell_ms"], 1),
+            "fold_step_ms": round(ui["fold_step_ms"], 1),
+            "fold_step_ms_9600": round(ui["fold_step_ms_9600"], 1),
+            "fold_step_ms_100000": round(ui["fold_step_ms_100000"], 1),
+            "theme_switch_ms": round(ui["theme_switch_ms"], 1),
+            "quit_ms": round(ui["quit_ms"], 1)}
 
 
 def measure_memory(rows: int) -> dict[str, float]:
@@ -732,9 +919,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="rows in the HTTP run at concurrency 256")
     p.add_argument("--watch-runs", type=int, default=1,
                    help="headless/TUI pairs for watch_slowdown, alternating (the median ratio)")
-    p.add_argument("--only", choices=["watch"],
+    p.add_argument("--only", choices=["watch", "ui"],
                    help="run only this measurement and update its keys in --out (watch: "
-                   "watch_slowdown, e.g. alone on a busy machine)")
+                   "watch_slowdown, e.g. alone on a busy machine; ui: the key latencies "
+                   "open_cell_ms, fold_step_ms, theme_switch_ms, quit_ms)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args, rest = p.parse_known_args(argv)
     if args.child:
@@ -745,6 +933,7 @@ def main(argv: list[str] | None = None) -> int:
               "headless": measure_headless_wall,
               "tui": measure_tui_wall,
               "keys": lambda: measure_keystrokes(rest[0]),
+              "ui": measure_ui_keys,
               "memory": lambda: measure_memory(int(rest[0])),
               "audit": lambda: measure_audit(float(rest[0])),
               "http": lambda: measure_http(int(rest[0]), float(rest[1]), int(rest[2])),
@@ -752,6 +941,16 @@ def main(argv: list[str] | None = None) -> int:
               "sweep_db": lambda: measure_whole_sweep(int(rest[0])),
               "inspect": lambda: measure_inspect(Path(rest[0]))}[args.child]
         print(json.dumps(fn()))
+        return 0
+    if args.only == "ui":
+        ui = _child("ui", [])
+        _print_ui_keys(ui)
+        out = Path(args.out)
+        results = json.loads(out.read_text()) if out.exists() else {}
+        results.update(ui_key_results(ui))
+        results.setdefault("detail", {})["ui_keys"] = ui
+        out.write_text(json.dumps(results, indent=2) + "\n")
+        print(f"updated the key latencies in {args.out}", file=sys.stderr)
         return 0
     if args.only == "watch":
         slowdown, watch = _measure_watch(args.watch_runs)
@@ -791,6 +990,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{keys['small']['keystroke_ms_median']:.1f}, {keys['small']['presses']} keys), "
           f"10k rows p95 {keys['10k']['keystroke_ms_p95']:.1f} ms (median "
           f"{keys['10k']['keystroke_ms_median']:.1f}, {keys['10k']['presses']} keys))")
+    ui = _child("ui", [])
+    _print_ui_keys(ui)
     mem = _child("memory", [str(args.memory_rows)])
     print(f"  peak RSS              {mem['peak_rss_mb']:8.1f} MB   (target ≤ 200 MB; "
           f"{mem['rows']} rows, {mem['folds']} folds, {mem['wall_s']:.0f} s)")
@@ -809,12 +1010,14 @@ def main(argv: list[str] | None = None) -> int:
                "first_poll_ms_10k_rows": round(poll["first_poll_ms"], 1),
                "watch_slowdown": round(slowdown, 4),
                "keystroke_ms_p95": round(keystroke, 1),
+               **ui_key_results(ui),
                "peak_rss_mb": round(mem["peak_rss_mb"], 1),
                "db_bytes_per_fold": round(mem["db_bytes_per_fold"], 1),
                "audit_mb_per_s": round(audit["audit_mb_per_s"], 2),
                "detail": {"cpu": cpu, "latency": lat, "few_sequences": few, "poll": poll,
                           "http": http_detail, "speed": speed_detail,
-                          "watch": watch, "keystrokes": keys, "memory": mem, "audit": audit,
+                          "watch": watch, "keystrokes": keys, "ui_keys": ui, "memory": mem,
+                          "audit": audit,
                           "python": sys.version.split()[0], "cpus": os.cpu_count()}}
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)

@@ -129,6 +129,8 @@ async def test_enter_on_a_cell_opens_its_rows_and_steps_folds(tmp_path):
         assert isinstance(screen, CellScreen) and (screen.model, screen.arm) == ("sim/describer", "j")
         await wait_group(app, "cell-load")
         await pilot.pause()
+        await wait_group(app, "fold-view")  # the fold's view is built in a worker
+        await pilot.pause()
         assert screen.query_one("#rows", DataTable).row_count == 1
         facts = screen.query_one("#facts", DataTable)
         assert facts.row_count == 12 and screen.fold_index == 2  # smoke: 3 folds, last shown
@@ -141,6 +143,8 @@ async def test_enter_on_a_cell_opens_its_rows_and_steps_folds(tmp_path):
         await pilot.press("left_square_bracket")
         await pilot.pause()
         assert screen.fold_index == 1
+        await wait_group(app, "fold-view")
+        await pilot.pause()
         assert screen.query_one("#carrier", CarrierView).plain_lines == folds[1].carrier.split("\n")
         # A later read of a finished cell reads nothing: only what changed is fetched.
         before = screen._data

@@ -44,8 +44,17 @@ async def _open_cell(app, pilot, row):
     rows = screen.query_one("#rows", DataTable)
     rows.move_cursor(row=rows.get_row_index(str(row.id)))
     await wait_until(pilot, lambda: screen.row_id == row.id, "the row to be picked")
-    await pilot.pause()
+    await _fold_drawn(app, pilot, screen)
     return screen
+
+
+async def _fold_drawn(app, pilot, screen):
+    """Wait for the fold the screen is at to be drawn (its view is built in a worker)."""
+    from foldscope.ui.widgets.fold_inspector import FoldInspector
+
+    inspector = screen.query_one(FoldInspector)
+    await wait_group(app, "fold-view")
+    await wait_until(pilot, lambda: inspector.shown == screen.fold_index, "the fold drawn")
 
 
 MARKS = {"·": "not_yet", "●": "present", "◐": "mutated", "○": "missing"}
@@ -85,9 +94,11 @@ async def test_strip_agrees_with_inspect_json_at_every_fold(garbled, capsys):
         assert any(MARKS[m] == "not_yet" for _, marks, _ in strip.strip_text() for m in marks)
         await pilot.press("left")
         await wait_until(pilot, lambda: screen.fold_index == 1, "← to step back a fold")
+        await _fold_drawn(app, pilot, screen)
         _strip_agrees(strip.strip_text(), docs[2])
         await pilot.press("left", "left")  # stops at the first fold
         await wait_until(pilot, lambda: screen.fold_index == 0, "← to reach fold 1")
+        await _fold_drawn(app, pilot, screen)
         _strip_agrees(strip.strip_text(), docs[1])
         await pilot.press("right")
         await wait_until(pilot, lambda: screen.fold_index == 1, "→ to step forward")

@@ -62,6 +62,8 @@ def test_cell_screen_snapshot(snap_compare, finished_db):
         await pilot.pause()
         await wait_group(app, "cell-load")
         await pilot.pause()
+        await wait_group(app, "fold-view")
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=open_cell)
 
@@ -147,6 +149,8 @@ def test_row_inspector_snapshot(snap_compare, garbled_db):
         await wait_group(app, "cell-load")
         await pilot.pause()
         await pilot.press("left")  # fold 2 of 3: some facts not yet planted
+        await pilot.pause()
+        await wait_group(app, "fold-view")
         await pilot.pause()
         app.screen.query_one("#facts").focus()
         await pilot.press("down")

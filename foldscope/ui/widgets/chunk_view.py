@@ -12,7 +12,13 @@ from foldscope.core.forensics import fact_spans
 from foldscope.core.scenario import Fact
 from foldscope.core.text import literal
 from foldscope.engine.loader import load_scenario
-from foldscope.ui.widgets.literal_lines import LiteralLines, StyledLine, styled_lines
+from foldscope.ui.widgets.literal_lines import (
+    LiteralLines,
+    PaneLayout,
+    StyledLine,
+    lay_out,
+    styled_lines,
+)
 
 
 class ChunkView(LiteralLines):
@@ -50,12 +56,14 @@ class ChunkView(LiteralLines):
         """Show chunks ``first..last`` (0-based) of a scenario; generated in a thread."""
         if self.shown == (scenario, first, last):
             return
-        self.load(scenario, first, last)
+        self.load(scenario, first, last, self.layout_request())
 
     @work(thread=True, group="chunk-load", exclusive=True, exit_on_error=False,
           description="regenerate a fold's input chunks")
-    def load(self, scenario: str, first: int, last: int) -> None:
-        """Regenerate the chunks (loaded scenarios are cached) and find the planted values."""
+    def load(self, scenario: str, first: int, last: int,
+             layout: tuple[int, bool] | None = None) -> None:
+        """Regenerate the chunks (loaded scenarios are cached), find the planted values and lay
+        the lines out at ``layout`` (the pane's width and wrap state; default: read here)."""
         sc = load_scenario(scenario)
         lines: list[StyledLine] = []
         for index in range(first, min(last, len(sc.chunks) - 1) + 1):
@@ -67,7 +75,8 @@ class ChunkView(LiteralLines):
                 f"({sum(f.graded for f in facts)} graded) ──", (), "chunk-view--rule"))
             lines.extend(styled_lines(sc.chunks[index].text, _spans(sc.chunks[index].text, facts)))
         key = (scenario, first, last)
-        self.app.call_from_thread(self._done, lines, key)
+        width, wrap = layout or self.layout_request()
+        self.app.call_from_thread(self._done, lay_out(lines, width, wrap, self.app.console), key)
 
     def worker_ended(self, event: Worker.StateChanged) -> bool:
         """The chunk could not be regenerated (its scenario file changed or went away)."""
@@ -79,9 +88,9 @@ class ChunkView(LiteralLines):
             return True
         return False
 
-    def _done(self, lines: list[StyledLine], key: tuple[str, int, int]) -> None:
+    def _done(self, layout: PaneLayout, key: tuple[str, int, int]) -> None:
         self.shown = key
-        self.set_lines(lines)
+        self.set_layout(layout)
         self.post_message(self.Loaded(self, key))
 
 

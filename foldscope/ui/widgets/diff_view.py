@@ -33,37 +33,9 @@ class DiffView(LiteralLines):
     """
 
     def show_diff(self, fold: int, before: str | None, after: str, changes: FoldChanges) -> None:
-        """Show fold ``fold``'s (0-based) changes against the carrier before it.
-
-        Args:
-            fold: the fold's index.
-            before: the previous fold's carrier (None for the first fold: nothing before).
-            after: this fold's carrier.
-            changes: the facts this fold lost, mutated and added (``core.forensics``).
-        """
-        lines: list[StyledLine] = []
-        title = (f"fold {fold} → {fold + 1}" if before is not None
-                 else "fold 1 (no carrier before it)")
-        lines.append(StyledLine(title, (), "diff-view--head"))
-        # Each fact is named once above the diff; on removed lines the values lost and the
-        # original form of the values mutated are both marked where they stood.
-        lost_values = [f.value for f in changes.lost] + [f.value for f in changes.mutated]
-        for fact in changes.lost:
-            lines.append(_labelled("lost", fact.label, fact.value, "diff-view--lost"))
-        for fact in changes.mutated:
-            text = literal(f"  mutated  {fact.label}: {fact.value} → {fact.altered} "
-                           f"({fact.rule})", keep_newlines=False)
-            start = text.index("→") + 2
-            lines.append(StyledLine(text, ((start, start + len(fact.altered or ""),
-                                            "diff-view--mutated"),)))
-        for fact in changes.added:
-            lines.append(_labelled("added", fact.label, fact.value, "diff-view--gained"))
-        if not (changes.lost or changes.mutated or changes.added):
-            lines.append(StyledLine("  no planted fact changed state", (), "diff-view--gap"))
-        lines.append(StyledLine(""))
-        added_values = [f.value for f in changes.added] + [f.altered or "" for f in
-                                                            changes.mutated]
-        self.set_lines(lines + _diff_lines(before, after, lost_values, added_values))
+        """Show fold ``fold``'s (0-based) changes against the carrier before it (see
+        ``fold_diff_lines``)."""
+        self.set_lines(fold_diff_lines(fold, before, after, changes))
 
     def show_values_diff(self, title: str, before: str | None, after: str, *,
                          lost: Sequence[str] = (), gained: Sequence[str] = ()) -> None:
@@ -78,6 +50,45 @@ class DiffView(LiteralLines):
         """
         head = StyledLine(literal(title, keep_newlines=False), (), "diff-view--head")
         self.set_lines([head, *_diff_lines(before, after, list(lost), list(gained))])
+
+
+def fold_diff_lines(fold: int, before: str | None, after: str,
+                    changes: FoldChanges) -> list[StyledLine]:
+    """The lines of fold ``fold``'s (0-based) diff: the facts it lost, mutated and added (each
+    named once), then the line diff against the carrier before it (safe in a worker thread).
+
+    Args:
+        fold: the fold's index.
+        before: the previous fold's carrier (None for the first fold: nothing before).
+        after: this fold's carrier.
+        changes: the facts this fold lost, mutated and added (``core.forensics``).
+
+    Returns:
+        The lines to show.
+    """
+    lines: list[StyledLine] = []
+    title = (f"fold {fold} → {fold + 1}" if before is not None
+             else "fold 1 (no carrier before it)")
+    lines.append(StyledLine(title, (), "diff-view--head"))
+    # Each fact is named once above the diff; on removed lines the values lost and the
+    # original form of the values mutated are both marked where they stood.
+    lost_values = [f.value for f in changes.lost] + [f.value for f in changes.mutated]
+    for fact in changes.lost:
+        lines.append(_labelled("lost", fact.label, fact.value, "diff-view--lost"))
+    for fact in changes.mutated:
+        text = literal(f"  mutated  {fact.label}: {fact.value} → {fact.altered} "
+                       f"({fact.rule})", keep_newlines=False)
+        start = text.index("→") + 2
+        lines.append(StyledLine(text, ((start, start + len(fact.altered or ""),
+                                        "diff-view--mutated"),)))
+    for fact in changes.added:
+        lines.append(_labelled("added", fact.label, fact.value, "diff-view--gained"))
+    if not (changes.lost or changes.mutated or changes.added):
+        lines.append(StyledLine("  no planted fact changed state", (), "diff-view--gap"))
+    lines.append(StyledLine(""))
+    added_values = [f.value for f in changes.added] + [f.altered or "" for f in
+                                                        changes.mutated]
+    return lines + _diff_lines(before, after, lost_values, added_values)
 
 
 def _diff_lines(before: str | None, after: str, lost_values: list[str],

@@ -5,25 +5,103 @@ k−1 or (on a key) the input chunk fold k read."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from rich.console import Console
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
+from textual.message import Message
 from textual.widgets import ContentSwitcher, DataTable, Static
+from textual.worker import get_current_worker
 
 from foldscope.core.carrier import carried_sections
-from foldscope.core.forensics import PlantedFact, fact_spans, fold_changes, timeline_document
+from foldscope.core.forensics import (
+    PlantedFact,
+    Timeline,
+    fact_spans,
+    fold_changes,
+    timeline_document,
+)
 from foldscope.core.row import FoldRecord, stored_timeline
 from foldscope.core.sections import SECTIONS
 from foldscope.core.text import literal
-from foldscope.ui.widgets.carrier_view import CarrierView
+from foldscope.ui.widgets.carrier_view import HIGHLIGHTED_STATES, CarrierView
 from foldscope.ui.widgets.chunk_view import ChunkView
-from foldscope.ui.widgets.diff_view import DiffView
+from foldscope.ui.widgets.diff_view import DiffView, fold_diff_lines
 from foldscope.ui.widgets.fact_detail import FactDetail
 from foldscope.ui.widgets.fact_history import FactHistory
+from foldscope.ui.widgets.literal_lines import PaneLayout, lay_out, styled_lines
+
+
+@dataclass(frozen=True)
+class FoldRequest:
+    """What a fold's view is built from (handed to the worker)."""
+
+    serial: int
+    scenario: str | None
+    facts: tuple[PlantedFact, ...]
+    folds: tuple[FoldRecord, ...]
+    index: int
+    carrier_layout: tuple[int, bool]
+    """The carrier pane's width and wrap state."""
+    diff_layout: tuple[int, bool]
+    """The diff pane's width and wrap state."""
+
+
+@dataclass(frozen=True)
+class FoldView:
+    """Everything the inspector draws of one fold, built off the UI thread."""
+
+    serial: int
+    index: int
+    fold: FoldRecord
+    title: str
+    doc: dict[str, Any]
+    carrier: PaneLayout
+    diff: PaneLayout
+
+
+def build_fold_view(request: FoldRequest, console: Console,
+                    timelines: list[tuple[tuple[FoldRecord, ...], Timeline]]) -> FoldView:
+    """Build fold ``request.index``'s view: the row's timeline (reused from ``timelines``),
+    the timeline document, the carrier with its fact spans, the fold's changes and diff, both
+    panes laid out at their width (core does the science; this only arranges it).
+
+    Args:
+        request: the row's folds and facts, the fold, the panes' layout.
+        console: measures text for the layout.
+        timelines: the last timeline built, with the folds it was built from (a step
+            through the same row's folds reuses it); replaced when they differ.
+
+    Returns:
+        The view.
+    """
+    folds, index = request.folds, request.index
+    cached = timelines[0] if timelines else None
+    if (cached is not None and len(cached[0]) == len(folds)
+            and all(a is b for a, b in zip(cached[0], folds))):
+        timeline = cached[1]
+    else:
+        timeline = stored_timeline(folds, request.facts)
+        timelines[:] = [(folds, timeline)]  # one row at a time is stepped through
+    fold = folds[index]
+    doc = timeline_document(timeline, index)
+    spans = fact_spans(fold.carrier, request.facts)
+    carrier_lines = styled_lines(fold.carrier, [(s.start, s.end, f"carrier-view--{s.state}")
+                                                for s in spans
+                                                if s.state in HIGHLIGHTED_STATES])
+    before = folds[index - 1] if index > 0 else None
+    changes = fold_changes(timeline.folds[index - 1] if index > 0 else None,
+                           timeline.folds[index])
+    diff_lines = fold_diff_lines(index, before.carrier if before else None, fold.carrier,
+                                 changes)
+    return FoldView(request.serial, index, fold, fold_measures(fold, len(folds)), doc,
+                    lay_out(carrier_lines, *request.carrier_layout, console),
+                    lay_out(diff_lines, *request.diff_layout, console))
 
 
 def fold_measures(fold: FoldRecord, folds: int) -> str:
@@ -69,12 +147,32 @@ class FoldInspector(Widget):
     .-short FoldInspector #fold-keys { display: none; }
     """
 
+    @dataclass
+    class Built(Message):
+        """A fold's view was built in the worker."""
+
+        inspector: FoldInspector
+        view: FoldView
+
+        @property
+        def control(self) -> FoldInspector:
+            """The inspector the view is for."""
+            return self.inspector
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.doc: dict[str, Any] | None = None
         """The timeline document shown (``core.forensics.timeline_document``)."""
+        self.shown: int | None = None
+        """The index of the fold drawn; None while nothing is."""
+        self.empty_text = "no folds committed for this row yet"
+        """What the title says of a row without folds (the screen names a failed row's error)."""
         self._scenario: str | None = None
         self._fold: FoldRecord | None = None
+        self._serial = 0
+        """Counts show requests: only the latest one's view is drawn."""
+        self._timelines: list[tuple[tuple[FoldRecord, ...], Timeline]] = []
+        """The last timeline built and its folds: a step through the same row reuses it."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="fold-title")
@@ -93,7 +191,9 @@ class FoldInspector(Widget):
 
     def show(self, scenario: str | None, facts: Sequence[PlantedFact],
              folds: Sequence[FoldRecord], index: int) -> None:
-        """Show fold ``index`` (0-based) of a row.
+        """Show fold ``index`` (0-based) of a row: the view is built in a worker (timeline,
+        fact spans, fold changes, the diff and the panes' layout) and drawn when it lands, so
+        a fold step never waits on a 100k-character carrier.
 
         Args:
             scenario: the row's scenario name (its chunks are regenerated on demand).
@@ -101,35 +201,51 @@ class FoldInspector(Widget):
             folds: the row's folds.
             index: the fold to show.
         """
+        self._serial += 1
         self._scenario = scenario
-        title = self.query_one("#fold-title", Static)
-        carrier = self.query_one(CarrierView)
         if not folds:
-            self.doc = None
-            self._fold = None
-            self.query_one(FactHistory).show(None)
-            self.query_one(FactDetail).show(None, None)
-            title.update(Text("no folds committed for this row yet", style="dim"))
-            carrier.show("")
-            self.query_one(DiffView).set_lines([])
+            self._show_empty()
             return
-        timeline = stored_timeline(folds, facts)
-        self.doc = timeline_document(timeline, index)
-        fold = folds[index]
-        self._fold = fold
-        title.update(Text(fold_measures(fold, len(folds))))
-        # Model output is data: the view never parses markup and shows control characters as
-        # visible symbols; planted values are highlighted where they stand.
-        carrier.show(fold.carrier, fact_spans(fold.carrier, facts))
-        self.query_one(FactHistory).show(self.doc)
-        before = folds[index - 1] if index > 0 else None
-        changes = fold_changes(timeline.folds[index - 1] if index > 0 else None,
-                               timeline.folds[index])
-        self.query_one(DiffView).show_diff(index, before.carrier if before else None,
-                                           fold.carrier, changes)
+        carrier = self.query_one(CarrierView)
+        diff = self.query_one(DiffView)
+        self._build(FoldRequest(self._serial, scenario, tuple(facts), tuple(folds), index,
+                                carrier.layout_request(), diff.layout_request()))
+
+    def _show_empty(self) -> None:
+        self.doc = None
+        self._fold = None
+        self.shown = None
+        self.query_one(FactHistory).show(None)
+        self.query_one(FactDetail).show(None, None)
+        self.query_one("#fold-title", Static).update(Text(self.empty_text, style="dim"))
+        self.query_one(CarrierView).show("")
+        self.query_one(DiffView).set_lines([])
+
+    @work(thread=True, group="fold-view", exclusive=True, exit_on_error=False,
+          description="build a fold's view: timeline, fact spans, changes, diff, layout")
+    def _build(self, request: FoldRequest) -> None:
+        """Compute everything fold ``request.index`` shows, off the UI thread."""
+        view = build_fold_view(request, self.app.console, self._timelines)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.Built(self, view))
+
+    @on(Built)
+    def _built(self, message: Built) -> None:
+        """Draw a built view (a stale one, overtaken by a later step, is dropped)."""
+        message.stop()
+        view = message.view
+        if view.serial != self._serial:
+            return
+        self.doc = view.doc
+        self._fold = view.fold
+        self.query_one("#fold-title", Static).update(Text(view.title))
+        self.query_one(CarrierView).set_layout(view.carrier)
+        self.query_one(FactHistory).show(view.doc)
+        self.query_one(DiffView).set_layout(view.diff)
         if self.chunk_shown:
             self._load_chunk()
         self._show_detail()
+        self.shown = view.index
 
     @property
     def chunk_shown(self) -> bool:

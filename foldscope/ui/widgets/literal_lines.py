@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich._wrap import divide_line
+from rich.cells import cell_len
+from rich.console import Console
 from rich.segment import Segment
-from rich.style import Style
 from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import reactive
@@ -19,10 +21,6 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from foldscope.core.text import literal
-
-_COMPONENT = "component"
-"""Style metadata key naming the component class a span is drawn with."""
-
 
 @dataclass(frozen=True)
 class StyledLine:
@@ -74,6 +72,69 @@ def _line_of(starts: list[int], offset: int) -> int:
     return lo
 
 
+@dataclass(frozen=True)
+class PaneLayout:
+    """Logical lines laid out as display lines for one width and wrap state: each display line
+    is a slice of a logical line, so laying out 100k characters is only arithmetic (done off
+    the UI thread for long texts) and only the visible slices are ever styled and drawn."""
+
+    lines: tuple[StyledLine, ...]
+    rows: tuple[tuple[int, int, int], ...]
+    """Per display line: (logical line index, start, end)."""
+    width: int
+    wrap: bool
+    longest: int
+    """Cells of the longest display line."""
+
+
+def _breaks(text: str, width: int) -> list[tuple[int, int]]:
+    """Where a line folds to fit ``width`` cells: after the last space that fits, or (a word
+    longer than the width) at the width. Every character is in exactly one piece."""
+    n = len(text)
+    if text.isascii():  # after ``literal`` an ASCII character is one cell
+        if n <= width:
+            return [(0, n)]
+        pieces, start = [], 0
+        while n - start > width:
+            cut = text.rfind(" ", start, start + width)
+            end = cut + 1 if cut > start else start + width
+            pieces.append((start, end))
+            start = end
+        pieces.append((start, n))
+        return pieces
+    if cell_len(text) <= width:
+        return [(0, n)]
+    bounds = [0, *divide_line(text, width, fold=True), n]
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def lay_out(lines: Sequence[StyledLine], width: int, wrap: bool,
+            console: Console | None = None) -> PaneLayout:
+    """Lay logical lines out as display lines: folded at ``width``, or whole. Safe to call
+    from a worker thread (it only measures text).
+
+    Args:
+        lines: the logical lines.
+        width: the columns a display line may take.
+        wrap: fold lines longer than ``width``.
+        console: unused (kept so callers need not know how text is measured).
+
+    Returns:
+        The layout.
+    """
+    width = max(1, width)
+    rows: list[tuple[int, int, int]] = []
+    longest = 0
+    for i, line in enumerate(lines):
+        if not wrap:
+            rows.append((i, 0, len(line.text)))
+            longest = max(longest, cell_len(line.text))
+            continue
+        for a, b in _breaks(line.text, width):
+            rows.append((i, a, b))
+    return PaneLayout(tuple(lines), tuple(rows), width, wrap, width if wrap else longest)
+
+
 class LiteralLines(ScrollView, can_focus=True):
     """Lines of literal text with component-class spans; ``wrap`` folds long lines."""
 
@@ -89,8 +150,8 @@ class LiteralLines(ScrollView, can_focus=True):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._lines: list[StyledLine] = []
-        self._rows: list[Text] = []
-        """Display lines (a wrapped logical line is several)."""
+        self._rows: tuple[tuple[int, int, int], ...] = ()
+        """Display lines as slices of logical lines (a wrapped logical line is several)."""
         self._laid_width = 0
         """The width the display lines were wrapped at (0: not laid out yet)."""
 
@@ -107,6 +168,27 @@ class LiteralLines(ScrollView, can_focus=True):
             self.scroll_to(0, 0, animate=False)
         self.refresh()
 
+    def layout_request(self) -> tuple[int, bool]:
+        """The width and wrap state a layout made elsewhere must have (read on the UI thread,
+        handed to a worker with the lines)."""
+        return self._wrap_width(), self.wrap
+
+    def set_layout(self, layout: PaneLayout) -> None:
+        """Show lines already laid out (by ``lay_out`` in a worker), scrolled to the top; a
+        layout made for another width or wrap state is laid out again here."""
+        self._lines = list(layout.lines)
+        if (layout.width, layout.wrap) == (self._wrap_width(), self.wrap):
+            self._apply(layout)
+        else:
+            self._layout_rows()
+        self.scroll_to(0, 0, animate=False)
+        self.refresh()
+
+    def _apply(self, layout: PaneLayout) -> None:
+        self._rows = layout.rows
+        self._laid_width = layout.width
+        self.virtual_size = Size(layout.longest, len(self._rows))
+
     def watch_wrap(self, wrap: bool) -> None:
         self._layout_rows()
         self.refresh()
@@ -122,29 +204,8 @@ class LiteralLines(ScrollView, can_focus=True):
         return max(1, self.scrollable_content_region.width)
 
     def _layout_rows(self) -> None:
-        """Lay the logical lines out as display lines: wrapped at the width, or whole.
-
-        Spans travel through rich's wrapping as style metadata naming their component class;
-        ``render_line`` turns the names into the theme's styles.
-        """
-        width = self._wrap_width()
-        self._laid_width = width
-        rows: list[Text] = []
-        for line in self._lines:
-            text = Text(line.text, no_wrap=True, end="")
-            if line.line_class:
-                text.stylize(Style(meta={_COMPONENT: line.line_class}))
-            for a, b, name in line.spans:
-                text.stylize(Style(meta={_COMPONENT: name}), a, b)
-            if not self.wrap or text.cell_len <= width:
-                rows.append(text)
-                continue
-            for part in text.wrap(self.app.console, width, overflow="fold", no_wrap=False):
-                part.end, part.no_wrap = "", True  # one display line each, never re-wrapped
-                rows.append(part)
-        self._rows = rows
-        longest = max((t.cell_len for t in rows), default=0)
-        self.virtual_size = Size(width if self.wrap else longest, len(rows))
+        """Lay the logical lines out here, at the view's width and wrap state."""
+        self._apply(lay_out(self._lines, self._wrap_width(), self.wrap, self.app.console))
 
     def render_line(self, y: int) -> Strip:
         if self.wrap and self._wrap_width() != self._laid_width:
@@ -155,14 +216,19 @@ class LiteralLines(ScrollView, can_focus=True):
         base = self.rich_style
         if index >= len(self._rows):
             return Strip.blank(width, base)
-        segments = []
-        for seg in self._rows[index].render(self.app.console):
-            style = seg.style
-            name = style.meta.get(_COMPONENT) if style is not None and style.meta else None
-            if name is not None:
-                style = self.get_component_rich_style(name, partial=True)
-            segments.append(Segment(seg.text, base + style if style else base))
-        strip = Strip(segments)
+        li, start, end = self._rows[index]
+        line = self._lines[li]
+        text = Text(line.text[start:end], no_wrap=True, end="")
+        # Styles are the theme's, looked up now: a theme switch recolours what is shown.
+        if line.line_class:
+            text.stylize(self.get_component_rich_style(line.line_class, partial=True))
+        for a, b, name in line.spans:
+            lo, hi = max(a, start), min(b, end)
+            if lo < hi:
+                text.stylize(self.get_component_rich_style(name, partial=True),
+                             lo - start, hi - start)
+        strip = Strip(Segment(seg.text, base + seg.style if seg.style else base)
+                      for seg in text.render(self.app.console))
         if not self.wrap:
             strip = strip.crop(scroll_x, scroll_x + width)
         return strip.adjust_cell_length(width, base)
