@@ -373,12 +373,14 @@ UI_CARRIER_CHARS = (9_600, 100_000)
 def _long_carrier(facts: Any, chars: int, seed: int) -> str:
     """A carrier of ``chars`` characters holding every planted value (as a model's long
     summary would): scenario-like lines, the values spread through them."""
-    lines, i = [], seed
+    lines: list[str] = []
+    i, total = seed, 0
     values = [f"- {f.label}: {f.value}" for f in facts]
-    while sum(len(line) + 1 for line in lines) < chars:
+    while total < chars:
         lines.append(values[i % len(values)] if i % 3 == 0 else
                      f"- step {i}: the operator re-ran the deploy check on host ledger{i % 17:02d}"
                      f" and noted {i * 7919 % 100_000} items in queue {i % 5}")
+        total += len(lines[-1]) + 1
         i += 1
     return "\n".join(lines)[:chars]
 
@@ -423,10 +425,14 @@ def measure_ui_keys(presses: int = 8) -> dict[str, Any]:
 
     async def frame_after(app: Any, frames: list[float], done: Any, t0: float) -> float:
         deadline = t0 + 20.0
-        while time.perf_counter() < deadline and not done():
+        while time.perf_counter() < deadline:
+            if done():
+                break
             await asyncio.sleep(0.0005)
         mark = time.perf_counter()
-        while time.perf_counter() < deadline and not any(f >= mark for f in frames[-3:]):
+        while time.perf_counter() < deadline:
+            if any(f >= mark for f in frames[-3:]):
+                break
             await asyncio.sleep(0.0005)
         frame = next((f for f in frames if f >= mark), time.perf_counter())
         return 1000 * (frame - t0)
@@ -465,6 +471,7 @@ def measure_ui_keys(presses: int = 8) -> dict[str, Any]:
                             and screen.query_one(FoldInspector).shown is not None)
                 out["open_cell"].append(await frame_after(app, frames, opened, t0))
                 cell = app.screen
+                assert isinstance(cell, CellScreen) and cell._data is not None
                 for chars, row in zip(UI_CARRIER_CHARS, list(cell._data.rows)):
                     cell.row_id = row.id
                     inspector = cell.query_one(FoldInspector)
@@ -472,13 +479,13 @@ def measure_ui_keys(presses: int = 8) -> dict[str, Any]:
                     while inspector.shown != cell.fold_index:
                         await pilot.pause()
                     times = out.setdefault(f"fold_step_{chars}", [])
-                    for i in range(presses if not out.get(f"stepped_{chars}") else 0):
+                    for _ in range(presses if not out.get(f"stepped_{chars}") else 0):
                         want = cell.fold_index + (-1 if cell.fold_index > 0 else 1)
                         t0 = time.perf_counter()
                         app.post_message(_key_event("left" if want < cell.fold_index
                                                     else "right"))
                         times.append(await frame_after(
-                            app, frames, lambda w=want: inspector.shown == w, t0))
+                            app, frames, lambda w=want, i=inspector: i.shown == w, t0))
                     out[f"stepped_{chars}"] = True
                 await pilot.press("escape")
                 while app.screen is not sweep_screen:
@@ -504,9 +511,10 @@ def measure_ui_keys(presses: int = 8) -> dict[str, Any]:
                 await pilot.pause()
             t0 = time.perf_counter()
             app.post_message(_key_event("ctrl+q"))
-            while app.is_running:
+            while True:
+                if not app.is_running:
+                    return 1000 * (time.perf_counter() - t0)
                 await asyncio.sleep(0.0005)
-            return 1000 * (time.perf_counter() - t0)
 
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "ui.sqlite"

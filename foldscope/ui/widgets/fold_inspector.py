@@ -13,8 +13,8 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widget import Widget
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import ContentSwitcher, DataTable, Static
 from textual.worker import get_current_worker
 

@@ -22,6 +22,7 @@ from textual.strip import Strip
 
 from foldscope.core.text import literal
 
+
 @dataclass(frozen=True)
 class StyledLine:
     """One logical line: its shown text, styled spans (start, end, component class) and a
