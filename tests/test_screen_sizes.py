@@ -158,9 +158,17 @@ def test_new_sweep_form(snap_compare, sized_db, size):
     app = _app(sized_db)
 
     async def form(pilot):
+        from textual.widgets import Button
+
+        from foldscope.ui.screens.new_sweep import NewSweepScreen
+
         await _grid(app, pilot)
         await pilot.press("n")
-        await pilot.pause()
+        await wait_until(pilot, lambda: isinstance(app.screen, NewSweepScreen), "the form")
+        button = app.screen.query_one("#start", Button)
+        await wait_until(pilot, lambda: not button.disabled, "the Start button")
+        await wait_group(app, "new-sweep")
+        app.screen.set_focus(None)  # no blinking input cursor in the picture
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=form)
