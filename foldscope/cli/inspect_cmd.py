@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from foldscope.cli.paths import add_db_option
@@ -16,12 +17,28 @@ def register(subparsers: Any) -> None:
         "inspect", help="one row's fact timeline: each fact's state per fold, where it was lost",
         description="Folds are numbered from 1, as on screen. States: not_yet (its chunk not "
         "folded yet), present, mutated (with the altered text), missing.")
-    p.add_argument("row_id", metavar="ROW_ID", help="the row's id (the inspector shows it)")
+    p.add_argument("row_id", metavar="ROW_ID", help="the row's id (the rows table and the "
+                   "inspector show it), or an export's id such as db1-48 (with --db naming "
+                   "that database)")
     add_db_option(p)
     p.add_argument("--fold", type=int, metavar="K",
                    help="show the timeline as it stood after fold K (from 1)")
     p.add_argument("--json", action="store_true", help="print the timeline as JSON")
     p.set_defaults(handler=inspect)
+
+
+def parse_row_id(text: str) -> int:
+    """A row id as the screens show it (``48``) or as an export names it (``db1-48``: row 48
+    of the first database given to ``export``; ``--db`` says which database that is).
+
+    Raises:
+        StoreError: neither form.
+    """
+    match = re.fullmatch(r"\s*(?:db\d+-)?(\d+)\s*", text)
+    if match is None:
+        raise StoreError(f"ROW_ID must be a row id like 48, or an export's id like db1-48 "
+                         f"(got {text!r})")
+    return int(match.group(1))
 
 
 def inspect(args: argparse.Namespace) -> int:
@@ -30,10 +47,7 @@ def inspect(args: argparse.Namespace) -> int:
     from foldscope.engine.store import Store
     from foldscope.engine.timelines import read_row_timeline
 
-    try:
-        row_id = int(args.row_id)
-    except ValueError:
-        raise StoreError(f"ROW_ID must be a whole number (got {args.row_id!r})") from None
+    row_id = parse_row_id(args.row_id)
     with Store(args.db, readonly=True) as store:
         found = read_row_timeline(store, row_id)
     folds = len(found.timeline.folds)

@@ -36,6 +36,19 @@ from foldscope.ui.widgets.rows_table import SORTABLE, RowsTable
 from foldscope.ui.writer import StoreWrites
 
 
+def row_error_text(row: RowRecord | None) -> str | None:
+    """The line naming why a failed row ended (None for a row that has not failed), with its
+    id, the attempt and what happens next."""
+    if row is None or row.status != "failed":
+        return None
+    error = literal(row.infra_error or "no error was recorded", keep_newlines=False)
+    retry = ("an infrastructure failure: resuming the sweep runs it again while it has "
+             "attempts left (run --resume ID --retry-failed once they are used up)"
+             if row.retryable else "a rejected request: it is not retried")
+    return (f"✗ row {row.id} failed (attempt {row.attempt + 1}, after {row.folds_done} "
+            f"folds): {error} · {retry}")
+
+
 @dataclass
 class CellData:
     """Everything the cell screen shows, merged from its reads."""
@@ -74,6 +87,7 @@ class CellScreen(Screen[None]):
         #tabs { height: 1fr; }
         #answer-title { margin: 1 0 0 0; color: $text-muted; }
         #answer-crosstab { color: $text-muted; }
+        #row-error { color: $error; display: none; height: auto; }
         #answer-pane { height: 1fr; }
         #answers { width: 1fr; }
         #answer-text { width: 1fr; }
@@ -139,6 +153,7 @@ class CellScreen(Screen[None]):
         with Vertical(id="cell-body"):
             yield Static(id="cell-title")
             yield RowsTable(id="rows")
+            yield Static(id="row-error")
             with TabbedContent(id="tabs"):
                 with TabPane("Folds", id="folds-tab"):
                     yield FoldInspector(id="inspector")
@@ -341,9 +356,7 @@ class CellScreen(Screen[None]):
         """Order the rows by the next column."""
         table = self.query_one(RowsTable)
         table.sort_by(SORTABLE[(SORTABLE.index(table.sort_column) + 1) % len(SORTABLE)],
-                      table.sort_reverse)
-        self.notify(f"rows by {table.sort_column}" + (" (reversed)" if table.sort_reverse
-                                                       else ""), timeout=2)
+                      table.sort_reverse)  # the header marks the column and the order
 
     def action_reverse_rows(self) -> None:
         """Reverse the rows' order."""
@@ -382,13 +395,23 @@ class CellScreen(Screen[None]):
         return self._data.folds.get(self.row_id, [])
 
     def _show_fold(self) -> None:
-        """Map the selected fold onto the fold inspector."""
+        """Map the selected fold onto the fold inspector, and a failed row's error above it."""
         if not self.is_mounted or self._data is None:
             return
-        rows = self._data.rows
-        scenario = next((r.scenario for r in rows if r.id == self.row_id), None)
-        self.query_one(FoldInspector).show(scenario, self._data.fact_objects, self._folds(),
-                                           self.fold_index)
+        row = next((r for r in self._data.rows if r.id == self.row_id), None)
+        inspector = self.query_one(FoldInspector)
+        error = row_error_text(row)
+        banner = self.query_one("#row-error", Static)
+        banner.update(Text(error or "", style="bold"))
+        banner.display = error is not None
+        inspector.empty_text = (f"row {row.id}: no folds committed" if row is not None
+                                else "no folds committed for this row yet")
+        if row is not None and row.status == "failed":
+            inspector.empty_text += " — it failed before its first fold (see the error above)"
+        elif row is not None and row.status == "planned":
+            inspector.empty_text += " yet (not started)"
+        inspector.show(row.scenario if row else None, self._data.fact_objects, self._folds(),
+                       self.fold_index)
 
     def action_toggle_chunk(self) -> None:
         """Show the input chunk of the fold beside the carrier, or the diff again."""

@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from foldscope.core.metrics import live_row_status
 from foldscope.core.row import FoldRecord, RowRecord
@@ -37,6 +38,13 @@ def _validity(r: RowRecord) -> Text:
                 style="" if verdict.valid else "bold")
 
 
+def _error(r: RowRecord) -> Text:
+    """The error that ended a failed row, whole, on one line (it is outside text)."""
+    if not r.infra_error:
+        return Text("")
+    return Text(literal(r.infra_error, keep_newlines=False), style="bold")
+
+
 def _answer(r: RowRecord) -> Text:
     first = (r.answer or "").strip().splitlines()[:1]
     # Model text is data: shown literally, never as markup or escape codes.
@@ -44,6 +52,7 @@ def _answer(r: RowRecord) -> Text:
 
 
 ROW_COLUMNS: tuple[RowColumn, ...] = (
+    RowColumn("row", lambda r, f, live: str(r.id), lambda r, f: r.id),
     RowColumn("repeat", lambda r, f, live: str(r.repeat), lambda r, f: r.repeat),
     RowColumn("position", lambda r, f, live: str(r.position + 1), lambda r, f: r.position),
     RowColumn("status", lambda r, f, live: live_row_status(r.status, live),
@@ -52,6 +61,7 @@ ROW_COLUMNS: tuple[RowColumn, ...] = (
               lambda r, f: _num(r.recall)),
     RowColumn("validity", lambda r, f, live: _validity(r),
               lambda r, f: (r.verdict.valid, r.verdict.reason)),
+    RowColumn("error", lambda r, f, live: _error(r), lambda r, f: r.infra_error or ""),
     RowColumn("headings", lambda r, f, live: "—" if f is None else f"{f.headings_carried}/5",
               lambda r, f: _num(f.headings_carried if f else None)),
     RowColumn("fill", lambda r, f, live: "—" if f is None or f.fill_fraction is None
@@ -67,8 +77,9 @@ ROW_COLUMNS: tuple[RowColumn, ...] = (
     RowColumn("answer", lambda r, f, live: _answer(r),
               lambda r, f: literal(r.answer or "", keep_newlines=False)),
 )
-"""The rows table's columns in order: repeat, execution position (1-based), status (a dead
-runner's rows read interrupted), recall, validity with its reason, headings carried and fill
+"""The rows table's columns in order: the row's id (``foldscope inspect`` takes it), repeat,
+execution position (1-based), status (a dead runner's rows read interrupted), recall, validity
+with its reason, the error that ended a failed row, headings carried and fill
 fraction of the last carrier, folds, catch-up, parse failures, cost, the answer's first line."""
 
 SORTABLE: tuple[str, ...] = tuple(c.key for c in ROW_COLUMNS)
@@ -113,9 +124,10 @@ class RowsTable(DataTable):
             elif self._shown.get(key) != plain:
                 for column, value, before, after in zip(ROW_COLUMNS, cells, self._shown[key],
                                                         plain):
-                    if before != after:
+                    if before != after:  # the column widens: a value is never cut
                         self.update_cell(key, column.key,
-                                         Text(value) if isinstance(value, str) else value)
+                                         Text(value) if isinstance(value, str) else value,
+                                         update_width=True)
             self._records[key] = (r, final)
             self._shown[key] = plain
         self._apply_sort()
@@ -128,6 +140,7 @@ class RowsTable(DataTable):
         self._apply_sort()
 
     def _apply_sort(self) -> None:
+        self._label_sort()
         if not self._records:
             return
         column = next(c for c in ROW_COLUMNS if c.key == self.sort_column)
@@ -138,6 +151,20 @@ class RowsTable(DataTable):
         self.sort("position", key=lambda pos: (order[position[pos.plain]],
                                                records[position[pos.plain]][0].position),
                   reverse=self.sort_reverse)
+
+    def _label_sort(self) -> None:
+        """Name the order in the header: the sorted column's label carries ▲ (or ▼ reversed)."""
+        for column in ROW_COLUMNS:
+            mark = ("▼" if self.sort_reverse else "▲") if column.key == self.sort_column else ""
+            label = Text(column.key + (f" {mark}" if mark else ""),
+                         style="bold" if mark else "")
+            shown = self.columns.get(ColumnKey(column.key))
+            if shown is not None and shown.label.plain != label.plain:
+                shown.label = label
+                shown.content_width = max(shown.content_width, label.cell_len)
+                self._require_update_dimensions = True
+                self._clear_caches()  # the header is drawn from a cache
+                self.refresh()
 
     def row_ids(self) -> list[int]:
         """The row ids in display order."""

@@ -52,8 +52,8 @@ class GridCell:
 
 
 def metric_parts(cell: CellTally | None, metric: str, running: bool) -> list[tuple[str, str]]:
-    """One cell's parts for a metric: value (with recall's interval), ``valid/planned`` and
-    ``⟳`` while rows of the cell run.
+    """One cell's parts for a metric: value (with recall's interval), ``valid/planned``,
+    ``✗N`` when N rows failed, and ``⟳`` while rows of the cell run.
 
     Args:
         cell: the cell's tally (None before it has rows).
@@ -69,6 +69,8 @@ def metric_parts(cell: CellTally | None, metric: str, running: bool) -> list[tup
         parts.append((f" ({value.ci[0]:.2f}–{value.ci[1]:.2f})", "muted"))
     finished = cell.done_rows + cell.failed_rows
     parts.append((f"  {cell.valid_rows}/{cell.rows}", "" if finished == cell.rows else "muted"))
+    if cell.failed_rows:  # rows that ended without an answer: never mistaken for unstarted
+        parts.append((f" ✗{cell.failed_rows}", "poor"))
     if running and cell.running_rows:
         parts.append((" ⟳", "running"))
     return parts
