@@ -95,6 +95,12 @@ def test_fabrication_review(snap_compare, sized_db, size):
         await wait_group(app, "fabrication-load")
         screen = app.screen
         await wait_until(pilot, lambda: screen.query_one(ReviewTable).row_count > 0, "values")
+        failing = screen.query_one("#failing")
+        # The failing-row table sizes its columns to what it holds once it is laid out.
+        await wait_until(pilot, lambda: failing.columns[next(iter(failing.columns))]
+                         .get_render_width(failing) > len("sim/faithful"), "column widths")
+        await pilot.pause()
+        failing.refresh(layout=True)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=review)
