@@ -10,11 +10,18 @@ from textual.theme import Theme
 from foldscope.core.errors import ConfigError
 from foldscope.engine.loader import read_theme_data, theme_files
 
+ARM_COLOURS = ("#58a6ff", "#f0883e", "#3fb950", "#ff7eb6", "#d2a8ff", "#e3d34b",
+               "#39d0d8", "#b07d48", "#f85149", "#a0c15a", "#c9d1d9", "#ffc7a8")
+"""The dark theme's categorical palette: one colour per arm of the catalogue (``$arm-0`` ..
+``$arm-11``, in ``core.arms.ARMS`` order), hues apart and lightness alternating; every series
+also has its own mark, so no two arms rely on colour alone."""
+
 FACT_VARIABLES = {
     "fact-present": "#3fb950",
     "fact-mutated": "#d29922",
     "fact-missing": "#f85149",
     "cell-pending": "#6e7681",
+    **{f"arm-{i}": colour for i, colour in enumerate(ARM_COLOURS)},
 }
 """Defaults for foldscope's own variables; a theme file may override any of them."""
 

@@ -23,7 +23,7 @@ from foldscope.core.text import literal
 from foldscope.engine.store import Store
 from foldscope.engine.timelines import SweepForensics, sweep_forensics
 from foldscope.ui.widgets.keys_footer import KeysFooter
-from foldscope.ui.widgets.survival_chart import Series, SurvivalChart
+from foldscope.ui.widgets.survival_chart import Series, SurvivalChart, arm_slot
 
 
 @dataclass
@@ -143,7 +143,8 @@ class SurvivalScreen(Screen[None]):
         scenario = self.scenario
         curves = pool_by_arm(self.forensics.curves, scenario, self.model) if scenario else []
         self.query_one(SurvivalChart).show(
-            [Series(f"arm {c.arm} · {c.rows} rows", c.fractions) for c in curves])
+            [Series(f"arm {c.arm} · {c.rows} rows", c.fractions, arm_slot(c.arm))
+             for c in curves])
         who = "every model pooled" if self.model is None else self.model
         rows = self.forensics.rows_of(scenario) if scenario else 0
         left_out = (f" ({self.forensics.excluded} not valid, left out)"

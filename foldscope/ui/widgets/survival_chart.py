@@ -10,10 +10,21 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
 
+from foldscope.core.arms import ARMS
 from foldscope.core.text import literal
 
-SERIES_CLASSES = tuple(f"survival-chart--s{i}" for i in range(6))
-"""Component classes colouring the series (cycled)."""
+SERIES_CLASSES = tuple(f"survival-chart--s{i}" for i in range(12))
+"""Component classes colouring the series: ``$arm-0`` .. ``$arm-11`` of the theme."""
+
+SERIES_MARKS = ("●", "▲", "■", "◆", "✚", "✖", "○", "△", "□", "◇", "★", "▼")
+"""The mark drawn at each fold's point of a series (and in its legend), one per slot: with the
+colour, no two of the twelve arms look alike, in any theme or without colour."""
+
+def arm_slot(arm: str) -> int | None:
+    """An arm's colour and mark slot: its place in the arm catalogue (None: not an arm)."""
+    order = list(ARMS)
+    return order.index(arm) if arm in order else None
+
 
 _DOTS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))
 """Braille dot bits by (row within the cell, column within the cell)."""
@@ -28,6 +39,27 @@ class Series:
 
     name: str
     values: tuple[float | None, ...]
+    slot: int | None = None
+    """Which colour and mark it takes (an arm's place in the catalogue, so an arm looks the
+    same in every sweep); None: its place in the list."""
+
+
+def point_cells(series: Sequence[Series], width: int, height: int
+                ) -> dict[tuple[int, int], int]:
+    """The cell (row, column) of each series' point at each fold, on the canvas
+    ``braille_canvas`` draws (later series win a shared cell), for the marks."""
+    width, height = max(1, width), max(1, height)
+    folds = max((len(s.values) for s in series), default=0)
+    dots_x, dots_y = width * 2 - 1, height * 4 - 1
+    cells: dict[tuple[int, int], int] = {}
+    for k, s in enumerate(series):
+        for i, v in enumerate(s.values):
+            if v is None:
+                continue
+            x = 0 if folds <= 1 else round(i * dots_x / (folds - 1))
+            y = round((1.0 - min(1.0, max(0.0, v))) * dots_y)
+            cells[(y // 4, x // 2)] = k
+    return cells
 
 
 def braille_canvas(series: Sequence[Series], width: int, height: int
@@ -89,14 +121,9 @@ class SurvivalChart(Widget):
 
     DEFAULT_CSS = """
     SurvivalChart { height: 1fr; min-height: 10; }
-    SurvivalChart > .survival-chart--s0 { color: $primary; }
-    SurvivalChart > .survival-chart--s1 { color: $accent; }
-    SurvivalChart > .survival-chart--s2 { color: $success; }
-    SurvivalChart > .survival-chart--s3 { color: $secondary; }
-    SurvivalChart > .survival-chart--s4 { color: $warning; }
-    SurvivalChart > .survival-chart--s5 { color: $error; }
     SurvivalChart > .survival-chart--axis { color: $text-muted; }
-    """
+    """ + "\n".join(f"SurvivalChart > .survival-chart--s{i} {{ color: $arm-{i}; }}"
+                    for i in range(len(SERIES_CLASSES)))
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -110,6 +137,14 @@ class SurvivalChart(Widget):
     def _legend_rows(self) -> int:
         return len(self.series)
 
+    def slot(self, k: int) -> int:
+        """The colour and mark slot of series ``k``."""
+        slot = self.series[k].slot
+        return (k if slot is None else slot) % len(SERIES_CLASSES)
+
+    def _series_style(self, k: int):
+        return self.get_component_rich_style(SERIES_CLASSES[self.slot(k)], partial=True)
+
     def render_line(self, y: int) -> Strip:
         width, height = self.size
         base = self.rich_style
@@ -117,13 +152,14 @@ class SurvivalChart(Widget):
         plot_w = max(1, width - _AXIS)
         axis = self.get_component_rich_style("survival-chart--axis", partial=True)
         if y < plot_h:
-            canvas = self._canvas(plot_w, plot_h)
+            canvas, points = self._canvas(plot_w, plot_h)
             label = {0: "1.0", plot_h // 2: "0.5", plot_h - 1: "0.0"}.get(y, "")
             text = Text(f"{label:>4}│", style=axis, end="")
-            for ch, k in canvas[y]:
-                style = (self.get_component_rich_style(SERIES_CLASSES[k % len(SERIES_CLASSES)],
-                                                       partial=True) if k is not None else None)
-                text.append(ch, style)
+            for x, (ch, k) in enumerate(canvas[y]):
+                point = points.get((y, x))
+                if point is not None:  # the series' own mark where it stands at a fold
+                    ch, k = SERIES_MARKS[self.slot(point)], point
+                text.append(ch, self._series_style(k) if k is not None else None)
         elif y == plot_h:
             folds = max((len(s.values) for s in self.series), default=0)
             ticks = [" "] * plot_w
@@ -143,17 +179,18 @@ class SurvivalChart(Widget):
             s = self.series[k]
             last = next((v for v in reversed(s.values) if v is not None), None)
             text = Text("     ", end="")
-            text.append("━━ ", self.get_component_rich_style(
-                SERIES_CLASSES[k % len(SERIES_CLASSES)], partial=True))
+            text.append(f"━{SERIES_MARKS[self.slot(k)]}━ ", self._series_style(k))
             text.append(literal(s.name, keep_newlines=False))
             text.append("" if last is None else f"  (after the last fold {last:.0%})", axis)
         segments = [Segment(seg.text, base + seg.style if seg.style else base)
                     for seg in text.render(self.app.console)]
         return Strip(segments).crop(0, width).adjust_cell_length(width, base)
 
-    def _canvas(self, width: int, height: int) -> list[list[tuple[str, int | None]]]:
+    def _canvas(self, width: int, height: int
+                ) -> tuple[list[list[tuple[str, int | None]]], dict[tuple[int, int], int]]:
         key = (width, height, id(self.series))
         if getattr(self, "_cache_key", None) != key:
             self._cache_key = key
-            self._cache = braille_canvas(self.series, width, height)
+            self._cache = (braille_canvas(self.series, width, height),
+                           point_cells(self.series, width, height))
         return self._cache
