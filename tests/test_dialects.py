@@ -512,3 +512,14 @@ def test_a_server_that_takes_no_schema_gets_the_prompt_rung(tmp_path):
     # the ladder ends in `prompt` (no response_format at all), which this server takes
     assert pin["dialect"] == "prompt" and pin["probe"]["culprit"] == "response_format"
     assert rows["g"].status == "done" and rows["l"].status == "done"
+
+
+def test_a_reply_cut_at_the_probes_budget_is_judged_as_far_as_it_went():
+    from foldscope.engine.probe import _in_shape_so_far
+
+    rf = get_arm("q").response_format()
+    cut = '{ "progress": "1.0", "facts_and_values" : "a\nb", "decisions_and_constraints" : "run'
+    assert _in_shape_so_far(cut, "length", rf)
+    assert not _in_shape_so_far(cut, "stop", rf)  # a reply that ended there is just short
+    assert not _in_shape_so_far('{"other": "x', "length", rf)  # undeclared property
+    assert not _in_shape_so_far("Sure! Here is", "length", rf)

@@ -71,6 +71,12 @@ def _close_json(text: str) -> str:
     return text + tail + "".join(reversed(stack))
 
 
+def close_json(text: str) -> str:
+    """Close an unterminated JSON object (a reply cut at its budget) so it can be read as far as
+    it went: an open string, then open brackets, innermost first."""
+    return _close_json(text)
+
+
 _STRING_PROP_RE = r'"{name}"\s*:\s*"((?:[^"\\]|\\.)*)'
 
 

@@ -84,10 +84,11 @@ def _float(literal: str) -> float:
     return float(literal)
 
 
-def loads_json(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
+def loads_json(text: str | bytes, *, max_depth: int = MAX_DEPTH, strict: bool = True) -> Any:
     """``json.loads`` for untrusted text: nesting at most ``max_depth`` deep, integers below
     2^63, number literals at most ``MAX_NUMBER_CHARS`` long. ``NaN`` and ``Infinity`` parse as
-    floats (callers that need finite numbers check them; see ``finite_number``).
+    floats (callers that need finite numbers check them; see ``finite_number``). ``strict``
+    False lets control characters (a raw newline) stand inside strings, as ``json.loads`` does.
 
     Raises:
         NestingError: too deep, or a number too large (a ``ValueError``).
@@ -99,7 +100,7 @@ def loads_json(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     if depth > max_depth:
         raise NestingError(f"JSON nested more than {max_depth} deep")
     try:
-        return json.loads(text, parse_int=_int, parse_float=_float)
+        return json.loads(text, parse_int=_int, parse_float=_float, strict=strict)
     except RecursionError:  # cannot happen after the depth check; never let it escape
         raise NestingError(f"JSON nested more than {max_depth} deep") from None
 
