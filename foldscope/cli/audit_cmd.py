@@ -24,8 +24,10 @@ def register(subparsers: Any) -> None:
         "agent needed again afterwards",
         description="Read an agent session locally (nothing is sent anywhere), find every "
         "compaction, and report the identifiers of the history it replaced as present, mutated "
-        "or missing in the new summary; the lost values the session used again; and the values "
-        "of lost kinds that first appeared afterwards (likely re-invented).")
+        "or missing in the new summary; the lost values the agent wrote again (lost and needed) "
+        "or that only came back in tool output (reappeared); and the values of lost kinds that "
+        "nothing had shown before (likely re-invented). Claude Code, Codex CLI, pi, inspect_ai "
+        "and generic JSONL sessions.")
     p.add_argument("path", metavar="PATH", help="the session file")
     p.add_argument("--format", choices=FORMATS, default="auto",
                    help="session format (default: auto, told apart by content)")
