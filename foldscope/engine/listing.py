@@ -10,7 +10,7 @@ from typing import Any
 
 from foldscope.engine.procinfo import RunnerId, claim_alive
 from foldscope.engine.store import LIVE_STATUSES, Store
-from foldscope.engine.sweep import stored_scenarios
+from foldscope.engine.sweep import stored_definition
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,16 @@ def list_sweeps(store: Store) -> list[SweepSummary]:
         config = sweep["config"]
         done, planned, started, spend = totals.get(sweep["id"], (0, 0, None, 0.0))
         try:
-            scenarios = tuple(stored_scenarios(config))
-        except (KeyError, ValueError):
+            definition = stored_definition(config)
+            scenarios, models, arms = definition.scenarios, definition.models, definition.arms
+        except (KeyError, ValueError, TypeError, AttributeError):
+            # A definition `foldscope check` would flag: list what can be read of it.
             scenarios = ()
+            models = tuple(str(m.get("id", "?")) for m in config.get("models", [])
+                           if isinstance(m, dict))
+            arms = tuple(str(a) for a in config.get("sweep", {}).get("arms", []))
         out.append(SweepSummary(
-            id=sweep["id"], name=sweep["name"], scenarios=scenarios,
-            models=tuple(str(m.get("id", "?")) for m in config.get("models", [])),
-            arms=tuple(str(a) for a in config.get("sweep", {}).get("arms", [])),
+            id=sweep["id"], name=sweep["name"], scenarios=scenarios, models=models, arms=arms,
             status=store.live_status(sweep), rows_done=int(done or 0),
             rows_planned=int(planned or 0), started=float(started or sweep["created_at"]),
             spend_usd=float(spend or 0.0), runner_pid=runner_pid(sweep),

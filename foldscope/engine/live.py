@@ -20,7 +20,7 @@ from foldscope.engine.activity import RunnerStatus, StoredEvent
 from foldscope.engine.events import Retry, RowFailed
 from foldscope.engine.listing import runner_pid
 from foldscope.engine.store import LIVE_STATUSES, Store
-from foldscope.engine.sweep import stored_mode, stored_scenarios
+from foldscope.engine.sweep import stored_definition
 
 
 @dataclass(frozen=True)
@@ -171,14 +171,13 @@ class LiveSweep:
                 self.seq = row.seq
         if self.seq is None:
             self.seq = 0
-        config = sweep["config"]
-        s = config["sweep"]
+        definition = stored_definition(sweep["config"])
         header = SweepHeader(
             id=self.sweep_id, name=sweep["name"], status=status,
             stop_reason=sweep["stop_reason"], simulated=bool(sweep["simulated"]),
-            scenarios=tuple(stored_scenarios(config)), arms=tuple(s["arms"]),
-            models=tuple(m["id"] for m in config["models"]), repeats=s["repeats"],
-            design=s["design"], mode=stored_mode(config),
+            scenarios=definition.scenarios, arms=definition.arms, models=definition.models,
+            repeats=definition.section.repeats, design=definition.section.design,
+            mode=definition.mode,
             warnings=tuple(f"{model}: {w}" for model, entry in sweep["pins"].items()
                            for w in entry.get("warnings", [])),
             runner_pid=runner_pid(sweep),

@@ -15,7 +15,7 @@ from foldscope.core.tokens import estimator_error as token_error
 from foldscope.engine.review import failing_row_table, failing_rows_json, flag_agreement_json
 from foldscope.engine.store import Store
 from foldscope.engine.study import study_json, sweep_study
-from foldscope.engine.sweep import stored_mode, stored_scenarios
+from foldscope.engine.sweep import stored_definition
 
 if TYPE_CHECKING:
     from foldscope.core.row import RowRecord
@@ -197,7 +197,8 @@ def sweep_report(store: Store, sweep_id: str, gist_fill: float = GIST_FILL) -> d
 
         raise StoreError(f"{store.path}: no sweep '{sweep_id}'")
     progress = store.progress(sweep_id)
-    config = sweep["config"]
+    definition = stored_definition(sweep["config"])
+    s = definition.section
     rows = store.rows(sweep_id)
     return {
         "sweep": sweep_id,
@@ -207,15 +208,14 @@ def sweep_report(store: Store, sweep_id: str, gist_fill: float = GIST_FILL) -> d
         # Marked simulated when planned with sim/ ids or when any reply came from a simulated
         # endpoint (a sim served over HTTP under another name is still simulated).
         "simulated": bool(sweep["simulated"]) or any(r.simulated for r in rows),
-        "scenario": config["sweep"].get("scenario"),
-        "scenarios": stored_scenarios(config),
-        "arms": config["sweep"]["arms"],
-        "models": [m["id"] for m in config["models"]],
-        "repeats": config["sweep"]["repeats"],
-        "design": config["sweep"]["design"],
-        "mode": stored_mode(config),
-        "design_note": balance_note(config["sweep"]["arms"], config["sweep"]["repeats"],
-                                    config["sweep"]["design"]),
+        "scenario": s.scenario,
+        "scenarios": list(definition.scenarios),
+        "arms": list(s.arms),
+        "models": list(definition.models),
+        "repeats": s.repeats,
+        "design": s.design,
+        "mode": definition.mode,
+        "design_note": balance_note(s.arms, s.repeats, s.design),
         "progress": progress,
         "pins": sweep["pins"],
         "warnings": [f"{model}: {w}" for model, entry in sweep["pins"].items()

@@ -28,7 +28,7 @@ from foldscope.core.study import (
 )
 from foldscope.core.text import literal
 from foldscope.engine.store import Store
-from foldscope.engine.sweep import stored_scenarios
+from foldscope.engine.sweep import stored_definition
 
 
 def fold_measures(store: Store, sweep_id: str) -> dict[int, list[FoldMeasure]]:
@@ -69,12 +69,11 @@ def sweep_study(store: Store, sweep_id: str, rows: list[StudyRow] | None = None,
     sweep = store.sweep(sweep_id)
     if sweep is None:
         raise StoreError(f"{store.path}: no sweep '{sweep_id}'")
-    config = sweep["config"]
-    models = [m["id"] for m in config["models"]]
-    arms = list(config["sweep"]["arms"])
+    definition = stored_definition(sweep["config"])
+    models, arms = list(definition.models), list(definition.arms)
     if rows is None:
         rows = study_rows(store, sweep_id)
-    by_scenario: dict[str, list[StudyRow]] = {s: [] for s in stored_scenarios(config)}
+    by_scenario: dict[str, list[StudyRow]] = {s: [] for s in definition.scenarios}
     for r in rows:
         by_scenario.setdefault(r.row.scenario, []).append(r)
     return [study_tables(group, models, arms, gist_fill)

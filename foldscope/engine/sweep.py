@@ -6,6 +6,7 @@ import hashlib
 import json
 import tomllib
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -157,9 +158,39 @@ def stored_mode(config: dict[str, Any]) -> str:
     return str(config["sweep"].get("mode", LEGACY_MODE))
 
 
-def stored_scenarios(config: dict[str, Any]) -> list[str]:
-    """The scenario names of a stored sweep definition (plain data, as the store returns it)."""
-    return SweepSection.model_validate(config["sweep"]).scenario_names()
+@dataclass(frozen=True)
+class StoredDefinition:
+    """A stored sweep definition read once into typed fields: what the live view, the sweep
+    listing, the report and the study show of it (the runner validates the whole
+    ``SweepConfig``)."""
+
+    section: SweepSection
+    """The ``[sweep]`` table, validated."""
+    models: tuple[str, ...]
+    """The model ids, in the definition's order."""
+    mode: str
+    """The execution mode (``sequential`` for a definition that predates modes)."""
+
+    @property
+    def scenarios(self) -> tuple[str, ...]:
+        """Every scenario the sweep runs, in order."""
+        return tuple(self.section.scenario_names())
+
+    @property
+    def arms(self) -> tuple[str, ...]:
+        """The arms, in the definition's order."""
+        return tuple(self.section.arms)
+
+
+def stored_definition(config: dict[str, Any]) -> StoredDefinition:
+    """Read a stored definition (plain data, as the store returns it) once.
+
+    Raises:
+        KeyError, ValueError: the stored data is not a sweep definition (``foldscope check``
+            names what is wrong).
+    """
+    return StoredDefinition(SweepSection.model_validate(config["sweep"]),
+                            tuple(str(m["id"]) for m in config["models"]), stored_mode(config))
 
 
 def _format_validation(source: str, exc: ValidationError) -> str:
