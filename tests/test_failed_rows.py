@@ -82,3 +82,35 @@ async def test_a_failed_row_shows_its_error_in_the_table_and_the_inspector(faile
         assert ERROR in banner.replace("\n", "")
         title = str(screen.query_one(FoldInspector).query_one("#fold-title").render())
         assert "failed before its first fold" in title
+
+
+async def test_the_answer_view_shows_the_highlighted_answer_whole_at_80x24(failed_db):
+    from foldscope.engine.store import Store
+    from foldscope.ui.screens.cell import CellScreen
+    from foldscope.ui.widgets.answer_table import AnswerTable
+    from foldscope.ui.widgets.sweep_grid import SweepGrid
+
+    db, sweep_id, failed = failed_db
+    with Store(db, readonly=True) as store:
+        done = next(r for r in store.rows(sweep_id) if r.id != failed)
+        checks = store.checks(done.id)
+    app = FoldscopeApp(str(db), sweep_id=sweep_id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await fresh_poll(app, pilot)
+        app.screen.query_one(SweepGrid).focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, CellScreen), "the cell")
+        screen = app.screen
+        await wait_until(pilot, lambda: screen._data is not None, "the rows")
+        screen.row_id = done.id
+        await pilot.press("a")
+        table = screen.query_one(AnswerTable)
+        await wait_until(pilot, lambda: table.row_count == len(checks), "the answers")
+        for i in range(len(checks)):
+            table.move_cursor(row=i)
+            await pilot.pause()
+            check = table.current()
+            detail = str(screen.query_one("#answer-detail").render()).replace("\n", "")
+            assert check is not None and check.expected in detail
+            assert (check.found or "—") in detail

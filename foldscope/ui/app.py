@@ -8,13 +8,15 @@ import asyncio
 import contextlib
 import signal
 import threading
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 from textual import on, work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
@@ -321,6 +323,14 @@ class FoldscopeApp(StoreWrites):
         if names:
             current = names.index(self.theme) if self.theme in names else -1
             self.theme = names[(current + 1) % len(names)]
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Textual's own palette commands, without its theme picker: foldscope's Theme entry
+        (``T``) and its ``Theme: name`` commands are the one way to switch, so the palette
+        lists one Theme, not two."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Theme":
+                yield command
 
     def palette_commands(self) -> list[PaletteCommand]:
         """One palette command per foldscope theme."""

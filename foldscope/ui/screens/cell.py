@@ -49,6 +49,19 @@ def row_error_text(row: RowRecord | None) -> str | None:
             f"folds): {error} · {retry}")
 
 
+def answer_detail_text(check: StoredCheck | None) -> Text:
+    """One checked answer, whole: label, expected and answered values (literal), its class and
+    the final carrier's state of the fact."""
+    if check is None:
+        return Text("no checked answer (the row has not finished, or it failed)", style="dim")
+    one = lambda s: literal(s, keep_newlines=False)  # noqa: E731 - local shorthand
+    return Text.assemble(
+        (one(check.label), "bold"), "  expected ", (one(check.expected), "bold"),
+        "  answered ", (one(check.found) if check.found is not None else "—", "bold"),
+        (f"  · {check.classification} · final carrier: "
+         f"{check.carrier_state or ('held it' if check.in_carrier else 'lacked it')}", "dim"))
+
+
 @dataclass
 class CellData:
     """Everything the cell screen shows, merged from its reads."""
@@ -87,6 +100,7 @@ class CellScreen(Screen[None]):
         #tabs { height: 1fr; }
         #answer-title { margin: 1 0 0 0; color: $text-muted; }
         #answer-crosstab { color: $text-muted; }
+        #answer-detail { height: auto; max-height: 6; }
         #row-error { color: $error; display: none; height: auto; }
         #answer-pane { height: 1fr; }
         #answers { width: 1fr; }
@@ -160,6 +174,7 @@ class CellScreen(Screen[None]):
                 with TabPane("Answer", id="answer-tab"):
                     yield Static(id="answer-title")
                     yield Static(id="answer-crosstab")
+                    yield Static(id="answer-detail")
                     with Horizontal(id="answer-pane"):
                         yield AnswerTable(id="answers")
                         yield CarrierView(id="answer-text")
@@ -288,10 +303,18 @@ class CellScreen(Screen[None]):
         row = next((r for r in self._data.rows if r.id == self.row_id), None)
         checks = self._data.checks.get(self.row_id, [])
         self.query_one(AnswerTable).show(checks)
+        self.show_answer_detail()
         answer = (row.answer if row else None) or ""
         self._answer_summary(checks)
         graded = [f for f in self._data.fact_objects if f.graded]
         self.query_one("#answer-text", CarrierView).show(answer, fact_spans(answer, graded))
+
+    @on(DataTable.RowHighlighted, "#answers")
+    def show_answer_detail(self, event: DataTable.RowHighlighted | None = None) -> None:
+        """The highlighted answer whole, wrapping at the width: label, expected, answered,
+        class and whether the final carrier held it (values never cut)."""
+        check = self.query_one(AnswerTable).current()
+        self.query_one("#answer-detail", Static).update(answer_detail_text(check))
 
     def _answer_summary(self, checks: list[StoredCheck]) -> None:
         counts = {name: sum(c.classification == name for c in checks)

@@ -29,11 +29,18 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ("✗ ✓ ?", "fabrication review: a person's verdict (fabricated, not fabricated, unsure), "
               "shown beside the automatic class, never over it"),
     ("n/m", "valid rows / planned rows of the cell"),
+    ("✗N", "grid cell: N rows of the cell failed (ended without an answer; the rows table "
+           "and the inspector name each one's error)"),
     ("·", "no row of the cell has finished yet"),
-    ("—", "nothing to measure yet (no valid row, or the arm declares no ceiling)"),
+    ("—", "nothing to measure yet (no valid row, or the arm declares no ceiling); in the rows "
+          "table a figure the row does not have yet"),
+    ("▲ ▼", "rows table header: the column the rows are sorted by, ascending or descending"),
+    ("━●━ ━▲━ ━■━ …", "survival curves: each arm's own mark (at every fold and in the legend) "
+                     "and colour, the same in every sweep and theme"),
     ("● ▲ ▼", "study scatter: a valid row that recalled (●), failed over-writing description "
               "(▲) or failed writing an under-length gist (▼)"),
-    ("A F C", "answers view: honest abstentions, fabrications, carried corruptions"),
+    ("A F C H", "answers view: honest abstentions, fabrications, carried corruptions, hedged "
+                "answers"),
     ("␛ ␊ �", "control characters in model text, shown as visible stand-ins, never obeyed"),
 )
 """The marks the screens draw, and what each means."""

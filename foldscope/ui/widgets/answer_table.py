@@ -75,6 +75,13 @@ class AnswerTable(DataTable):
             self._checks[key] = replace(check, flagged=flagged)
             self.update_cell(key, "flag", self._flag_text(flagged))
 
+    def current(self) -> StoredCheck | None:
+        """The highlighted check."""
+        if not self._checks or self.cursor_row < 0 or self.cursor_row >= self.row_count:
+            return None
+        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        return self._checks.get(str(key))
+
     def _flag_text(self, flagged: int | bool) -> Text:
         colour = self.app.get_css_variables().get("fact-missing", "")
         return Text("⚑", style=f"bold {colour}") if flagged else Text("")
