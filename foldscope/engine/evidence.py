@@ -26,7 +26,7 @@ import json
 import os
 import shutil
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,6 +78,15 @@ def _query(store: Store, sql: str, params: Sequence[Any] = ()) -> list[dict[str,
     return list(store.db.query(sql, list(params)))
 
 
+def _stream(store: Store, sql: str, params: Sequence[Any] = ()) -> Iterator[dict[str, Any]]:
+    """A query's records one at a time (a whole sweep's checks or folds are not held at once)."""
+    cursor = store.db.conn.execute(sql, list(params))
+    names = [d[0] for d in cursor.description]
+    while batch := cursor.fetchmany(1000):
+        for values in batch:
+            yield dict(zip(names, values))
+
+
 def query_sweeps(store: Store) -> list[dict[str, Any]]:
     """Every sweep with its raw configuration and pins, oldest first."""
     return _query(store, "SELECT id, name, config_json, pins_json, status, simulated "
@@ -94,9 +103,9 @@ def query_rows(store: Store, sweep_id: str) -> list[dict[str, Any]]:
                          "infra_error FROM rows WHERE sweep_id = ? ORDER BY position", [sweep_id])
 
 
-def query_checks(store: Store, sweep_id: str) -> list[dict[str, Any]]:
-    """Every check of a sweep's rows, in row and check order."""
-    return _query(store, "SELECT c.row_id, c.label, c.correct, c.abstained, c.unit_dropped, "
+def query_checks(store: Store, sweep_id: str) -> Iterator[dict[str, Any]]:
+    """Every check of a sweep's rows, in row and check order, read as iterated."""
+    return _stream(store, "SELECT c.row_id, c.label, c.correct, c.abstained, c.unit_dropped, "
                          "c.classification, c.in_carrier, c.flagged FROM checks c "
                          "JOIN rows r ON r.id = c.row_id WHERE r.sweep_id = ? "
                          "ORDER BY r.position, c.id", [sweep_id])
@@ -112,12 +121,27 @@ def query_final_folds(store: Store, sweep_id: str) -> dict[int, dict[str, Any]]:
                "WHERE g.row_id = f.row_id)", [sweep_id])}
 
 
-def query_carriers(store: Store, sweep_id: str) -> list[dict[str, Any]]:
-    """Every fold's reply and carrier of a sweep (hashed into the lock, never released)."""
-    return _query(store, f"SELECT f.row_id, f.fold_index, {store.reply_sql('f.')} AS reply, "
+def query_carriers(store: Store, sweep_id: str) -> Iterator[dict[str, Any]]:
+    """Every fold's reply and carrier of a sweep (hashed into the lock, never released), read
+    as iterated."""
+    return _stream(store, f"SELECT f.row_id, f.fold_index, {store.reply_sql('f.')} AS reply, "
                          "f.carrier FROM folds f "
                          "JOIN rows r ON r.id = f.row_id WHERE r.sweep_id = ? "
                          "ORDER BY f.row_id, f.fold_index", [sweep_id])
+
+
+_CONTENT_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+"""How a database's content digest encodes what it read (``json.dumps`` with these options)."""
+
+
+def _content_head(sweep: dict[str, Any], rows: list[dict[str, Any]]) -> Iterator[str]:
+    """``json.dumps([sweep, rows, checks], ensure_ascii=False, sort_keys=True, default=str)``
+    up to the checks' first element, in pieces; the checks follow, ``", "``-separated, then
+    ``"]]"``."""
+    yield "[" + _CONTENT_JSON.encode(sweep) + ", ["
+    for n, row in enumerate(rows):
+        yield (", " if n else "") + _CONTENT_JSON.encode(row)
+    yield "], ["
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -221,7 +245,10 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
         raise EvidenceError("the same database is given twice")
 
     row_recs: list[dict[str, str]] = []
-    check_recs: list[dict[str, str]] = []
+    # One tuple per check in CHECK_COLUMNS order, each repeated text one shared string: a
+    # 50,000-row sweep has 700,000 checks.
+    check_recs: list[tuple[str, ...]] = []
+    shared: dict[str, str] = {}
     configs: list[dict[str, Any]] = []
     raw_configs: list[dict[str, Any]] = []
     lock: dict[str, Any] = {"databases": [], "configs": {}, "answers": {}, "carriers": {}}
@@ -241,15 +268,13 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
                 raw_configs.append(config)
                 lock["configs"][sweep["id"]] = _sha(sweep["config_json"] + sweep["pins_json"])
                 rows = query_rows(store, sweep["id"])
-                checks = query_checks(store, sweep["id"])
                 finals = query_final_folds(store, sweep["id"])
                 carriers: dict[int, Any] = {}
                 for fold in query_carriers(store, sweep["id"]):
                     h = carriers.setdefault(fold["row_id"], hashlib.sha256())
                     h.update(json.dumps([fold["fold_index"], fold["reply"], fold["carrier"]],
                                         ensure_ascii=False).encode("utf-8"))
-                content.update(json.dumps([sweep, rows, checks], ensure_ascii=False,
-                                          sort_keys=True, default=str).encode("utf-8"))
+                content_head = _content_head(sweep, rows)
                 configs.append({"source": source, "sweep": sweep["id"], "config": config,
                                 "pins": pins, "status": sweep["status"],
                                 "simulated": bool(sweep["simulated"]), "name": sweep["name"]})
@@ -261,14 +286,18 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
                         lock["carriers"][row_id] = carriers[r["id"]].hexdigest()
                     row_recs.append(_row_record(source, sweep["id"], row_id, r, answer_prefix,
                                                 finals.get(r["id"])))
-                for c in checks:
-                    check_recs.append({
-                        "row_id": f"{source}-{c['row_id']}", "check": c["label"],
-                        "value": fmt(int(c["correct"])), "abstained": fmt(int(c["abstained"])),
-                        "unit_dropped": fmt(int(c["unit_dropped"])),
-                        "classification": c["classification"],
-                        "in_carrier": fmt(int(c["in_carrier"])), "flagged": fmt(int(c["flagged"])),
-                    })
+                # The content digest reads json.dumps([sweep, rows, checks]) piece by piece
+                # (the same text), so the checks stream past it once, never all held.
+                for piece in content_head:
+                    content.update(piece.encode("utf-8"))
+                for n, c in enumerate(query_checks(store, sweep["id"])):
+                    content.update(((", " if n else "") + _CONTENT_JSON.encode(c)).encode("utf-8"))
+                    check_recs.append(tuple(shared.setdefault(v, v) for v in (
+                        f"{source}-{c['row_id']}", c["label"], fmt(int(c["correct"])),
+                        fmt(int(c["abstained"])), fmt(int(c["unit_dropped"])),
+                        c["classification"], fmt(int(c["in_carrier"])),
+                        fmt(int(c["flagged"])))))
+                content.update(b"]]")
         lock["databases"].append({"source": source, "file_sha256": sha256_file(path),
                                   "bytes": path.stat().st_size,
                                   "content_sha256": content.hexdigest(),
@@ -280,8 +309,8 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
         rec["validity_reason"] = scrub_text(rec["validity_reason"], secrets)
         for column in ("sweep", "scenario", "model", "arm"):
             rec[column] = scrub_text(rec[column], secrets)
-    for rec in check_recs:
-        rec["check"] = scrub_text(rec["check"], secrets)
+    labels = {label: scrub_text(label, secrets) for label in {rec[1] for rec in check_recs}}
+    check_recs = [(rec[0], labels[rec[1]], *rec[2:]) for rec in check_recs]
     released_config = {"foldscope_version": _version(),
                        "sweeps": [sanitize_config(c, secrets) for c in configs]}
     files = _package_texts(row_recs, check_recs, released_config, lock, answer_prefix)
@@ -294,9 +323,8 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
                              for name, text in files.items()})
     files["README.txt"] = _stamp(files["README.txt"], digest)
     _write_package(out, files, digest)
-    package_rows = parse_rows(row_recs)
     return ExportSummary(out=out, sweeps=len(configs), rows=len(row_recs), checks=len(check_recs),
-                         cells=len(aggregates(package_rows, parse_checks(check_recs))),
+                         cells=files["aggregates.csv"].count("\n") - 1,
                          contrasts=files["contrasts.csv"].count("\n") - 1, digest=digest)
 
 
@@ -396,11 +424,12 @@ def _row_record(source: str, sweep_id: str, row_id: str, r: dict[str, Any],
     }
 
 
-def _package_texts(row_recs: list[dict[str, str]], check_recs: list[dict[str, str]],
+def _package_texts(row_recs: list[dict[str, str]], check_recs: list[tuple[str, ...]],
                    config: dict[str, Any], lock: dict[str, Any],
                    answer_prefix: int) -> dict[str, str]:
     rows_text = _csv_text(ROW_COLUMNS, row_recs)
-    checks_text = _csv_text(CHECK_COLUMNS, check_recs)
+    checks_text = _csv_text(CHECK_COLUMNS, (dict(zip(CHECK_COLUMNS, rec, strict=True))
+                                            for rec in check_recs))
     # The figures are computed from the text just written, exactly as `verify` will read it.
     rows = parse_rows(csv.DictReader(io.StringIO(rows_text)))
     checks = parse_checks(csv.DictReader(io.StringIO(checks_text)))
