@@ -177,17 +177,15 @@ class Tallies:
             final: its last committed fold's carrier figures (None before its first fold).
         """
         key = cell_key(row)
-        cell = self._cells.setdefault(key, [0] * (len(_SUMS) + len(ANSWER_CLASSES)))
+        cell = self._cells.get(key)
+        if cell is None:
+            cell = self._cells[key] = [0] * (len(_SUMS) + len(ANSWER_CLASSES))
         old = self._rows.get(row.id)
         if old is not None:
-            for i, v in enumerate(_cell_part(*old)):
-                cell[i] -= v
-            for i, v in enumerate(_progress_part(old[0])):
-                self._progress[i] -= v
-        for i, v in enumerate(_cell_part(row, classes, final)):
-            cell[i] += v
-        for i, v in enumerate(_progress_part(row)):
-            self._progress[i] += v
+            cell[:] = [a - b for a, b in zip(cell, _cell_part(*old))]
+            self._progress[:] = [a - b for a, b in zip(self._progress, _progress_part(old[0]))]
+        cell[:] = [a + b for a, b in zip(cell, _cell_part(row, classes, final))]
+        self._progress[:] = [a + b for a, b in zip(self._progress, _progress_part(row))]
         self._rows[row.id] = (row, classes, final)
 
     def cells(self) -> list[CellTally]:
