@@ -84,12 +84,15 @@ def test_resume_continues_from_the_last_committed_fold(db):
         pass
     store = Store(db)
     row = store.rows(prepared.sweep_id)[0]
-    assert row.status == "running" and row.folds_done == 1
+    # The row went on calling while its first fold was written (the store is off the loop):
+    # the run stopped with that fold in, and maybe later ones queued behind it, never its end.
+    committed = row.folds_done
+    assert row.status == "running" and 1 <= committed <= 3
     resumed = SweepRunner(db, prepared.sweep_id, latency_scale=0.0)
     asyncio.run(resumed.run())
     row = store.rows(prepared.sweep_id)[0]
     assert row.status == "done" and row.folds_done == 3
-    assert resumed.totals.folds == 2
+    assert resumed.totals.folds == 3 - committed
 
 
 def test_several_scenarios_are_never_pooled(db):

@@ -267,6 +267,9 @@ class SweepRunner:
         self._task: asyncio.Task[Any] | None = None
         self._lock = threading.Lock()
         self._closing = False
+        self._sink_error: BaseException | None = None
+        """An error the event sink raised on hearing of a write (see ``_then``): it ends the
+        run as it would have inline."""
         self._journal: list[Event] = []
         """Events the database's log keeps, waiting for the next write (``_flush``)."""
         self._gate: asyncio.Event | None = None
@@ -421,6 +424,9 @@ class SweepRunner:
         try:
             await self._execute(db, clients)
         except asyncio.CancelledError:
+            if self._sink_error is not None:  # the event sink failed: the run ends with it
+                asyncio.current_task().uncancel()  # type: ignore[union-attr]
+                raise self._sink_error from None
             if self.cancelled is None:  # not ours (an enclosing task's): let it go on up
                 raise
             # Ours: calls in flight are lost; every committed fold stays and a rerun resumes
@@ -939,16 +945,12 @@ class SweepRunner:
                         completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd))
                     self._account(reply, request, cached)
                     continue
-                db.post(functools.partial(_commit_fold, row_id, fold, cursor.histories, written))
+                db.post(functools.partial(_commit_fold, row_id, fold, cursor.histories, written),
+                        then=self._then(self._committed, row_id, fold))
                 written = cursor.histories
                 carriers.append(fold.carrier)
                 tally = tally.after(fold)
                 self._account(reply, request, cached)
-                self.totals.folds += 1
-                self._emit(FoldCommitted(row=row.id, fold=fold.fold_index,
-                                         chunks=(fold.first_chunk, fold.last_chunk),
-                                         carrier_chars=fold.carrier_chars,
-                                         finish=fold.finish_reason, parse=fold.parse_status))
             spec = recall_call(cursor.carrier, [f.label for f in inputs.scenario.graded])
             request = ChatRequest(spec.messages, spec.max_tokens, None, cfg.temperature, seed,
                                   row_attempt=row.attempt)
@@ -977,10 +979,33 @@ class SweepRunner:
             answer_finish=finish_kind(reply.finish_reason, reply.completion_tokens,
                                       spec.max_tokens),
             wall_s=time.monotonic() - started))
+        # Done as far as the run goes (its record is queued behind its folds): the next row of
+        # its sequence starts after this.
         self.totals.rows_done += 1
         self._emit(RowDone(row=row.id, model=row.model, arm=row.arm, recall=result.recall,
                            valid=result.verdict.valid, reason=result.verdict.reason))
         return "done"
+
+    def _then(self, fn: Callable[..., None], *args: Any) -> Callable[[], None]:
+        """What the store's thread hands back to the loop once a write is in: ``fn(*args)``,
+        with an error the event sink raises ending the run (as it would have, inline)."""
+        def told() -> None:
+            try:
+                fn(*args)
+            except Exception as exc:  # noqa: BLE001 - raised again where the run ends
+                if self._sink_error is None:
+                    self._sink_error = exc
+                    if self._task is not None and not self._closing:
+                        self._task.cancel()
+        return told
+
+    def _committed(self, row_id: int, fold: FoldRecord) -> None:
+        """A fold is in the database (told by the store's thread): count and announce it."""
+        self.totals.folds += 1
+        self._emit(FoldCommitted(row=row_id, fold=fold.fold_index,
+                                 chunks=(fold.first_chunk, fold.last_chunk),
+                                 carrier_chars=fold.carrier_chars, finish=fold.finish_reason,
+                                 parse=fold.parse_status))
 
     def _fail(self, db: StoreThread, row: RowRecord, error: str, infra: bool, retries: int,
               started: float, *, will_retry: bool = False) -> str:

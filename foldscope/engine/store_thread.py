@@ -6,7 +6,8 @@ a long ``report``) would stop every call in flight. Here every store operation r
 order it was asked, on one thread that owns the connection:
 
 - :meth:`StoreThread.post` queues a write and returns at once: the row goes on with its next
-  call while the write waits for the lock;
+  call while the write waits for the lock (what should be said once it is in, a "fold
+  committed" event, is handed back to the loop when it is);
 - :meth:`StoreThread.call` queues an operation and awaits its result (a read, or a write whose
   outcome the caller needs); it sees every write queued before it.
 
@@ -75,10 +76,16 @@ class StoreThread:
         self._queue.put(_STOP)
         await asyncio.to_thread(self._thread.join)
 
-    def post(self, op: Callable[[Store], Any]) -> None:
-        """Queue a write; raises a failure of an earlier write that nobody awaited."""
+    def post(self, op: Callable[[Store], Any], then: Callable[[], Any] | None = None) -> None:
+        """Queue a write; raises a failure of an earlier write that nobody awaited.
+
+        Args:
+            op: the write.
+            then: called on the event loop once the write is in (an event that says so).
+        """
         self._raise_failure()
-        self._queue.put((op, None, None, False))
+        loop = asyncio.get_running_loop() if then is not None else None
+        self._queue.put((op, None, loop, False, then))
 
     async def call(self, op: Callable[[Store], _T], *, force: bool = False) -> _T:
         """Run ``op(store)`` after everything queued before it and return its result.
@@ -91,7 +98,7 @@ class StoreThread:
             self._raise_failure()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[_T] = loop.create_future()
-        self._queue.put((op, future, loop, force))
+        self._queue.put((op, future, loop, force, None))
         return await future
 
     def _raise_failure(self) -> None:
@@ -103,7 +110,7 @@ class StoreThread:
             item = self._queue.get()
             if item is _STOP:
                 return
-            op, future, loop, force = item
+            op, future, loop, force, then = item
             if self._failed is not None and not force:
                 # After a failed write nothing more is stored (a row's later fold without the
                 # one that failed); whoever waits hears of the failure.
@@ -121,6 +128,9 @@ class StoreThread:
                 continue
             if future is not None:
                 self._deliver(loop, future, result, None)
+            elif then is not None:
+                with contextlib.suppress(RuntimeError):  # the loop has closed
+                    loop.call_soon_threadsafe(then)
 
     @staticmethod
     def _deliver(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any,
