@@ -466,23 +466,20 @@ def _fold(values: Iterable[Any]) -> FoldRecord:
 _ROW_BOOLS = tuple(i for i, name in enumerate(ROW_FIELDS) if _ROW_TYPES[name] == "bool")
 _ROW_OPTIONAL_BOOLS = tuple(i for i, name in enumerate(ROW_FIELDS)
                             if _ROW_TYPES[name] == "bool | None")
-_ROW_POSITIONAL = ROW_FIELDS == tuple(f.name for f in dataclasses.fields(RowRecord))[
-    :len(ROW_FIELDS)]
-"""The stored fields lead the record's, in order: a row decodes positionally (a first live
-poll decodes every row of the sweep)."""
 
 
 def _row(values: Iterable[Any], answer: str | None = None) -> RowRecord:
+    # Booleans converted by index, the rest as stored: a first live poll decodes every row.
     out = list(values)
-    if not _ROW_POSITIONAL or len(out) != len(ROW_FIELDS):
-        data = {name: _from_sql(value, _ROW_TYPES[name]) for name, value in zip(ROW_FIELDS, out)}
-        return RowRecord(**data, answer=answer)
+    n = len(out)
     for i in _ROW_BOOLS:
-        out[i] = bool(out[i])
-    for i in _ROW_OPTIONAL_BOOLS:
-        if out[i] is not None:
+        if i < n:
             out[i] = bool(out[i])
-    return RowRecord(*out, answer=answer)
+    for i in _ROW_OPTIONAL_BOOLS:
+        if i < n and out[i] is not None:
+            out[i] = bool(out[i])
+    return RowRecord(**dict(zip(ROW_FIELDS, out)), answer=answer)
+
 
 LIVE_STATUSES = ("running", "paused")
 """Sweep statuses that mean a runner holds the sweep (a paused run still holds it)."""
