@@ -21,6 +21,7 @@ kind is dropped (default 1.0).
 from __future__ import annotations
 
 import bisect
+import importlib
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -180,6 +181,19 @@ def _span(match: re.Match[str]) -> tuple[int, int]:
     return match.span()
 
 
+def _whole_candidates(text: str, rules: Sequence[KindRule], orders: Iterable[int],
+                      out: list[tuple[int, int, int, str]]) -> None:
+    """Append the candidates ``(-length, rule order, start, kind)`` of the rules at ``orders``,
+    each searched over the whole text (around its anchor's hits when it has one)."""
+    for order in orders:
+        rule = rules[order]
+        for match in (rule.pattern.finditer(text) if rule.anchor is None else
+                      _anchored(rule.pattern, rule.anchor, text)):
+            start, end = _span(match)
+            if end > start:
+                out.append((start - end, order, start, rule.name))
+
+
 def find_identifiers(text: str, rules: Sequence[KindRule] | None = None,
                      kinds: Iterable[str] | None = None) -> list[Identifier]:
     """Every identifier in ``text``, non-overlapping, in reading order.
@@ -194,15 +208,17 @@ def find_identifiers(text: str, rules: Sequence[KindRule] | None = None,
         The identifiers, longest match first where rules overlap, sorted by position.
     """
     rules = default_rules() if rules is None else rules
+    active = [order for order, rule in enumerate(rules)
+              if not rule.requires or any(needle in text for needle in rule.requires)]
     candidates: list[tuple[int, int, int, str]] = []  # (-length, rule order, start, kind)
-    for order, rule in enumerate(rules):
-        if rule.requires and not any(needle in text for needle in rule.requires):
-            continue
-        for match in (rule.pattern.finditer(text) if rule.anchor is None else
-                      _anchored(rule.pattern, rule.anchor, text)):
-            start, end = _span(match)
-            if end > start:
-                candidates.append((start - end, order, start, rule.name))
+    if isinstance(rules, tuple):
+        local = _line_local(rules)
+        by_line = tuple(order for order in active if local[order])
+        _whole_candidates(text, rules, (order for order in active if not local[order]), candidates)
+        if by_line:
+            _line_candidates(text, rules, by_line, candidates)
+    else:
+        _whole_candidates(text, rules, active, candidates)
     candidates.sort()
     # Taken spans never overlap, so kept sorted by start they are sorted by end too: a new span
     # overlaps one only if it overlaps its neighbour on either side (a session of thousands of
@@ -220,6 +236,177 @@ def find_identifiers(text: str, rules: Sequence[KindRule] | None = None,
         found.append(Identifier(kind, text[start:end], start, end))
     wanted = None if kinds is None else set(kinds)
     return sorted((i for i in found if wanted is None or i.kind in wanted), key=lambda i: i.start)
+
+
+# --- line by line (a speed-up only: the same candidates as searching the whole text) ------------
+#
+# A rule with an anchor searches only the lines its anchor hits. When nothing in the anchor can
+# match a line break or see a text's ends, and nothing the pattern looks behind can match a line
+# break or see the text's start, a line's matches depend on the line alone (its text, its own
+# ``\n`` included): the same line anywhere in any text holds the same candidates. So each distinct
+# line is searched once (lines not yet known are searched together, joined, in one pass per
+# rule) and its candidates are remembered, up to a bound.
+
+LINE_CACHE_LINES = 50_000
+"""Distinct lines whose candidates are remembered (all are forgotten when the bound is hit)."""
+
+LINE_CACHE_MAX_CHARS = 2_000
+"""Longer lines are searched every time, never remembered."""
+
+_LineHits = tuple[tuple[int, int, int, str], ...]  # (start, end, rule order, kind), line-relative
+_PLANS: dict[int, tuple[tuple[KindRule, ...], tuple[bool, ...]]] = {}
+_LINE_CACHE: dict[tuple[int, tuple[int, ...]], dict[str, _LineHits]] = {}
+_line_cache_size = 0
+
+
+def _line_local(rules: tuple[KindRule, ...]) -> tuple[bool, ...]:
+    """For each rule, whether its matches on a line depend on that line alone."""
+    plan = _PLANS.get(id(rules))
+    if plan is not None and plan[0] is rules:
+        return plan[1]
+    if len(_PLANS) >= 16:
+        _PLANS.clear()
+        _LINE_CACHE.clear()
+    local = tuple(_rule_is_line_local(rule) for rule in rules)
+    _PLANS[id(rules)] = (rules, local)
+    return local
+
+
+def _rule_is_line_local(rule: KindRule) -> bool:
+    if rule.anchor is None:
+        return False
+    anchor = _RE_PARSER.parse(rule.anchor.pattern, rule.anchor.flags)
+    pattern = _RE_PARSER.parse(rule.pattern.pattern, rule.pattern.flags)
+    return (not _sees_newline_or_edge(anchor.data, anchor.state.flags, ends=True, behind_only=False)
+            and not _sees_newline_or_edge(pattern.data, pattern.state.flags, ends=False,
+                                          behind_only=True))
+
+
+_RE_PARSER: Any = importlib.import_module("re._parser")  # the standard library's own regex parser
+_NEWLINE = ord("\n")
+_NEWLINE_CATEGORIES = {"CATEGORY_SPACE", "CATEGORY_NOT_DIGIT", "CATEGORY_NOT_WORD"}
+
+
+def _set_takes_newline(items: Any) -> bool:
+    negate = False
+    takes = False
+    for op, arg in items:
+        name = str(op)
+        if name == "NEGATE":
+            negate = True
+        elif name == "LITERAL":
+            takes = takes or arg == _NEWLINE
+        elif name == "RANGE":
+            takes = takes or arg[0] <= _NEWLINE <= arg[1]
+        elif name == "CATEGORY":
+            takes = takes or str(arg) in _NEWLINE_CATEGORIES
+        else:
+            return True
+    return takes != negate
+
+
+def _sees_newline_or_edge(items: Any, flags: int, *, ends: bool, behind_only: bool,
+                          inside: bool = False) -> bool:
+    """Conservatively: can this parsed pattern match a line break or a text's start (or, with
+    ``ends``, its end)? With ``behind_only`` only lookbehinds are asked about line breaks (the
+    start is asked about everywhere). Anything not understood counts as yes."""
+    multiline = bool(flags & re.MULTILINE)
+    for op, arg in items:
+        name = str(op)
+        asked = inside or not behind_only
+        if name == "AT":
+            at = str(arg)
+            if at == "AT_BEGINNING_STRING" or (at == "AT_BEGINNING" and not multiline):
+                return True
+            if ends and (at == "AT_END_STRING" or (at == "AT_END" and not multiline)):
+                return True
+        elif name in ("LITERAL", "NOT_LITERAL", "ANY", "IN", "CATEGORY"):
+            if not asked:
+                continue
+            if name == "LITERAL" and arg == _NEWLINE:
+                return True
+            if name == "NOT_LITERAL" and arg != _NEWLINE:
+                return True
+            if name == "ANY" and flags & re.DOTALL:
+                return True
+            if name == "IN" and _set_takes_newline(arg):
+                return True
+            if name == "CATEGORY":
+                return True
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            if _sees_newline_or_edge(arg[2], flags, ends=ends, behind_only=behind_only,
+                                     inside=inside):
+                return True
+        elif name == "SUBPATTERN":
+            sub_flags = (flags | arg[1]) & ~arg[2]
+            if _sees_newline_or_edge(arg[3], sub_flags, ends=ends, behind_only=behind_only,
+                                     inside=inside):
+                return True
+        elif name == "ATOMIC_GROUP":
+            if _sees_newline_or_edge(arg, flags, ends=ends, behind_only=behind_only,
+                                     inside=inside):
+                return True
+        elif name == "BRANCH":
+            for branch in arg[1]:
+                if _sees_newline_or_edge(branch, flags, ends=ends, behind_only=behind_only,
+                                         inside=inside):
+                    return True
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            behind = arg[0] < 0
+            if _sees_newline_or_edge(arg[1], flags, ends=ends, behind_only=behind_only,
+                                     inside=inside or behind):
+                return True
+        else:
+            return True
+    return False
+
+
+def _line_candidates(text: str, rules: tuple[KindRule, ...], orders: tuple[int, ...],
+                     out: list[tuple[int, int, int, str]]) -> None:
+    """Append the candidates of the line-local rules at ``orders``, line by line."""
+    global _line_cache_size
+    key = (id(rules), orders)
+    cache = _LINE_CACHE.get(key)
+    if cache is None:
+        cache = _LINE_CACHE[key] = {}
+    lines = text.split("\n")
+    last = len(lines) - 1
+    at = 0
+    missed: list[tuple[int, str]] = []  # (where the line starts in text, line with its \n)
+    for i, line in enumerate(lines):
+        if i < last:
+            line += "\n"
+        hits = cache.get(line)
+        if hits is None:
+            missed.append((at, line))
+        else:
+            for start, end, order, kind in hits:
+                out.append((start - end, order, at + start, kind))
+        at += len(line)
+    if not missed:
+        return
+    joined = "".join(line for _at, line in missed)
+    found: list[tuple[int, int, int, str]] = []
+    _whole_candidates(joined, rules, orders, found)
+    offsets: list[int] = []
+    pos = 0
+    for _at, line in missed:
+        offsets.append(pos)
+        pos += len(line)
+    per_line: list[list[tuple[int, int, int, str]]] = [[] for _ in missed]
+    for neg_len, order, start, kind in found:
+        i = bisect.bisect_right(offsets, start) - 1
+        rel = start - offsets[i]
+        per_line[i].append((rel, rel - neg_len, order, kind))
+        out.append((neg_len, order, missed[i][0] + rel, kind))
+    if _line_cache_size >= LINE_CACHE_LINES:
+        for known in _LINE_CACHE.values():
+            known.clear()
+        _line_cache_size = 0
+    for (_at, line), hits_list in zip(missed, per_line, strict=True):
+        if len(line) <= LINE_CACHE_MAX_CHARS and line not in cache:
+            cache[line] = tuple(hits_list)
+            _line_cache_size += 1
 
 
 def kind_of(value: str, rules: Sequence[KindRule] | None = None) -> str | None:

@@ -1,0 +1,95 @@
+"""Searching line by line (with remembered lines) finds exactly what searching the whole text finds.
+
+``find_identifiers`` with a tuple of rules takes the line-by-line path for rules whose matches
+depend on their line alone; with a list it searches every rule over the whole text (the plain
+definition). The two must agree on every text, and the audit's JSON must not change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.audit import SessionAuditor, audit_json
+from foldscope.core.identifiers import (
+    KindRule,
+    _rule_is_line_local,
+    default_rules,
+    find_identifiers,
+    merge_rules,
+)
+from foldscope.engine.audit_readers import stream_session
+from foldscope.engine.audit_sample import write_sample_session
+
+FRAGMENTS = [
+    "port 8080", "localhost:5432", "http://api.example.com:8443/v1/x", "/srv/app/main.py",
+    "src/a/b.ts", "OPS-1234", "#42", "deadbeef12", "2026-07-14T10:11:12.123Z", "10:11",
+    "v1.2.3-rc1", "10.0.0.1", "API_BASE_URL", "$HOME", "${DB_URL}", "@alice", "@Injectable",
+    "@dataclass", "a@b.io", "sha256:" + "ab" * 16, "feat/login-page", "git checkout -b fix-it",
+    "image: redis:7", "docker exec -it web", "--name db-1", "kid-7f3a", "\x1b[31m", "\x1b[0m",
+    "node_modules/x/y.js", "#1e1e2e", "/clear", "json.load", "mod.rs:37", "Co-Authored-By: X <x@y.z>",
+    "toolu_01ABCDEFGHij", "550e8400-e29b-41d4-a716-446655440000", "12", "3.14", " ", "  ", "\t",
+    "\n", "\n", "\n\n", "(", ")", ",", ":", "=", "'", '"', "`", "-", ".", "/", "x" * 1200,
+]
+
+
+def _same(text: str, rules: tuple[KindRule, ...]) -> None:
+    assert find_identifiers(text, rules) == find_identifiers(text, list(rules))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=40))
+def test_line_by_line_finds_what_the_whole_text_search_finds(parts: list[str]) -> None:
+    text = "".join(parts)
+    rules = default_rules()
+    _same(text, rules)
+    _same(text, rules)  # again: now its lines are remembered
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab1:/.-_@#\n $x")), max_size=300))
+def test_remembered_lines_agree_on_arbitrary_text(text: str) -> None:
+    rules = default_rules()
+    _same(text, rules)
+    _same(text, rules)
+
+
+def _rule(pattern: str, anchor: str) -> KindRule:
+    return KindRule("odd", re.compile(pattern), anchor=re.compile(anchor))
+
+
+def test_rules_that_see_past_their_line_are_searched_over_the_whole_text() -> None:
+    for pattern, anchor in [("x", r"\s"), (r"(?<!\s)x", "x"), ("^x", "x"), ("x", "x$"),
+                            ("x", "[^a]x"), (r"(?<=[^a])x", "x"), ("x", "(?s)x."), (r"(x)\1", "x")]:
+        assert not _rule_is_line_local(_rule(pattern, anchor)), (pattern, anchor)
+    assert _rule_is_line_local(_rule(r"(?m)^x(?=\s)", r"(?m)x$"))
+    rules = merge_rules(default_rules(), (_rule(r"(?<![^\n])x\d", r"\nx"), _rule("^y", "y")))
+    for text in ["x1\nx2", "ax1\nx2\n", "y\ny", "q\nx3 y", "x1"]:
+        _same(text, rules)
+
+
+def test_the_audit_of_a_generated_session_matches_the_whole_text_search(tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    path = tmp_path / "s.jsonl"
+    write_sample_session(path, 1.0, compactions=3)
+
+    def audit() -> str:
+        stream = stream_session(path)
+        auditor = SessionAuditor()
+        auditor.feed_all(stream.items)
+        return json.dumps(audit_json(stream.session(), auditor.audits()), sort_keys=True)
+
+    fast = audit()
+    import foldscope.core.identifiers as identifiers
+
+    whole = identifiers.find_identifiers
+
+    def plain(text, rules=None, kinds=None):  # type: ignore[no-untyped-def]
+        return whole(text, list(default_rules() if rules is None else rules), kinds)
+
+    monkeypatch.setattr("foldscope.core.audit.find_identifiers", plain)
+    assert audit() == fast
