@@ -654,18 +654,20 @@ SWEEP_MODELS = ("sim/faithful", "sim/describer", "sim/gister", "sim/garbler", "s
 
 
 def generate_sweep_db(db: Path, rows: int) -> str:
-    """A finished ``rows``-row kestrel sweep, five simulated models × all twelve arms, made
-    quickly: one repeat is really run, then its rows (with their folds, checks and fact courses)
-    are copied as further repeats by direct inserts, doubling until there are enough; returns
-    the sweep's id. Only read paths are measured on it, so copies of real rows serve."""
+    """A finished kestrel sweep of at least ``rows`` rows (whole repeats), five simulated
+    models × all twelve arms, made quickly: one repeat is really run, then its rows (with their
+    folds, checks and fact courses) are copied as further repeats by direct inserts, doubling
+    until there are enough; returns the sweep's id. Only read paths are measured on it, so
+    copies of real rows serve."""
     import sqlite3
 
     from foldscope.engine.launch import prepare_sweep
     from foldscope.engine.runner import SweepRunner
 
     cell_count = len(SWEEP_MODELS) * len(ALL_ARMS)
-    data = _definition(ALL_ARMS, max(1, -(-rows // cell_count)),
-                       [{"id": m} for m in SWEEP_MODELS], concurrency=8)
+    repeats = max(1, -(-rows // cell_count))
+    rows = repeats * cell_count  # every planned row is stored: the definition's count holds
+    data = _definition(ALL_ARMS, repeats, [{"id": m} for m in SWEEP_MODELS], concurrency=8)
     data["sweep"]["mode"] = "free"
     prepared = prepare_sweep(db, data, "bench", fresh=True)
     sweep_id = prepared.sweep_id
