@@ -13,6 +13,14 @@ Prints and writes to ``bench-results.json``:
   serve`` in another process on loopback (the path a real sweep takes): mean calls on the wire
   ÷ concurrency, at concurrency 1,000 with 10 s simulated latency (1,000 rows) and at 256 with
   2 s (512 rows); ``runner_cpu_ms_per_call`` is the runner's CPU per call in the first;
+- ``cli_start_ms`` / ``report_cold_ms``: ``foldscope --help`` in a fresh process (median of 5),
+  and ``report --format json`` on a generated 1,000-row database;
+- ``report_ms_per_1k_rows`` / ``export_peak_mb_50k``: ``report`` wall time per 1,000 rows and
+  ``export``'s peak RSS on a generated 50,000-row database (``--sweep-rows``; a fifth of it is
+  measured too, to see time grow linearly), ``check`` beside them;
+- ``cpu_per_fold_vs_inspect`` (when ``INSPECT_VENV`` names a venv with inspect_ai): CPU per fold
+  ÷ inspect_ai's on 800 samples × 6 kestrel chunks with ``inspect eval`` on its mock model;
+- ``first_poll_ms_10k_rows``: the first, full live poll of the 10,000-row database;
 - ``poll_ms_10k_rows``: one live poll (``engine.live.LiveSweep``, what the TUI grid runs at
   4 Hz) on a 10,000-row database while a runner appends to it: the median over the run (the
   first, full read that fills the grid is reported beside it as ``first_poll_ms``);
