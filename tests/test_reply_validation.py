@@ -245,6 +245,23 @@ def test_one_negative_cost_among_dollar_calls_cannot_bypass_a_budget(tmp_path, c
     assert "-99" not in json.dumps(report)
 
 
+def test_a_resumed_run_remembers_that_spend_was_partly_unknown(tmp_path, capsys):
+    dollar = ok(usage='{"prompt_tokens": 5, "completion_tokens": 2, "cost": 1.0}')
+    unknown = ok(usage='{"prompt_tokens": 5, "completion_tokens": 2}')
+    db = tmp_path / "d.sqlite"
+    with FaultServer(lambda n, body: unknown if n % 2 else dollar) as server:
+        path = sweep_file(tmp_path / "s.toml", server.base_url,
+                          sweep="budget_usd = 3\nconcurrency = 1", arms='["m", "o"]')
+        main(["run", path, "--db", str(db), "--headless"])
+        first = len(server.requests)
+        assert "budget reached" in capsys.readouterr().err
+        main(["run", path, "--db", str(db), "--headless"])
+        # The unknown-cost calls still count (at the dearest call seen): no call is made.
+        assert len(server.requests) == first
+    err = capsys.readouterr().err
+    assert "budget reached" in err and "unknown cost" in err
+
+
 def test_negative_tokens_cannot_bypass_a_token_budget(tmp_path, capsys):
     usage = '{"prompt_tokens": -1000000000000, "completion_tokens": 2}'
     with FaultServer([ok(usage=usage)]) as server:

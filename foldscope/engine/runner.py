@@ -514,6 +514,10 @@ class SweepRunner:
         self.totals.initial_finished = self.totals.rows_done + self.totals.rows_failed
         self.totals.cost_usd = sum(r.cost_usd for r in rows)
         self.totals.unknown_cost_calls = sum(r.unpriced_calls for r in rows)
+        if self.totals.unknown_cost_calls and s.budget_usd is not None:
+            # What an unknown-cost call counts at, as before the run stopped: the dearest one.
+            self.totals.highest_call_cost = await db.call(
+                lambda st: st.highest_call_cost(self.sweep_id))
         self.totals.tokens = sum(r.prompt_tokens + r.completion_tokens for r in rows)
         # A request made before this run began (a cancel of an earlier run) is not for it.
         def started(st: Store) -> None:

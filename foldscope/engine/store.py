@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import operator
 import os
 import re
@@ -1199,6 +1200,17 @@ class Store:
                 return None
             reply["content"] = body[0]
         return reply
+
+    def highest_call_cost(self, sweep_id: str) -> float:
+        """The most one stored fold call of a sweep cost (0.0 when none states a cost)."""
+        found = self.db.execute(
+            "SELECT MAX(f.cost_usd) FROM folds f JOIN rows r ON r.id = f.row_id "
+            "WHERE r.sweep_id = ? AND typeof(f.cost_usd) IN ('real', 'integer')",
+            [sweep_id]).fetchone()
+        value = found[0] if found else None
+        if isinstance(value, int | float) and math.isfinite(value) and value >= 0:
+            return float(value)
+        return 0.0
 
     def drop_cached_reply(self, key: str) -> None:
         """Remove a cache entry that may not be replayed (it failed validation)."""
