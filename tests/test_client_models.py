@@ -116,4 +116,6 @@ def test_pasted_key_is_refused_without_echo(tmp_path):
 def test_warnings_for_unpinned_gateway():
     cfg = ModelConfig(id="x", provider="openrouter")
     assert "no pin on a routing gateway" in warnings(cfg)
-    assert warnings(ModelConfig(id="y", provider="vllm")) == []
+    # Any unpinned model is said to be (README: the pins panel warns when a model is unpinned).
+    assert any(w.startswith("unpinned") for w in warnings(ModelConfig(id="y", provider="vllm")))
+    assert warnings(ModelConfig(id="y", provider="vllm", pin="my-server")) == []

@@ -67,6 +67,15 @@ def _pooled_line(scenario: dict[str, Any]) -> str:
             f"{_num(r['icc_cells_diagnostic'], '.3f')} ({r['cells_used']} cells)")
 
 
+COLUMN_LEGEND = (
+    "recall: mean recall over valid rows · valid/rows: valid rows / planned rows · abst, fabr, "
+    "hedg: honest abstentions, fabrications, hedged answers over the valid rows' graded checks · "
+    "parse: folds whose reply did not parse against the arm's schema · len: folds that stopped "
+    "on their output budget (finish reason length) · retry c/r: retried calls / rows run again "
+    "after an infrastructure fault")
+"""What each column of the table output counts (printed under it; README says the same)."""
+
+
 def report(args: argparse.Namespace) -> int:
     """Handle ``foldscope report``."""
     from foldscope.engine.report import sweep_report
@@ -113,6 +122,9 @@ def report(args: argparse.Namespace) -> int:
             _show(f"note: {c['model']} {c['arm']}: {c['icc_note']}")
     _show("cICC, cDE: each cell's own ICC and design effect (a diagnostic); intervals use the "
           "pooled DE below")
+    _show(COLUMN_LEGEND)
+    for note in data.get("capacity_notes", []):
+        _show(f"note: {note}")
     for scenario in data["study"]["scenarios"]:
         _show(_pooled_line(scenario))
     total = data["accounting"]["total"]

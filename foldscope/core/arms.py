@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -256,3 +257,30 @@ def check_catalog(arms: dict[str, Arm] = ARMS) -> None:
 
 
 check_catalog()
+
+
+def fact_line_chars(facts: Sequence[tuple[str, str]]) -> int:
+    """Characters the planted facts take as one ``- label: value`` line each (newlines
+    included): the least a carrier needs to keep every value when it cannot tell the graded
+    facts from the decoys."""
+    return sum(len(f"- {label}: {value}\n") for label, value in facts)
+
+
+def capacity_note(arm: Arm, facts: Sequence[tuple[str, str]], graded: int) -> str | None:
+    """Say when an arm's declared ceiling cannot hold a scenario's planted facts even one line
+    each — so a carrier that keeps every value it can (sim/faithful) still loses the oldest
+    there and scores low — or None when it can (or the arm declares no ceiling).
+
+    Args:
+        arm: the arm.
+        facts: every planted (label, value), graded facts and decoys alike.
+        graded: how many of them are graded.
+    """
+    ceiling = arm.declared_ceiling
+    need = fact_line_chars(facts)
+    if ceiling is None or need <= ceiling:
+        return None
+    return (f"arm {arm.id}: its declared ceiling of {ceiling:,} characters cannot hold the "
+            f"{len(facts)} planted facts ({graded} graded), which take {need:,} characters as "
+            "one line each, so even a carrier that keeps every value (sim/faithful) loses the "
+            "oldest and scores low there")

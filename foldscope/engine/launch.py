@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.errors import ConfigError
+from foldscope.core.errors import ConfigError, FoldscopeError
 from foldscope.engine.store import Store
 from foldscope.engine.sweep import (
     SweepConfig,
@@ -138,6 +138,16 @@ def definition_from_fields(fields: SweepFields) -> tuple[dict[str, Any], str]:
     The one merge the CLI's ``run``/``plan`` and the TUI's form share, so both validate alike
     (``build_config`` then checks the whole definition).
     """
+    data, source = _merge_fields(fields)
+    if "arms" not in data["sweep"]:
+        raise ConfigError(NO_ARMS.format(source=source))
+    return data, source
+
+
+NO_ARMS = "{source}: sweep.arms: required (or pass --arms)"
+
+
+def _merge_fields(fields: SweepFields) -> tuple[dict[str, Any], str]:
     data: dict[str, Any] = {"sweep": {}, "models": []}
     source = "command line"
     if fields.sweep_file:
@@ -164,9 +174,29 @@ def definition_from_fields(fields: SweepFields) -> tuple[dict[str, Any], str]:
         by_id = {m.get("id"): m for m in data["models"] if isinstance(m, dict)}
         data["models"] = [by_id.get(mid.strip(), {"id": mid.strip()})
                           for mid in fields.models.split(",") if mid.strip()]
-    if "arms" not in s:
-        raise ConfigError(f"{source}: sweep.arms: required (or pass --arms)")
     return data, source
+
+
+def field_problems(fields: SweepFields) -> list[str]:
+    """Every problem the fields (and their sweep file) have, at once, by ``foldscope run``'s
+    rules — the definition's, then an unset API key variable; empty when the sweep can start.
+    The TUI's form lists them all (the CLI stops at the first)."""
+    from foldscope.engine.sweep import sweep_problems
+
+    try:
+        data, source = _merge_fields(fields)
+    except FoldscopeError as exc:  # no definition to check further (a file that cannot be read)
+        return [str(exc)]
+    problems = sweep_problems(data, source)
+    if "arms" not in data["sweep"]:  # the one message the CLI gives, in place of pydantic's
+        problems = [NO_ARMS.format(source=source),
+                    *(p for p in problems if not p.startswith(f"{source}: sweep.arms:"))]
+    if not problems:
+        try:
+            check_credentials(build_config(data, source))
+        except FoldscopeError as exc:
+            problems.append(str(exc))
+    return problems
 
 
 def start_from_fields(db_path: str | Path, fields: SweepFields) -> Prepared:

@@ -363,6 +363,9 @@ def warnings(cfg: ModelConfig) -> list[str]:
     out: list[str] = []
     if cfg.is_routing_gateway and not cfg.pin:
         out.append("no pin on a routing gateway")
+    elif not cfg.pin:
+        out.append("unpinned: no endpoint named, so nothing fixes which weights serve it (the "
+                   "server's fingerprint recorded with the pin is what identifies them)")
     if cfg.quantizations and not cfg.pin:
         out.append("quantizations given without a pin")
     if cfg.provider in DEFAULT_API_KEY_ENV and not cfg.api_key_env:

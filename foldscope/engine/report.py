@@ -130,6 +130,27 @@ def cells(store: Store, sweep_id: str,
     return out
 
 
+def capacity_notes(scenarios: list[str], arms: list[str]) -> list[str]:
+    """Per scenario, each arm whose declared ceiling cannot hold the planted facts one line
+    each (``core.arms.capacity_note``): why a faithful carrier scores low there."""
+    from foldscope.core.arms import capacity_note, get_arm
+    from foldscope.core.errors import FoldscopeError
+    from foldscope.engine.loader import load_scenario
+
+    out = []
+    for name in scenarios:
+        try:
+            scenario = load_scenario(name)
+        except FoldscopeError:  # a scenario file gone since the sweep: no note, no failure
+            continue
+        facts = [(f.label, f.value) for f in scenario.facts]
+        for arm in arms:
+            note = capacity_note(get_arm(arm), facts, len(scenario.graded))
+            if note is not None:
+                out.append(note if len(scenarios) == 1 else f"{name}: {note}")
+    return out
+
+
 def _finite(x: float | None) -> float | None:
     if x is None or x != x or x in (float("inf"), float("-inf")):
         return None
@@ -216,6 +237,7 @@ def sweep_report(store: Store, sweep_id: str, gist_fill: float = GIST_FILL) -> d
         "design": s.design,
         "mode": definition.mode,
         "design_note": balance_note(s.arms, s.repeats, s.design),
+        "capacity_notes": capacity_notes(list(definition.scenarios), list(s.arms)),
         "progress": progress,
         "pins": sweep["pins"],
         "warnings": [f"{model}: {w}" for model, entry in sweep["pins"].items()

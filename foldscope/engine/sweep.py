@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from foldscope.core.arms import get_arm
 from foldscope.core.designs import DEFAULT_MODE, LEGACY_MODE, execution_order
-from foldscope.core.errors import ConfigError
+from foldscope.core.errors import ConfigError, FoldscopeError
 from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.text import ID_MAX_CHARS, check_field
 from foldscope.engine.loader import load_scenario
@@ -193,8 +193,7 @@ def stored_definition(config: dict[str, Any]) -> StoredDefinition:
                             tuple(str(m["id"]) for m in config["models"]), stored_mode(config))
 
 
-def _format_validation(source: str, exc: ValidationError) -> str:
-    err = exc.errors(include_url=False, include_input=False)[0]
+def _format_error(source: str, err: Any) -> str:
     loc = [str(p) for p in err["loc"]]
     where = ".".join(loc) or "(top level)"
     msg = err["msg"].removeprefix("Value error, ")
@@ -203,39 +202,100 @@ def _format_validation(source: str, exc: ValidationError) -> str:
     return f"{source}: {where}: {msg}"
 
 
+def sweep_problems(data: dict[str, Any], source: str) -> list[str]:
+    """Every problem with sweep data at once (empty: valid), each one line naming the source,
+    the field and the problem — the fields' rules, then the scenarios and models named.
+
+    ``build_config`` raises the first; the TUI's form shows them all.
+    """
+    return [str(problem) for problem in _problems(data, source)]
+
+
+def _problems(data: dict[str, Any], source: str) -> list[FoldscopeError]:
+    from foldscope.engine.models import resolve_model
+
+    problems: list[FoldscopeError] = []
+    config: SweepConfig | None = None
+    checked = data
+    sweep_table = data.get("sweep") if isinstance(data, dict) else None
+    arms = sweep_table.get("arms") if isinstance(sweep_table, dict) else None
+    if isinstance(sweep_table, dict) and isinstance(arms, list):
+        # An unknown arm stops pydantic outright (ArmError): name each one, then check the
+        # rest of the definition without them so its other problems are found too.
+        unknown = []
+        for arm in arms:
+            try:
+                check_field(arm, limit=ID_MAX_CHARS)
+                get_arm(arm)
+            except FoldscopeError as exc:
+                problems.append(exc)
+                unknown.append(arm)
+            except (ValueError, TypeError):
+                pass  # the field's own rule words it
+        if unknown:
+            known = [a for a in arms if a not in unknown]
+            checked = {**data, "sweep": {**sweep_table, "arms": known or ["j"]}}
+    try:
+        config = SweepConfig.model_validate(checked)
+    except ValidationError as exc:
+        problems += [ConfigError(_format_error(source, err))
+                     for err in exc.errors(include_url=False, include_input=False)]
+    if config is not None:
+        names = config.sweep.scenario_names()
+        models: Any = config.models
+    else:  # the raw data, so a bad count does not hide an unknown scenario or model
+        sweep = data.get("sweep") if isinstance(data, dict) else None
+        sweep = sweep if isinstance(sweep, dict) else {}
+        listed = sweep.get("scenarios")
+        names = [n for n in ([sweep.get("scenario")] + (listed if isinstance(listed, list)
+                                                         else [])) if isinstance(n, str) and n]
+        names = list(dict.fromkeys(names))
+        models = data.get("models") if isinstance(data, dict) else None
+        models = models if isinstance(models, list) else []
+    if config is not None and not names:
+        problems.append(ConfigError(f"{source}: sweep.scenario: no scenario given"))
+    if not models and config is not None:
+        problems.append(ConfigError(f"{source}: models: no model given"))
+    for name in names:
+        try:
+            load_scenario(name)
+        except FoldscopeError as exc:
+            problems.append(exc)
+    seen = set()
+    for i, entry in enumerate(models):
+        if not isinstance(entry, dict) or "id" not in entry:
+            problems.append(ConfigError(f"{source}: models[{i}].id: required"))
+            continue
+        if not isinstance(entry["id"], str):
+            problems.append(ConfigError(f"{source}: models[{i}].id: must be a string"))
+            continue
+        try:
+            check_field(entry["id"], limit=ID_MAX_CHARS)
+        except ValueError as exc:
+            problems.append(ConfigError(f"{source}: models[{i}].id: {exc}"))
+            continue
+        if entry["id"] in seen:
+            problems.append(ConfigError(f"{source}: models[{i}].id: model '{entry['id']}' listed twice"))
+            continue
+        seen.add(entry["id"])
+        try:
+            resolve_model(entry["id"], {k: v for k, v in entry.items() if k != "id"} or None)
+        except FoldscopeError as exc:
+            problems.append(exc)
+    return problems
+
+
 def build_config(data: dict[str, Any], source: str) -> SweepConfig:
     """Validate sweep data (from TOML and/or flags), checking scenarios, arms and models exist.
 
     Raises:
-        ConfigError: one line naming the source, the field and the problem.
+        ConfigError: one line naming the source, the field and the problem (the first of
+            ``sweep_problems``).
     """
-    from foldscope.engine.models import resolve_model
-
-    try:
-        config = SweepConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(_format_validation(source, exc)) from None
-    if not config.sweep.scenario_names():
-        raise ConfigError(f"{source}: sweep.scenario: no scenario given")
-    if not config.models:
-        raise ConfigError(f"{source}: models: no model given")
-    for name in config.sweep.scenario_names():
-        load_scenario(name)
-    seen = set()
-    for i, entry in enumerate(config.models):
-        if not isinstance(entry, dict) or "id" not in entry:
-            raise ConfigError(f"{source}: models[{i}].id: required")
-        if not isinstance(entry["id"], str):
-            raise ConfigError(f"{source}: models[{i}].id: must be a string")
-        try:
-            check_field(entry["id"], limit=ID_MAX_CHARS)
-        except ValueError as exc:
-            raise ConfigError(f"{source}: models[{i}].id: {exc}") from None
-        if entry["id"] in seen:
-            raise ConfigError(f"{source}: models[{i}].id: model '{entry['id']}' listed twice")
-        seen.add(entry["id"])
-        resolve_model(entry["id"], {k: v for k, v in entry.items() if k != "id"} or None)
-    return config
+    problems = _problems(data, source)
+    if problems:
+        raise problems[0]
+    return SweepConfig.model_validate(data)
 
 
 def load_sweep_file(path: str | Path) -> dict[str, Any]:

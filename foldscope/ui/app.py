@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from textual import on, work
 from textual.app import App, SystemCommand
@@ -80,7 +81,9 @@ class FoldscopeApp(StoreWrites):
     """Screens narrower than 120 columns stack their panes (class ``-narrow``)."""
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
     """Screens under 36 lines drop margins and notes the footer or help repeats (``-short``)."""
-    COMMANDS = App.COMMANDS | {FoldscopeCommands}
+    COMMANDS = {FoldscopeCommands}
+    """One provider: foldscope's commands first, then Textual's generic ones (see
+    ``FoldscopeCommands``)."""
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit (a sweep running here "
                 "stops; it resumes the next time it is opened)"),
@@ -114,6 +117,8 @@ class FoldscopeApp(StoreWrites):
         self.sweep_screen: SweepScreen | None = None
         self._theme_names: list[str] = []
         self._settings_lock = threading.Lock()
+        self._form_draft: dict[str, object] = {}
+        """What the new-sweep form held when last closed: it reopens with it."""
         self._sweep_done = threading.Event()
         self._sweep_done.set()  # nothing running until a sweep worker starts
 
@@ -274,7 +279,7 @@ class FoldscopeApp(StoreWrites):
             self.notify("a sweep is already running here: pause or cancel it, or start the new "
                         "one from another terminal", severity="warning", timeout=6)
             return
-        self.push_screen(NewSweepScreen(self._db), self._new_sweep_planned)
+        self.push_screen(NewSweepScreen(self._db, self._form_draft), self._new_sweep_planned)
 
     def _new_sweep_planned(self, sweep_id: str | None) -> None:
         if sweep_id is None:

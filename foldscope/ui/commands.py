@@ -74,15 +74,34 @@ def all_commands(screen: Any) -> list[PaletteCommand]:
     return list(out.values())
 
 
+def system_commands(screen: Any, taken: set[str]) -> list[tuple[PaletteCommand, bool]]:
+    """Textual's generic commands (keys panel, screenshot, maximise…) whose titles foldscope's
+    own commands do not already use, each with whether it shows before anything is typed."""
+    out = []
+    for command in screen.app.get_system_commands(screen):
+        if command.title not in taken:
+            taken.add(command.title)
+            out.append((PaletteCommand(command.title, command.help, command.callback),
+                        command.discover))
+    return out
+
+
 class FoldscopeCommands(Provider):
-    """The palette provider: foldscope's actions on the screen the palette was opened from."""
+    """The palette's one provider: foldscope's actions on the screen the palette was opened
+    from, then Textual's generic commands (one provider, so foldscope's always come first and
+    no title is listed twice)."""
 
     def _commands(self) -> Iterable[PaletteCommand]:
-        return all_commands(self.screen)
+        ours = all_commands(self.screen)
+        return [*ours, *(c for c, _ in system_commands(self.screen, {c.title for c in ours}))]
 
     async def discover(self) -> Hits:
-        for command in self._commands():
+        ours = all_commands(self.screen)
+        for command in ours:
             yield DiscoveryHit(command.title, command.callback, help=command.help)
+        for command, shown in system_commands(self.screen, {c.title for c in ours}):
+            if shown:
+                yield DiscoveryHit(command.title, command.callback, help=command.help)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)

@@ -7,7 +7,9 @@ from foldscope.engine.sim.faults import FaultConfig
 SIM_PREFIX = "sim/"
 
 TEMPERAMENTS: dict[str, str] = {
-    "faithful": "partitions faithfully: carries every fact line within the declared ceilings",
+    "faithful": "partitions faithfully: carries every fact line within the declared ceilings; "
+                "where a ceiling cannot hold them all (arm f's 1,024 characters against "
+                "kestrel's ~2,460 characters of planted facts) it drops the oldest and scores low",
     "describer": "fills an undivided slot with description (counts, not values); divided fields "
                  "or headings make it keep identifiers",
     "gister": "writes a short gist whatever the shape; keeps at most two values per fold",

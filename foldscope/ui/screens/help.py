@@ -23,24 +23,27 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
      "verbatim; ↺: it came back later (worth a look: a fold sees only its chunk)"),
     ("- / +", "diff pane: carrier lines removed / added by the fold; lost values reversed, "
      "added values underlined"),
+    ("⋯", "diff pane: unchanged carrier lines left out between the changed ones"),
     ("★", "a graded fact (asked at the recall turn); unstarred facts are decoys"),
     ("⟳", "rows of the cell are running now (never shown once the runner has stopped)"),
+    ("✗N", "grid cell: N rows of the cell failed (their error is in the rows table and the "
+           "inspector); ✗ row N: the inspector's line for a failed row"),
     ("⚑", "answers a person flagged as fabricated"),
     ("✗ ✓ ?", "fabrication review: a person's verdict (fabricated, not fabricated, unsure), "
               "shown beside the automatic class, never over it"),
     ("n/m", "valid rows / planned rows of the cell"),
-    ("✗N", "grid cell: N rows of the cell failed (ended without an answer; the rows table "
-           "and the inspector name each one's error)"),
-    ("·", "no row of the cell has finished yet"),
-    ("—", "nothing to measure yet (no valid row, or the arm declares no ceiling); in the rows "
+    ("—", "grid cell: nothing to measure yet — no row of the cell has finished, none is valid, "
+          "or the arm declares no ceiling (— 0/2: two rows planned, none valid yet); in the rows "
           "table a figure the row does not have yet"),
-    ("▲ ▼", "rows table header: the column the rows are sorted by, ascending or descending"),
-    ("━●━ ━▲━ ━■━ …", "survival curves: each arm's own mark (at every fold and in the legend) "
-                     "and colour, the same in every sweep and theme"),
+    ("·", "grid cell: the cell has no rows yet (before the sweep's first read)"),
+    ("▲ ▼", "a column header: the rows are sorted by it, ascending (▲) or descending (▼)"),
     ("● ▲ ▼", "study scatter: a valid row that recalled (●), failed over-writing description "
               "(▲) or failed writing an under-length gist (▼)"),
-    ("A F C H", "answers view: honest abstentions, fabrications, carried corruptions, hedged "
-                "answers"),
+    ("━●━", "survival legend: an arm's line colour and the mark drawn at each of its folds "
+            "(● ▲ ■ ◆ ✚ ✖ ○ △ □ ◇ ★ ▼, one per arm)"),
+    ("█▌", "a bar (study tables): its length is the value, in eighths of a character"),
+    ("A F C H", "answers view: honest abstentions, fabrications, carried corruptions, hedged"),
+    ("⚠", "a warning: an unpinned model, an unbalanced design, a verdict not saved"),
     ("␛ ␊ �", "control characters in model text, shown as visible stand-ins, never obeyed"),
 )
 """The marks the screens draw, and what each means."""

@@ -23,8 +23,8 @@ def pin_row(pin: PinInfo) -> list[Text]:
     """One model's cells; an unpinned model reads ``unpinned`` (in bold when it has warnings)."""
     pinned = (_cell(pin.pin) if pin.pin else
               Text("unpinned", style="bold" if pin.warnings else "dim"))
-    warnings = Text(literal("; ".join(pin.warnings), keep_newlines=False) or "—",
-                    style="bold" if pin.warnings else "dim")
+    warnings = (Text(literal("⚠ " + "; ".join(pin.warnings), keep_newlines=False), style="bold")
+                if pin.warnings else Text("—", style="dim"))
     return [_cell(pin.model), _cell(pin.provider), pinned, _cell(pin.endpoint),
             _cell(pin.quantization), _cell(pin.context_length),
             _cell(pin.price_prompt_per_mtok), _cell(pin.price_completion_per_mtok), warnings]
