@@ -47,7 +47,7 @@ class NewSweepScreen(ModalScreen[str | None]):
                 background: $surface; }
         #form Label { margin: 1 0 0 0; }
         #form-error { color: $error; margin: 1 0 0 0; height: auto; }
-        #form-note { color: $warning; height: auto; }
+        #form-note { color: $warning; height: auto; display: none; }
         #buttons { height: auto; margin: 1 0 0 0; }
         #buttons Button { margin: 0 1 0 0; }
     }
@@ -85,7 +85,7 @@ class NewSweepScreen(ModalScreen[str | None]):
             yield Input(self._text("models"), id="models")
             yield Label("Arms (comma-separated)")
             yield Input(self._text("arms"), id="arms")
-            yield Label("Repeats (a multiple of the design's sequences keeps it balanced)")
+            yield Label("Repeats (a multiple of the design's sequences is balanced)")
             yield Input(self._text("repeats"), id="repeats")
             yield Label("Design")
             yield Select([("latin", "latin"), ("williams", "williams")], id="design",
@@ -120,8 +120,9 @@ class NewSweepScreen(ModalScreen[str | None]):
                     else None)
         except FoldscopeError:
             note = None  # the count's own error is shown on Start
-        self.query_one("#form-note", Static).update(
-            literal(f"⚠ {note}", keep_newlines=False) if note else "")
+        shown = self.query_one("#form-note", Static)
+        shown.update(literal(f"⚠ {note}", keep_newlines=False) if note else "")
+        shown.display = note is not None  # no empty line when balanced
 
     def fields(self) -> tuple[SweepFields, list[str]]:
         """What the form says, as the fields ``foldscope run`` reads from its flags, and the
