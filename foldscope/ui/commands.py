@@ -31,16 +31,32 @@ def _ours(node: DOMNode) -> bool:
     return type(node).__module__.startswith("foldscope.")
 
 
-def binding_commands(screen: Any) -> list[PaletteCommand]:
+def _declared_here(node: DOMNode, binding: Any) -> bool:
+    """Whether a foldscope class of the node declares the binding itself (not one inherited
+    from a Textual widget, such as a table's cursor keys)."""
+    for cls in type(node).__mro__:
+        if not cls.__module__.startswith("foldscope."):
+            continue
+        for declared in cls.__dict__.get("BINDINGS", ()):
+            action = getattr(declared, "action", None)
+            if action is None and isinstance(declared, tuple) and len(declared) > 1:
+                action = declared[1]
+            if action == binding.action:
+                return True
+    return False
+
+
+def binding_commands(screen: Any, *, generic: bool = False) -> list[PaletteCommand]:
     """The actions of the keys live on a screen (its focused widget's, its own and the app's)
-    that foldscope declares, titled by their descriptions."""
+    that foldscope declares, titled by their descriptions; with ``generic``, instead the keys
+    foldscope's widgets inherit from Textual's (a table's cursor moves)."""
     out: list[PaletteCommand] = []
     seen: set[tuple[int, str]] = set()
     for active in screen.active_bindings.values():
         node, binding = active.node, active.binding
         if not _ours(node) or not binding.description or not active.enabled:
             continue
-        if (id(node), binding.action) in seen:
+        if _declared_here(node, binding) == generic or (id(node), binding.action) in seen:
             continue
         seen.add((id(node), binding.action))
         key = screen.app.get_key_display(binding)
@@ -67,9 +83,11 @@ def node_commands(screen: Any) -> list[PaletteCommand]:
 
 
 def all_commands(screen: Any) -> list[PaletteCommand]:
-    """Every palette command for a screen, each title once (the first wins)."""
+    """Every palette command for a screen, each title once (the first wins): foldscope's own
+    actions and choices, then the generic keys its widgets inherit (cursor moves)."""
     out: dict[str, PaletteCommand] = {}
-    for command in (*binding_commands(screen), *node_commands(screen)):
+    for command in (*binding_commands(screen), *node_commands(screen),
+                    *binding_commands(screen, generic=True)):
         out.setdefault(command.title, command)
     return list(out.values())
 
