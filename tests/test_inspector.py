@@ -90,6 +90,9 @@ async def test_strip_agrees_with_inspect_json_at_every_fold(garbled, capsys):
         screen = await _open_cell(app, pilot, row)
         strip = screen.query_one(FactHistory)
         assert screen.fold_index == 2
+        # The inspector names the row by the id `foldscope inspect` takes.
+        title = str(screen.query_one("#fold-title").render())
+        assert title.startswith(f"row {row.id} · fold 3/"), title
         _strip_agrees(strip.strip_text(), docs[3])
         assert any(MARKS[m] == "not_yet" for _, marks, _ in strip.strip_text() for m in marks)
         await pilot.press("left")

@@ -434,7 +434,7 @@ class CellScreen(Screen[None]):
         elif row is not None and row.status == "planned":
             inspector.empty_text += " yet (not started)"
         inspector.show(row.scenario if row else None, self._data.fact_objects, self._folds(),
-                       self.fold_index)
+                       self.fold_index, row.id if row is not None else None)
 
     def action_toggle_chunk(self) -> None:
         """Show the input chunk of the fold beside the carrier, or the diff again."""

@@ -50,6 +50,8 @@ class FoldRequest:
     """The carrier pane's width and wrap state."""
     diff_layout: tuple[int, bool]
     """The diff pane's width and wrap state."""
+    row_id: int | None = None
+    """The row's id (as ``foldscope inspect ROW_ID`` takes it), named in the title line."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,10 @@ def build_fold_view(request: FoldRequest, console: Console,
                            timeline.folds[index])
     diff_lines = fold_diff_lines(index, before.carrier if before else None, fold.carrier,
                                  changes)
-    return FoldView(request.serial, index, fold, fold_measures(fold, len(folds)), doc,
+    title = fold_measures(fold, len(folds))
+    if request.row_id is not None:
+        title = f"row {request.row_id} · {title}"
+    return FoldView(request.serial, index, fold, title, doc,
                     lay_out(carrier_lines, *request.carrier_layout, console),
                     lay_out(diff_lines, *request.diff_layout, console))
 
@@ -190,7 +195,7 @@ class FoldInspector(Widget):
                     yield ChunkView(id="chunk")
 
     def show(self, scenario: str | None, facts: Sequence[PlantedFact],
-             folds: Sequence[FoldRecord], index: int) -> None:
+             folds: Sequence[FoldRecord], index: int, row_id: int | None = None) -> None:
         """Show fold ``index`` (0-based) of a row: the view is built in a worker (timeline,
         fact spans, fold changes, the diff and the panes' layout) and drawn when it lands, so
         a fold step never waits on a 100k-character carrier.
@@ -200,6 +205,7 @@ class FoldInspector(Widget):
             facts: the planted facts in display order.
             folds: the row's folds.
             index: the fold to show.
+            row_id: the row's id, named in the title line.
         """
         self._serial += 1
         self._scenario = scenario
@@ -209,7 +215,7 @@ class FoldInspector(Widget):
         carrier = self.query_one(CarrierView)
         diff = self.query_one(DiffView)
         self._build(FoldRequest(self._serial, scenario, tuple(facts), tuple(folds), index,
-                                carrier.layout_request(), diff.layout_request()))
+                                carrier.layout_request(), diff.layout_request(), row_id))
 
     def _show_empty(self) -> None:
         self.doc = None
