@@ -9,7 +9,7 @@ from conftest import definition, run_sweep
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.answers import ANSWER_CLASSES
+from foldscope.core.fabrication import ANSWER_COUNTS as ANSWER_CLASSES
 from foldscope.core.fabrication import flag_refusal
 from foldscope.core.row import RowRecord
 from foldscope.core.tally import NO_CHECKS, RowClasses, Tallies

@@ -5,7 +5,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.answers import ANSWER_CLASSES
+from foldscope.core.fabrication import ANSWER_COUNTS as ANSWER_CLASSES
 from foldscope.core.metrics import METRIC_BY_NAME, METRICS, cell_metric, live_row_status
 from foldscope.core.stats import row_mean, row_mean_from_sums
 from foldscope.core.tally import CellTally

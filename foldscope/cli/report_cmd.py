@@ -108,13 +108,15 @@ def report(args: argparse.Namespace) -> int:
     if data["design_note"]:
         _show(f"note: {data['design_note']}")
     _show(f"{'model':<28} {'arm':<4} {'recall':>6} {'valid/rows':>10} {'cICC':>6} {'cDE':>6} "
-          f"{'abst':>5} {'fabr':>5} {'hedg':>5} {'parse':>5} {'len':>4} {'retry c/r':>9}")
+          f"{'abst':>5} {'noans':>5} {'fabr':>5} {'hedg':>5} {'parse':>5} {'len':>4} "
+          f"{'retry c/r':>9}")
     for c in data["cells"]:
         icc = "—" if c["icc"] is None else f"{c['icc']:.2f}"
         de = "—" if c["design_effect"] is None else f"{c['design_effect']:.2f}"
         retries = f"{c['call_retries']}/{c['row_retries']}"
         _show(f"{c['model']:<28} {c['arm']:<4} {_pct(c['mean_recall']):>6} "
               f"{c['valid_rows']:>4}/{c['rows']:<5} {icc:>6} {de:>6} {c['honest_abstention']:>5} "
+              f"{c['no_answer']:>5} "
               f"{c['fabricated']:>5} {c['hedged']:>5} {c['parse_failures']:>5} {c['length_stops']:>4} "
               f"{retries:>9}")
     for c in data["cells"]:

@@ -13,7 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from foldscope.core.answers import Provenance, provenance, value_signatures
+from foldscope.core.answers import (
+    ANSWER_CLASSES,
+    NOTHING,
+    Provenance,
+    provenance,
+    value_signatures,
+)
 from foldscope.core.cells import cell_key, enters_aggregates, group_cells
 from foldscope.core.inference import ROW_THRESHOLD
 from foldscope.core.row import Check, RowRecord
@@ -36,13 +42,57 @@ REVIEW_CLASSES: tuple[str, ...] = ("fabricated", "carried_corruption")
 # ---------------------------------------------------------------------------------------------
 
 
+NO_ANSWER = "no_answer"
+"""The count of answers that gave nothing for a label whose value the carrier had lost (class
+``honest_abstention``, detail ``nothing``): counted beside the abstentions, never among them."""
+
+ANSWER_COUNTS: tuple[str, ...] = (*ANSWER_CLASSES[:ANSWER_CLASSES.index("honest_abstention") + 1],
+                                  NO_ANSWER,
+                                  *ANSWER_CLASSES[ANSWER_CLASSES.index("honest_abstention") + 1:])
+"""What per-class counts count (grid, report, study): the answer classes with ``no_answer``
+beside ``honest_abstention``. Each check is counted once (:func:`counted_as`), so the counts add
+up to the checks; ``honest_abstention`` then counts abstentions only."""
+
+
+def gave_no_answer(classification: str, detail: str | None) -> bool:
+    """Whether an answer gave nothing for the label (detail ``nothing``: never named it, named
+    it with no value, or gave prose with no value of the fact's kind), whatever the carrier
+    held (class ``honest_abstention`` or ``read_failure``)."""
+    return (classification in ("honest_abstention", "read_failure")
+            and detail == NOTHING)
+
+
+def is_abstention(classification: str, detail: str | None) -> bool:
+    """Whether an answer abstained (said it does not know): an honest abstention, or an
+    abstention although the carrier held the value (a ``read_failure`` of sub-kind
+    ``abstained``). An answer that gave nothing (:func:`gave_no_answer`) is no abstention."""
+    if gave_no_answer(classification, detail):
+        return False
+    return (classification == "honest_abstention"
+            or (classification == "read_failure" and detail == "abstained"))
+
+
+def counted_as(classification: str, detail: str | None) -> str:
+    """The count (one of :data:`ANSWER_COUNTS`) a check of this class and detail goes in: its
+    class, except an ``honest_abstention`` that gave no answer, which is ``no_answer``. A
+    ``read_failure`` stays one whatever the answer gave (the carrier held the value)."""
+    if classification == "honest_abstention" and gave_no_answer(classification, detail):
+        return NO_ANSWER
+    return classification
+
+
+def answer_counts(checks: Iterable[Check]) -> dict[str, int]:
+    """How many checks go in each of :data:`ANSWER_COUNTS` (every key present)."""
+    out = dict.fromkeys(ANSWER_COUNTS, 0)
+    for c in checks:
+        key = counted_as(c.classification, c.class_detail)
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
 def abstains(check: Check) -> bool:
-    """Whether an answer abstained: an honest abstention, or an abstention although the carrier
-    held the value (a ``read_failure`` of sub-kind ``abstained``). An answer that gave nothing
-    for the label (detail ``nothing``: never named it, or named it with no value) did not say
-    it does not know: it is no abstention."""
-    return ((check.classification == "honest_abstention" and check.class_detail != "nothing")
-            or (check.classification == "read_failure" and check.class_detail == "abstained"))
+    """Whether a check's answer abstained (:func:`is_abstention` on its class and detail)."""
+    return is_abstention(check.classification, check.class_detail)
 
 
 def flag_refusal(check: Check, verdict: str) -> str | None:

@@ -25,7 +25,7 @@ from foldscope.core.cells import valid_rows as cell_valid_rows
 from foldscope.core.cuts import GIST_FILL as GIST_FILL
 from foldscope.core.errors import StatsError
 from foldscope.core.evidence import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-from foldscope.core.fabrication import failing_rows
+from foldscope.core.fabrication import ANSWER_COUNTS, counted_as, failing_rows
 from foldscope.core.inference import (
     ROW_THRESHOLD,
     fisher_exact,
@@ -570,13 +570,15 @@ def carrier_answer_table(rows: Sequence[StudyRow]) -> Table:
     counts: dict[str, Counter[str]] = {s: Counter() for s in ("present", "mutated", "missing")}
     for r in valid_rows(rows):
         for c in r.checks:
-            counts.setdefault(c.carrier_state, Counter())[c.classification] += 1
+            counts.setdefault(c.carrier_state, Counter())[
+                counted_as(c.classification, c.class_detail)] += 1
     out: tuple[tuple[Value, ...], ...] = tuple(
-        (state, *(n[k] for k in ANSWER_CLASSES), sum(n.values())) for state, n in counts.items())
+        (state, *(n[k] for k in ANSWER_COUNTS), sum(n.values())) for state, n in counts.items())
     return Table("carrier_answer", "Final carrier × answer (graded facts of valid rows)",
-                 ("carrier", *ANSWER_CLASSES, "total"), out,
+                 ("carrier", *ANSWER_COUNTS, "total"), out,
                  ("carrier: the final carrier's state of the fact; columns: the answer class "
-                  "(core.answers)",))
+                  "(core.answers), with no_answer (an answer that gave nothing for a value the "
+                  "carrier lost) apart from honest_abstention (core.fabrication.counted_as)",))
 
 
 MISSED_CLASSES: tuple[str, ...] = tuple(c for c in ANSWER_CLASSES if c != "correct")
@@ -620,19 +622,23 @@ def answer_class_table(cells: _Cells) -> Table:
     out = []
     for model, arm in cells.keys():
         valid = cells.valid(model, arm)
-        classes = Counter(c.classification for r in valid for c in r.checks)
+        classes = Counter(counted_as(c.classification, c.class_detail)
+                          for r in valid for c in r.checks)
         split = failing_rows([(r.row, r.checks) for r in valid])
         failing = (split[0].failing_rows, split[0].fabricate_never_abstain,
                    split[0].abstain_somewhere, split[0].stopped_early) if split else (0, 0, 0, 0)
         reached = ", ".join(str(n) for n in split[0].items_reached) if split else ""
-        out.append((model, arm, len(valid), *(classes[k] for k in ANSWER_CLASSES), *failing,
+        out.append((model, arm, len(valid), *(classes[k] for k in ANSWER_COUNTS), *failing,
                     reached or None))
     return Table("answer_classes", "Abstention vs fabrication, per model × arm",
-                 ("model", "arm", "valid_rows", *ANSWER_CLASSES, "failing_rows",
+                 ("model", "arm", "valid_rows", *ANSWER_COUNTS, "failing_rows",
                   "fabricate_never_abstain", "abstain_somewhere", "stopped_early",
                   "items_reached"),
                  tuple(out),
-                 (f"class counts over graded facts of valid rows; failing rows: recall < "
+                 (f"class counts over graded facts of valid rows (honest_abstention: said it "
+                  "does not know; no_answer: gave nothing for a value the carrier lost — never "
+                  "named the label, named it with no value, or prose without a value of its "
+                  f"kind; core.fabrication.counted_as); failing rows: recall < "
                   f"{ROW_THRESHOLD}; abstain: honest abstention or an abstention from a carrier "
                   "that held the value; stopped early: the answer has no line for the last "
                   "label(s) asked, items reached: labels up to its last line",))

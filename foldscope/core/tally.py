@@ -9,11 +9,12 @@ as in the report: cells and the selection are ``core.cells``'.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.cells import CellKey, cell_key, enters_aggregates
+from foldscope.core.fabrication import ANSWER_COUNTS, counted_as
 from foldscope.core.row import RowRecord
 
 
@@ -23,10 +24,24 @@ class RowClasses:
 
     checks: int = 0
     flagged: int = 0
-    counts: tuple[int, ...] = (0,) * len(ANSWER_CLASSES)
-    """Checks per class, in the order of ``core.answers.ANSWER_CLASSES``."""
+    counts: tuple[int, ...] = (0,) * len(ANSWER_COUNTS)
+    """Checks per count, in the order of ``core.fabrication.ANSWER_COUNTS`` (the answer classes
+    with ``no_answer`` beside ``honest_abstention``; see :func:`row_classes`)."""
     abstained: int = 0
     """Checks whose answer abstained (the grader's abstention markers), whatever their class."""
+
+
+def row_classes(groups: Iterable[tuple[str, str | None, int, int, int]]) -> RowClasses:
+    """One row's classes from its checks grouped by (class, detail): each group as (class,
+    detail, checks, flagged, abstained). Counts go through ``core.fabrication.counted_as``."""
+    counts = [0] * len(ANSWER_COUNTS)
+    checks = flagged = abstained = 0
+    for classification, detail, n, n_flagged, n_abstained in groups:
+        checks, flagged, abstained = checks + n, flagged + n_flagged, abstained + n_abstained
+        key = counted_as(classification, detail)
+        if key in ANSWER_COUNTS:
+            counts[ANSWER_COUNTS.index(key)] += n
+    return RowClasses(checks, flagged, tuple(counts), abstained)
 
 
 NO_CHECKS = RowClasses()
@@ -80,12 +95,14 @@ class CellTally:
     """Folds that failed to parse, every row."""
     abstained: int = 0
     """Valid rows' checks whose answer abstained."""
-    class_counts: tuple[int, ...] = (0,) * len(ANSWER_CLASSES)
-    """Valid rows' checks per answer class, in the order of ``ANSWER_CLASSES``."""
+    class_counts: tuple[int, ...] = (0,) * len(ANSWER_COUNTS)
+    """Valid rows' checks per count, in the order of ``core.fabrication.ANSWER_COUNTS``."""
 
     def answers(self, name: str) -> int:
-        """How many of the valid rows' checks are in answer class ``name``."""
-        return self.class_counts[ANSWER_CLASSES.index(name)]
+        """How many of the valid rows' checks are counted as ``name`` (one of
+        ``ANSWER_COUNTS``: ``honest_abstention`` counts abstentions, ``no_answer`` answers that
+        gave nothing)."""
+        return self.class_counts[ANSWER_COUNTS.index(name)]
 
     @property
     def mean_recall(self) -> float | None:
@@ -179,7 +196,7 @@ class Tallies:
         key = cell_key(row)
         cell = self._cells.get(key)
         if cell is None:
-            cell = self._cells[key] = [0] * (len(_SUMS) + len(ANSWER_CLASSES))
+            cell = self._cells[key] = [0] * (len(_SUMS) + len(ANSWER_COUNTS))
         old = self._rows.get(row.id)
         if old is not None:
             cell[:] = [a - b for a, b in zip(cell, _cell_part(*old))]

@@ -6,10 +6,10 @@ import math
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
-from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.cells import RECALL_INTERVAL, cell_key, group_cells, valid_rows
 from foldscope.core.cuts import GIST_FILL
 from foldscope.core.designs import balance_note
+from foldscope.core.fabrication import ANSWER_COUNTS, counted_as
 from foldscope.core.stats import CellSummary, cell_summary, clustering, row_mean
 from foldscope.core.tokens import estimator_error as token_error
 from foldscope.engine.review import failing_row_table, failing_rows_json, flag_agreement_json
@@ -20,7 +20,7 @@ from foldscope.engine.sweep import stored_definition
 if TYPE_CHECKING:
     from foldscope.core.row import RowRecord
 
-ANSWER_COLUMNS = (*ANSWER_CLASSES, "flagged", "unit_dropped")
+ANSWER_COLUMNS = (*ANSWER_COUNTS, "flagged", "unit_dropped")
 """Per-cell counts of answer classes (see ``core.answers.classify_fact``) and flags."""
 
 
@@ -81,7 +81,7 @@ def cells(store: Store, sweep_id: str,
     classes: dict[int, Counter[str]] = defaultdict(Counter)
     for c in store.sweep_checks(sweep_id):
         checks_by_row[c.row_id].append(int(c.correct))
-        classes[c.row_id][c.classification] += 1
+        classes[c.row_id][counted_as(c.classification, c.class_detail)] += 1
         classes[c.row_id]["flagged"] += int(c.flagged)
         classes[c.row_id]["unit_dropped"] += int(c.unit_dropped)
     grouped = group_cells(rows, cell_key)
@@ -115,6 +115,8 @@ def cells(store: Store, sweep_id: str,
             **interval,
             # Answer classes over the valid rows' checks: abstaining and fabricating are
             # different failures, and a person's fabrication flags are counted beside the rule's.
+            # honest_abstention counts abstentions only; an answer that gave nothing is
+            # no_answer (core.fabrication.counted_as).
             **{name: sum(classes[r.id][name] for r in valid) for name in ANSWER_COLUMNS},
             "catch_up_rows": sum(r.catch_up for r in group),
             "parse_failures": sum(r.parse_failures for r in group),

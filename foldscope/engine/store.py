@@ -18,7 +18,6 @@ from typing import Any
 
 import sqlite_utils
 
-from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.audit import StoredAudit
 from foldscope.core.errors import FlagRefused, StoreError, SweepClaimed
 from foldscope.core.fabrication import CLEARED, HumanVerdict, flag_refusal
@@ -33,7 +32,7 @@ from foldscope.core.row import (
     RowResult,
     StoredCheck,
 )
-from foldscope.core.tally import FinalCarrier, RowClasses
+from foldscope.core.tally import FinalCarrier, RowClasses, row_classes
 from foldscope.core.text import storable
 from foldscope.core.validity import Validity
 from foldscope.engine.activity import (
@@ -933,12 +932,15 @@ class Store:
             rows = [_row(v) for v in conn.execute(
                 f"SELECT {self._row_columns()} FROM rows WHERE {where} ORDER BY position",
                 params)]
-            per_class = ", ".join("SUM(classification = ?)" for _ in ANSWER_CLASSES)
-            classes = {row_id: RowClasses(checks, flagged, tuple(counts), abstained)
-                       for row_id, checks, flagged, abstained, *counts in conn.execute(
-                           f"SELECT row_id, COUNT(*), SUM(flagged), SUM(abstained), {per_class} "
-                           f"FROM checks WHERE row_id IN (SELECT id FROM rows WHERE {where}) "
-                           "GROUP BY row_id", [*ANSWER_CLASSES, *params])}
+            # Checks grouped by (class, detail); core.tally.row_classes counts them.
+            grouped: dict[int, list[tuple[str, str | None, int, int, int]]] = {}
+            for row_id, *group in conn.execute(
+                    "SELECT row_id, classification, class_detail, COUNT(*), SUM(flagged), "
+                    "SUM(abstained) FROM checks WHERE row_id IN "
+                    f"(SELECT id FROM rows WHERE {where}) "
+                    "GROUP BY row_id, classification, class_detail", params):
+                grouped.setdefault(row_id, []).append(tuple(group))
+            classes = {row_id: row_classes(groups) for row_id, groups in grouped.items()}
             # The last committed fold of each changed row (its unique (row, index) key finds it).
             finals = {row_id: FinalCarrier(headings, fill) for row_id, headings, fill in
                       conn.execute(

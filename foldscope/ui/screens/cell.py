@@ -17,7 +17,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
-from foldscope.core.answers import ANSWER_CLASSES, checks_table
+from foldscope.core.answers import checks_table
+from foldscope.core.fabrication import answer_counts
 from foldscope.core.forensics import display_order, fact_spans
 from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
 from foldscope.core.scenario import Fact
@@ -317,8 +318,7 @@ class CellScreen(Screen[None]):
         self.query_one("#answer-detail", Static).update(answer_detail_text(check))
 
     def _answer_summary(self, checks: list[StoredCheck]) -> None:
-        counts = {name: sum(c.classification == name for c in checks)
-                  for name in ANSWER_CLASSES}
+        counts = answer_counts(checks)
         flagged = sum(c.flagged for c in checks)
         row = checks_table(checks)
         cell = checks_table(c for cs in (self._data.checks.values() if self._data else [])

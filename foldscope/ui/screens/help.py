@@ -42,7 +42,9 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ("━●━", "survival legend: an arm's line colour and the mark drawn at each of its folds "
             "(● ▲ ■ ◆ ✚ ✖ ○ △ □ ◇ ★ ▼, one per arm)"),
     ("█▌", "a bar (study tables): its length is the value, in eighths of a character"),
-    ("A F C H", "answers view: honest abstentions, fabrications, carried corruptions, hedged"),
+    ("A N F C H", "answers view: honest abstentions (said it does not know), no answer "
+                  "(gave nothing for the label: not an abstention), fabrications, carried "
+                  "corruptions, hedged"),
     ("⚠", "a warning: an unpinned model, an unbalanced design, a verdict not saved"),
     ("␛ ␊ �", "control characters in model text, shown as visible stand-ins, never obeyed"),
 )

@@ -77,13 +77,15 @@ def metric_parts(cell: CellTally | None, metric: str, running: bool) -> list[tup
 
 
 def answers_parts(cell: CellTally | None, running: bool) -> list[tuple[str, str]]:
-    """One cell's failed answers apart: honest abstentions (A), fabrications (F), carried
-    corruptions (C), hedged answers (H), the fabrication flags a person set (⚑)."""
+    """One cell's failed answers apart: honest abstentions (A), answers that gave nothing (N, no
+    answer: never an abstention), fabrications (F), carried corruptions (C), hedged answers (H),
+    the fabrication flags a person set (⚑)."""
     if cell is None or not cell.checks:
         return [("·", "none")]
     fabricated, corrupted = cell.answers("fabricated"), cell.answers("carried_corruption")
     hedged = cell.answers("hedged")
     parts = [(f"A{cell.answers('honest_abstention'):>3}", "none"), (" ", ""),
+             (f"N{cell.answers('no_answer'):>3}", "none"), (" ", ""),
              (f"F{fabricated:>3}", "poor" if fabricated else "none"), (" ", ""),
              (f"C{corrupted:>3}", "fair" if corrupted else "none"), (" ", ""),
              (f"H{hedged:>3}", "fair" if hedged else "none")]
