@@ -223,8 +223,8 @@ async def test_v_switches_the_grid_to_answer_classes(tmp_path):
         inventor = grid.get_cell("j", "sim/inventor").plain
         describer = grid.get_cell("j", "sim/describer").plain
         # The inventor fabricates where the describer abstains: the view keeps them apart.
-        assert "F  0" not in inventor and "A  0" in inventor
-        assert "A  0" not in describer and "F  0" in describer
+        assert "F 0" not in inventor and "A 0" in inventor
+        assert "A 0" not in describer and "F 0" in describer
         await pilot.press("v")
         await pilot.pause()
         assert "/1" in grid.get_cell("j", "sim/inventor").plain

@@ -24,9 +24,9 @@ from foldscope.core.fabrication import (
 )
 from foldscope.core.row import Check, RowRecord
 from foldscope.core.study import StudyRow, study_tables
-from foldscope.core.tally import Tallies, row_classes
+from foldscope.core.tally import CellTally, Tallies, row_classes
 from foldscope.core.validity import OK
-from foldscope.ui.widgets.sweep_grid import answers_parts
+from foldscope.ui.widgets.sweep_grid import CELL_WIDTH, answers_parts
 
 DETAILS = (None, NOTHING, "abstained", "other_value", "fold 0")
 
@@ -87,7 +87,7 @@ def test_a_model_that_never_says_unknown_shows_no_abstention_in_the_grid():
     cell = live.cells()[0]
     assert cell.answers("honest_abstention") == 0 and cell.answers(NO_ANSWER) == 4
     text = "".join(t for t, _ in answers_parts(cell, running=False))
-    assert text.startswith("A  0 N  4")
+    assert text.startswith("A 0 N 4")
 
 
 def test_the_study_tables_count_no_answer_apart_from_abstentions():
@@ -100,3 +100,15 @@ def test_the_study_tables_count_no_answer_apart_from_abstentions():
     by_state = {r["carrier"]: r for r in study.table("carrier_answer").records()}
     assert by_state["missing"][NO_ANSWER] == 2 and by_state["missing"]["honest_abstention"] == 1
     assert by_state["missing"]["total"] == 3 and by_state["present"]["read_failure"] == 1
+
+
+@settings(max_examples=40)
+@given(st.lists(st.integers(0, 99), min_size=len(ANSWER_COUNTS), max_size=len(ANSWER_COUNTS)),
+       st.integers(0, 99))
+def test_the_answers_view_fits_a_grid_cell_with_flags_and_the_running_mark(counts, flagged):
+    cell = CellTally("s", "m", "j", checks=sum(counts) + 1, flagged=flagged, running_rows=1,
+                     class_counts=tuple(counts))
+    text = "".join(t for t, _ in answers_parts(cell, running=True))
+    assert len(text) <= CELL_WIDTH
+    assert f"N{cell.answers(NO_ANSWER):>2}" in text
+    assert f"A{cell.answers('honest_abstention'):>2}" in text

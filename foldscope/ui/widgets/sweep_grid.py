@@ -84,11 +84,12 @@ def answers_parts(cell: CellTally | None, running: bool) -> list[tuple[str, str]
         return [("·", "none")]
     fabricated, corrupted = cell.answers("fabricated"), cell.answers("carried_corruption")
     hedged = cell.answers("hedged")
-    parts = [(f"A{cell.answers('honest_abstention'):>3}", "none"), (" ", ""),
-             (f"N{cell.answers('no_answer'):>3}", "none"), (" ", ""),
-             (f"F{fabricated:>3}", "poor" if fabricated else "none"), (" ", ""),
-             (f"C{corrupted:>3}", "fair" if corrupted else "none"), (" ", ""),
-             (f"H{hedged:>3}", "fair" if hedged else "none")]
+    # Two digits a count: five counts, the flags and the running mark fit in CELL_WIDTH.
+    parts = [(f"A{cell.answers('honest_abstention'):>2}", "none"), (" ", ""),
+             (f"N{cell.answers('no_answer'):>2}", "none"), (" ", ""),
+             (f"F{fabricated:>2}", "poor" if fabricated else "none"), (" ", ""),
+             (f"C{corrupted:>2}", "fair" if corrupted else "none"), (" ", ""),
+             (f"H{hedged:>2}", "fair" if hedged else "none")]
     if cell.flagged:
         parts.append((f" ⚑{cell.flagged}", "flag"))
     if running and cell.running_rows:
