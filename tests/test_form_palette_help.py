@@ -157,7 +157,7 @@ def test_help_lists_every_symbol_the_screens_draw():
     missing = sorted(ch for ch in _drawn_glyphs() if ch not in listed)
     assert not missing, f"help does not list: {missing}"
     marks = {mark for mark, _ in SYMBOLS}
-    assert "—" in marks and "A F C H" in marks
+    assert "—" in marks and "A N F C H" in marks
     assert any("failed" in meaning for mark, meaning in SYMBOLS if "✗" in mark)
     dot = dict(SYMBOLS)["·"]
     assert "finished" not in dot  # an unfinished cell shows —, not ·
