@@ -93,3 +93,14 @@ def test_the_audit_of_a_generated_session_matches_the_whole_text_search(tmp_path
 
     monkeypatch.setattr("foldscope.core.audit.find_identifiers", plain)
     assert audit() == fast
+
+
+def test_a_full_line_cache_is_forgotten_and_results_stay_the_same(monkeypatch) -> None:
+    import foldscope.core.identifiers as identifiers
+
+    monkeypatch.setattr(identifiers, "LINE_CACHE_CHARS", 50)
+    rules = default_rules()
+    texts = [f"port {8000 + i}\nsee /srv/app/f{i}.py and OPS-{i + 10}\n" * 3 for i in range(30)]
+    for text in texts + texts:
+        _same(text, rules)
+    assert identifiers._line_cache_size <= 50 + max(len(line) for t in texts for line in t.split("\n")) * 3

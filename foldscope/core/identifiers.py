@@ -247,8 +247,9 @@ def find_identifiers(text: str, rules: Sequence[KindRule] | None = None,
 # line is searched once (lines not yet known are searched together, joined, in one pass per
 # rule) and its candidates are remembered, up to a bound.
 
-LINE_CACHE_LINES = 50_000
-"""Distinct lines whose candidates are remembered (all are forgotten when the bound is hit)."""
+LINE_CACHE_CHARS = 4_000_000
+"""Characters of distinct lines whose candidates are remembered (all are forgotten when the bound
+is hit), so the cache never holds more than a few MB of text, whatever the session."""
 
 LINE_CACHE_MAX_CHARS = 2_000
 """Longer lines are searched every time, never remembered."""
@@ -399,14 +400,14 @@ def _line_candidates(text: str, rules: tuple[KindRule, ...], orders: tuple[int, 
         rel = start - offsets[i]
         per_line[i].append((rel, rel - neg_len, order, kind))
         out.append((neg_len, order, missed[i][0] + rel, kind))
-    if _line_cache_size >= LINE_CACHE_LINES:
+    if _line_cache_size >= LINE_CACHE_CHARS:
         for known in _LINE_CACHE.values():
             known.clear()
         _line_cache_size = 0
     for (_at, line), hits_list in zip(missed, per_line, strict=True):
         if len(line) <= LINE_CACHE_MAX_CHARS and line not in cache:
             cache[line] = tuple(hits_list)
-            _line_cache_size += 1
+            _line_cache_size += len(line)
 
 
 def kind_of(value: str, rules: Sequence[KindRule] | None = None) -> str | None:
