@@ -62,7 +62,8 @@ def test_a_write_lock_held_elsewhere_stops_no_call(db):
     try:
         assert folds_seen.wait(WAIT_S)
         # Another process (a TUI writing a verdict, say) takes the write lock and holds it.
-        holder = sqlite3.connect(db, timeout=0, isolation_level=None)
+        # It waits for the runner's own commit in progress, then holds the lock.
+        holder = sqlite3.connect(db, timeout=30, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
         before = transport.replies
         try:
