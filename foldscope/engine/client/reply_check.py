@@ -47,8 +47,8 @@ class ReplyRefused(ValueError):
 
 def body_limit(max_reply_bytes: int) -> int:
     """The most decoded bytes read of one reply body: room for ``max_reply_bytes`` of content
-    however the server escapes it (``\\uXXXX`` takes six bytes for a character of at most
-    four), plus the envelope."""
+    however the server escapes it (a ``\\u`` escape of four hex digits takes six bytes for a
+    character of at most four), plus the envelope."""
     return 4 * max_reply_bytes + BODY_ALLOWANCE
 
 
