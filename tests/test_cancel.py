@@ -29,9 +29,15 @@ ARMS = ("j", "q", "m", "o")
 MODELS = ("sim/faithful", "sim/gister")
 
 
-def _big(db, repeats: int = 12) -> str:
-    """A sweep far longer than any cancellation should take to land (2 x 4 x 12 = 96 rows)."""
-    data = definition(models=MODELS, arms=ARMS, repeats=repeats, concurrency=CONCURRENCY)
+def _big(db, repeats: int = 12, latency_s: float = 0.0) -> str:
+    """A sweep far longer than any cancellation should take to land (2 x 4 x 12 = 96 rows).
+
+    ``latency_s`` gives each simulated call a latency: the TUI tests watch the database, and a
+    runner whose writes leave the event loop can fold every row at zero latency before the
+    first one is visible there, leaving nothing for the quit to stop."""
+    models = tuple({"id": m, "faults": {"latency_s": latency_s}} for m in MODELS) if latency_s \
+        else MODELS
+    data = definition(models=models, arms=ARMS, repeats=repeats, concurrency=CONCURRENCY)
     return prepare_sweep(db, data, "test").sweep_id
 
 
@@ -150,8 +156,8 @@ async def test_ctrl_q_stops_a_full_speed_sweep(tmp_path):
     from foldscope.ui.app import FoldscopeApp
 
     db = tmp_path / "quit.sqlite"
-    sweep_id = _big(db)
-    app = FoldscopeApp(str(db), sweep_id=sweep_id, run=True, latency_scale=0.0)
+    sweep_id = _big(db, latency_s=0.02)
+    app = FoldscopeApp(str(db), sweep_id=sweep_id, run=True, latency_scale=1.0)
     async with app.run_test(size=(110, 30)) as pilot:
         reader = Store(db, readonly=True)
         while not reader.progress(sweep_id)["done"]:
@@ -171,8 +177,8 @@ async def test_sigterm_quits_the_tui_like_ctrl_q(tmp_path):
     from foldscope.ui.app import FoldscopeApp
 
     db = tmp_path / "term.sqlite"
-    sweep_id = _big(db)
-    app = FoldscopeApp(str(db), sweep_id=sweep_id, run=True, latency_scale=0.0)
+    sweep_id = _big(db, latency_s=0.02)
+    app = FoldscopeApp(str(db), sweep_id=sweep_id, run=True, latency_scale=1.0)
     async with app.run_test(size=(110, 30)) as pilot:
         reader = Store(db, readonly=True)
         while not reader.progress(sweep_id)["done"]:
