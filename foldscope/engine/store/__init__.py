@@ -1,0 +1,56 @@
+"""The SQLite system of record: sweeps, planned rows, folds, answers and per-fact checks.
+
+``Store`` is the facade over one connection; the typed repositories behind it live in
+``sweeps`` (sweeps, statuses, runner claims), ``rows`` (rows, folds, fact courses), ``checks``
+(checks and verdicts), ``activity_log`` (event log, runner status, control), ``audits``
+(session audits) and ``cache`` (response cache); ``schema`` holds the migrations and
+``connection`` the opening, migrating and transactions.
+"""
+
+from foldscope.engine.store.activity_log import EVENT_CAP
+from foldscope.engine.store.checks import CHECK_BATCH
+from foldscope.engine.store.connection import (
+    StoreConnection,
+    database_error,
+    open_readonly,
+    writable,
+)
+from foldscope.engine.store.facade import Store
+from foldscope.engine.store.rows import (
+    ROW_DONE,
+    ROW_FAILED,
+    ROW_PLANNED,
+    ROW_RUNNING,
+    fold_values,
+)
+from foldscope.engine.store.schema import (
+    _MIGRATIONS,
+    READABLE_VERSIONS,
+    SCHEMA_VERSION,
+    _sha256_sql,
+    parse_schema_version,
+    text_digest,
+)
+from foldscope.engine.store.sweeps import LIVE_STATUSES
+
+__all__ = [
+    "CHECK_BATCH",
+    "EVENT_CAP",
+    "LIVE_STATUSES",
+    "READABLE_VERSIONS",
+    "ROW_DONE",
+    "ROW_FAILED",
+    "ROW_PLANNED",
+    "ROW_RUNNING",
+    "SCHEMA_VERSION",
+    "_MIGRATIONS",
+    "Store",
+    "StoreConnection",
+    "_sha256_sql",
+    "database_error",
+    "fold_values",
+    "open_readonly",
+    "parse_schema_version",
+    "text_digest",
+    "writable",
+]

@@ -1,0 +1,172 @@
+"""The checks and verdicts repository: a finished row's per-fact checks, people's verdicts."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from foldscope.core.errors import FlagRefused
+from foldscope.core.fabrication import CLEARED, HumanVerdict, flag_refusal
+from foldscope.core.row import StoredCheck
+from foldscope.engine.store.connection import _ROW_SEQ, Repository
+
+CHECK_BATCH = 2000
+"""Checks read per fetch when a whole sweep's are iterated."""
+
+
+def _check(values: tuple[Any, ...]) -> StoredCheck:
+    (label, expected, found, correct, abstained, unit_dropped, in_carrier, classification,
+     carrier_state, class_detail, check_id, row_id, flagged) = values
+    return StoredCheck(label, expected, found, bool(correct), bool(abstained), bool(unit_dropped),
+                       bool(in_carrier), classification, carrier_state, class_detail, check_id,
+                       row_id, bool(flagged))
+
+
+
+class CheckRepository(Repository):
+    """The ``checks`` and ``verdicts`` tables."""
+
+    def checks(self, row_id: int) -> list[StoredCheck]:
+        """The per-fact checks of a finished row."""
+        return [_check(v) for v in self.db.execute(
+            f"SELECT {self._check_columns} FROM checks WHERE row_id=? ORDER BY id", [row_id])]
+
+    def set_flag(self, check_id: int, flagged: bool, author: str = "unknown") -> None:
+        """Flag a checked answer as fabricated, or withdraw its verdict (the ``f`` toggle).
+
+        Raises:
+            FlagRefused: the answer is correct, an abstention or empty (``core.fabrication``).
+        """
+        self.add_verdict(check_id, "fabricated" if flagged else CLEARED, author=author)
+
+    def check(self, check_id: int) -> StoredCheck | None:
+        """One check by id, or None."""
+        found = self.db.execute(f"SELECT {self._check_columns} FROM checks WHERE id=?",
+                                [check_id]).fetchone()
+        return _check(found) if found else None
+
+    def add_verdict(self, check_id: int, verdict: str, reason: str | None = None, *,
+                    author: str) -> int:
+        """Record a person's verdict on a checked answer (a new history entry; the automatic
+        class is never touched). The check's ``flagged`` mark follows the latest verdict.
+
+        Args:
+            check_id: the checked answer.
+            verdict: one of ``core.fabrication.VERDICTS``, or ``CLEARED`` to withdraw.
+            reason: an optional one-line reason.
+            author: who says so.
+
+        Returns:
+            The history entry's id.
+
+        Raises:
+            FlagRefused: no such check, or the rule refuses it (a correct answer, an abstention,
+                an empty answer, an unknown verdict).
+        """
+        with self.db.atomic():
+            check = self.check(check_id)
+            if check is None:
+                raise FlagRefused(f"no check {check_id} in {self.path}")
+            refusal = flag_refusal(check, verdict)
+            if refusal is not None:
+                raise FlagRefused(refusal)
+            reason = " ".join((reason or "").split()) or None
+            cursor = self.db.execute(
+                "INSERT INTO verdicts (check_id, verdict, reason, author, created_at) "
+                "VALUES (?,?,?,?,?)", [check_id, verdict, reason, author, time.time()])
+            self._sync_flag(check_id)
+        return int(cursor.lastrowid or 0)
+
+    def undo_verdict(self, check_id: int) -> bool:
+        """Take back the latest verdict entry of a check (the one before it applies again).
+
+        Returns:
+            Whether there was an entry to take back.
+        """
+        with self.db.atomic():
+            cursor = self.db.execute(
+                "DELETE FROM verdicts WHERE id=(SELECT MAX(id) FROM verdicts WHERE check_id=?)",
+                [check_id])
+            self._sync_flag(check_id)
+        return cursor.rowcount > 0
+
+    def remove_verdict(self, check_id: int, entry_id: int) -> bool:
+        """Take back one verdict entry of a check (the one a writer made; the entry before it
+        applies again).
+
+        Returns:
+            Whether the entry was there to take back.
+        """
+        with self.db.atomic():
+            cursor = self.db.execute("DELETE FROM verdicts WHERE id=? AND check_id=?",
+                                     [entry_id, check_id])
+            self._sync_flag(check_id)
+        return cursor.rowcount > 0
+
+    def _sync_flag(self, check_id: int) -> None:
+        self.db.execute(
+            "UPDATE checks SET flagged=COALESCE((SELECT verdict = 'fabricated' FROM verdicts "
+            "WHERE check_id=? ORDER BY id DESC LIMIT 1), 0) WHERE id=?", [check_id, check_id])
+        self.db.execute(f"UPDATE rows SET seq={_ROW_SEQ} WHERE id=(SELECT row_id FROM checks "
+                        "WHERE id=?)", [check_id])
+
+    def verdicts(self, sweep_id: str) -> dict[int, HumanVerdict]:
+        """Every check of a sweep that has a verdict now (its latest entry, unless withdrawn).
+
+        A database from before verdicts (read-only, not migrated) reads its flags as
+        ``fabricated`` by an unknown author.
+        """
+        if "verdicts" not in self.db.table_names():
+            return {cid: HumanVerdict(0, cid, "fabricated", None, "unknown", 0.0)
+                    for (cid,) in self.db.execute(
+                        "SELECT id FROM checks WHERE flagged AND row_id IN "
+                        "(SELECT id FROM rows WHERE sweep_id=?)", [sweep_id])}
+        found = self.db.execute(
+            "SELECT v.id, v.check_id, v.verdict, v.reason, v.author, v.created_at FROM verdicts v "
+            "WHERE v.id IN (SELECT MAX(id) FROM verdicts WHERE check_id IN (SELECT c.id FROM "
+            "checks c JOIN rows r ON r.id = c.row_id WHERE r.sweep_id=?) GROUP BY check_id)",
+            [sweep_id])
+        return {v[1]: HumanVerdict(*v) for v in found if v[2] != CLEARED}
+
+    def verdict(self, check_id: int) -> HumanVerdict | None:
+        """One check's verdict now (its latest entry, unless withdrawn), or None: what a writer
+        reads back after a write, instead of the whole sweep's verdicts."""
+        if "verdicts" not in self.db.table_names():
+            found = self.db.execute("SELECT flagged FROM checks WHERE id=?", [check_id]).fetchone()
+            return (HumanVerdict(0, check_id, "fabricated", None, "unknown", 0.0)
+                    if found and found[0] else None)
+        row = self.db.execute(
+            "SELECT id, check_id, verdict, reason, author, created_at FROM verdicts "
+            "WHERE check_id=? ORDER BY id DESC LIMIT 1", [check_id]).fetchone()
+        return HumanVerdict(*row) if row and row[2] != CLEARED else None
+
+    def verdict_history(self, check_id: int) -> list[HumanVerdict]:
+        """Every verdict entry of a check, oldest first (withdrawals included)."""
+        if "verdicts" not in self.db.table_names():
+            return []
+        return [HumanVerdict(*v) for v in self.db.execute(
+            "SELECT id, check_id, verdict, reason, author, created_at FROM verdicts "
+            "WHERE check_id=? ORDER BY id", [check_id])]
+
+    def sweep_checks(self, sweep_id: str) -> Iterator[StoredCheck]:
+        """Every check of a sweep, for check-level statistics: read in batches as it is
+        iterated (a 50,000-row sweep has 700,000), each label, expected value and class text
+        one shared string."""
+        cursor = self.db.conn.execute(
+            f"SELECT {self._check_columns} FROM checks WHERE row_id IN "
+            "(SELECT id FROM rows WHERE sweep_id=?) ORDER BY id", [sweep_id])
+        shared: dict[str, str] = {}
+        while batch := cursor.fetchmany(CHECK_BATCH):
+            for values in batch:
+                (label, expected, found, correct, abstained, unit_dropped, in_carrier,
+                 classification, carrier_state, class_detail, check_id, row_id, flagged) = values
+                yield StoredCheck(
+                    shared.setdefault(label, label), shared.setdefault(expected, expected),
+                    found if found is None else shared.setdefault(found, found), bool(correct),
+                    bool(abstained), bool(unit_dropped), bool(in_carrier),
+                    shared.setdefault(classification, classification),
+                    shared.setdefault(carrier_state, carrier_state),
+                    class_detail if class_detail is None
+                    else shared.setdefault(class_detail, class_detail),
+                    check_id, row_id, bool(flagged))

@@ -1,0 +1,472 @@
+"""The rows and folds repository: planned rows, committed folds, facts' courses, answers."""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from foldscope.core.forensics import FactHistory
+from foldscope.core.row import FOLD_FIELDS, ROW_FIELDS, Check, FoldRecord, RowRecord, RowResult
+from foldscope.core.tally import FinalCarrier, RowClasses, row_classes
+from foldscope.core.validity import Validity
+from foldscope.engine.store.connection import _FOLD_SEQ, _ROW_SEQ, Repository
+
+_JSON_FOLD_FIELDS = {"fact_status": "fact_status_json", "fact_mutations": "fact_mutations_json"}
+_FOLD_COLUMNS: tuple[str, ...] = tuple(_JSON_FOLD_FIELDS.get(f, f) for f in FOLD_FIELDS)
+"""The fold table's record columns: the fold record's fields (its fact states as JSON)."""
+
+_REPLY_AT = _FOLD_COLUMNS.index("reply")
+
+_HISTORY_COLUMNS = ("label", "value", "graded", "chunk", "planted_fold", "first_carried_fold",
+                    "lost_fold", "returned", "final_state", "final_altered", "final_rule")
+"""The ``fact_histories`` columns of one fact's course (``core.forensics.FactHistory``)."""
+
+_HISTORY_GETTER = operator.attrgetter(*_HISTORY_COLUMNS)
+
+
+def _history_values(history: FactHistory) -> tuple[Any, ...]:
+    """One course's column values (booleans as 0/1)."""
+    return tuple(int(v) if isinstance(v, bool) else v for v in _HISTORY_GETTER(history))
+
+
+def _typed(cls: type, names: tuple[str, ...]) -> dict[str, str]:
+    annotations = {f: t for c in reversed(cls.__mro__) for f, t in
+                   getattr(c, "__annotations__", {}).items()}
+    return {name: str(annotations[name]) for name in names}
+
+
+_FOLD_TYPES = _typed(FoldRecord, FOLD_FIELDS)
+_ROW_TYPES = _typed(RowRecord, ROW_FIELDS)
+
+
+def _from_sql(value: Any, kind: str) -> Any:
+    if kind == "bool":
+        return bool(value)
+    if kind == "bool | None":
+        return None if value is None else bool(value)
+    return value
+
+
+
+def fold_values(fold: FoldRecord) -> list[Any]:
+    """A fold record as the values of ``_FOLD_COLUMNS``."""
+    out: list[Any] = []
+    for name in FOLD_FIELDS:
+        value = getattr(fold, name)
+        if name in _JSON_FOLD_FIELDS:
+            value = json.dumps(dict(value), ensure_ascii=False)
+        elif isinstance(value, bool):
+            value = int(value)
+        out.append(value)
+    return out
+
+
+
+def _fold(values: Iterable[Any]) -> FoldRecord:
+    data: dict[str, Any] = {}
+    for name, value in zip(FOLD_FIELDS, values):
+        if name == "fact_mutations":
+            data[name] = {k: (v[0], v[1]) for k, v in json.loads(value).items()}
+        elif name == "fact_status":
+            data[name] = json.loads(value)
+        else:
+            data[name] = _from_sql(value, _FOLD_TYPES[name])
+    return FoldRecord(**data)
+
+
+_ROW_BOOLS = tuple(i for i, name in enumerate(ROW_FIELDS) if _ROW_TYPES[name] == "bool")
+_ROW_OPTIONAL_BOOLS = tuple(i for i, name in enumerate(ROW_FIELDS)
+                            if _ROW_TYPES[name] == "bool | None")
+
+
+def _row(values: Iterable[Any], answer: str | None = None) -> RowRecord:
+    # Booleans converted by index, the rest as stored: a first live poll decodes every row.
+    out = list(values)
+    n = len(out)
+    for i in _ROW_BOOLS:
+        if i < n:
+            out[i] = bool(out[i])
+    for i in _ROW_OPTIONAL_BOOLS:
+        if i < n and out[i] is not None:
+            out[i] = bool(out[i])
+    return RowRecord(**dict(zip(ROW_FIELDS, out)), answer=answer)
+
+
+ROW_DONE = "done"
+ROW_FAILED = "failed"
+ROW_RUNNING = "running"
+ROW_PLANNED = "planned"
+
+
+class RowRepository(Repository):
+    """The ``rows``, ``folds`` and ``fact_histories`` tables (a finished row's checks are
+    written with its answer, in one transaction)."""
+
+    def _row_columns(self, prefix: str = "") -> str:
+        def column(name: str) -> str:
+            if name == "seq" and not self._has_seq:
+                return "0 AS seq"
+            if name == "answer_truncated" and not self._has_blobs:
+                return "0 AS answer_truncated"
+            if name == "answer_finish" and not self._has_finish:
+                return "NULL AS answer_finish"
+            if name == "unpriced_calls" and not self._has_finish:
+                return "0 AS unpriced_calls"
+            return f"{prefix}{name}"
+        return ", ".join(column(name) for name in ROW_FIELDS)
+
+    def unpriced_sql(self, prefix: str = "") -> str:
+        """SQL for a row's unpriced calls (0 in a database from before they were counted)."""
+        return f"{prefix}unpriced_calls" if self._has_finish else "0"
+
+    def answer_sql(self, prefix: str = "") -> str:
+        """SQL for a row's answer text, wherever this database keeps it (``prefix``: a table
+        alias with its dot, e.g. ``"r."``)."""
+        if not self._has_blobs:
+            return f"{prefix}answer"
+        return (f"COALESCE((SELECT body FROM blobs WHERE digest = {prefix}answer_digest), "
+                f"{prefix}answer)")
+
+    def reply_sql(self, prefix: str = "") -> str:
+        """SQL for a fold's reply text, wherever this database keeps it (see ``answer_sql``)."""
+        if not self._has_blobs:
+            return f"{prefix}reply"
+        return (f"COALESCE((SELECT body FROM blobs WHERE digest = {prefix}reply_digest), "
+                f"{prefix}reply)")
+
+    def _fold_select(self) -> str:
+        def column(name: str) -> str:
+            if name == "reply":
+                return self.reply_sql()
+            if name == "reply_truncated" and not self._has_blobs:
+                return "0 AS reply_truncated"
+            if name == "fact_mutations_json" and not self._has_timeline:
+                return "'{}' AS fact_mutations_json"
+            return name
+        return ", ".join(column(name) for name in _FOLD_COLUMNS)
+
+    def rows(self, sweep_id: str, *, since: int | None = None) -> list[RowRecord]:
+        """A sweep's rows in execution order (no answer text).
+
+        Args:
+            sweep_id: the sweep.
+            since: only rows changed after this change sequence (a reader's last ``seq``).
+        """
+        sql = f"SELECT {self._row_columns()} FROM rows WHERE sweep_id = ?"
+        params: list[Any] = [sweep_id]
+        if since is not None and self._has_seq:
+            sql += " AND seq > ?"
+            params.append(since)
+        return [_row(values) for values in self.db.execute(sql + " ORDER BY position", params)]
+
+    def changes(self, sweep_id: str, since: int | None
+                ) -> tuple[list[RowRecord], dict[int, RowClasses], dict[int, FinalCarrier]]:
+        """Rows changed after change sequence ``since`` (all, for None), with their checks'
+        classes and their last fold's carrier figures, read in one snapshot: what a live view
+        needs, and only that.
+
+        Returns:
+            The changed rows in plan order, the class counts of those that have checks, and the
+            final carrier of those that have a committed fold.
+        """
+        if not self._has_seq:
+            since = None
+        where = "sweep_id = ?" + (" AND seq > ?" if since is not None else "")
+        params: list[Any] = [sweep_id] + ([since] if since is not None else [])
+        conn = self.db.conn
+        in_transaction = conn.in_transaction
+        if not in_transaction:
+            conn.execute("BEGIN")  # one snapshot for every read
+        try:
+            rows = [_row(v) for v in conn.execute(
+                f"SELECT {self._row_columns()} FROM rows WHERE {where} ORDER BY position",
+                params)]
+            # Checks grouped by (class, detail); core.tally.row_classes counts them.
+            grouped: dict[int, list[tuple[str, str | None, int, int, int]]] = {}
+            for row_id, *group in conn.execute(
+                    "SELECT row_id, classification, class_detail, COUNT(*), SUM(flagged), "
+                    "SUM(abstained) FROM checks WHERE row_id IN "
+                    f"(SELECT id FROM rows WHERE {where}) "
+                    "GROUP BY row_id, classification, class_detail", params):
+                grouped.setdefault(row_id, []).append(tuple(group))
+            classes = {row_id: row_classes(groups) for row_id, groups in grouped.items()}
+            # The last committed fold of each changed row (its unique (row, index) key finds it).
+            finals = {row_id: FinalCarrier(headings, fill) for row_id, headings, fill in
+                      conn.execute(
+                          "SELECT f.row_id, f.headings_carried, f.fill_fraction FROM folds f "
+                          "JOIN rows r ON f.row_id = r.id AND f.fold_index = r.folds_done - 1 "
+                          f"WHERE r.{where.replace(' AND seq', ' AND r.seq')}", params)}
+        finally:
+            if not in_transaction:
+                conn.execute("COMMIT")
+        return rows, classes, finals
+
+    def cell_rows(self, sweep_id: str, scenario: str | None, model: str, arm: str, *,
+                  since: int | None = None) -> list[RowRecord]:
+        """One cell's rows in execution order, with their answers; ``since`` as in ``rows``."""
+        sql = (f"SELECT {self._row_columns()}, {self.answer_sql()} FROM rows WHERE sweep_id = ? "
+               "AND model = ? "
+               "AND arm = ?")
+        params: list[Any] = [sweep_id, model, arm]
+        if scenario is not None:
+            sql += " AND scenario = ?"
+            params.append(scenario)
+        if since is not None and self._has_seq:
+            sql += " AND seq > ?"
+            params.append(since)
+        return [_row(values[:-1], values[-1])
+                for values in self.db.execute(sql + " ORDER BY position", params)]
+
+    def row(self, row_id: int) -> RowRecord | None:
+        """One row with everything recorded on it, its answer included."""
+        found = self.db.execute(f"SELECT {self._row_columns()}, {self.answer_sql()} FROM rows "
+                                "WHERE id = ?",
+                                [row_id]).fetchone()
+        return _row(found[:-1], found[-1]) if found else None
+
+    def start_row(self, row_id: int) -> None:
+        """Mark a row running (idempotent: resuming a running row keeps its folds)."""
+        self.db.execute(f"UPDATE rows SET status='running', started_at=COALESCE(started_at, ?), "
+                        f"seq={_ROW_SEQ} WHERE id=?", [time.time(), row_id])
+
+    def commit_fold(self, row_id: int, fold: FoldRecord,
+                    histories: Sequence[FactHistory] = (),
+                    stored: Sequence[FactHistory] = ()) -> None:
+        """Commit one fold, its facts' courses so far and its row's advance, atomically.
+
+        The fold's unique (row, index) key makes a duplicate commit fail loudly rather than
+        double-count.
+
+        Args:
+            row_id: the row.
+            fold: the fold's record.
+            histories: every planted fact's course after this fold (``core.row.advance``).
+            stored: the row's courses as the table holds them before this fold (what the
+                previous commit wrote), when the caller knows; only courses that differ from
+                them are written (most facts' courses do not change in a fold). Empty, or of
+                another length: every course is written.
+        """
+        cols = ", ".join(_FOLD_COLUMNS)
+        marks = ", ".join("?" for _ in _FOLD_COLUMNS)
+        values = fold_values(fold)
+        values[_REPLY_AT] = ""  # the body is stored once, in blobs, by its digest
+        # The hot path of every sweep: the raw connection as a transaction (one implicit BEGIN,
+        # one COMMIT, rollback on error) skips the wrapper's per-statement bookkeeping.
+        conn = self.db.conn
+        with conn:
+            digest = self._conn.put_blob(conn, fold.reply)
+            conn.execute(f"INSERT INTO folds (row_id, seq, reply_digest, {cols}) "
+                         f"VALUES (?, {_FOLD_SEQ}, ?, {marks})", [row_id, digest, *values])
+            conn.execute(
+                "UPDATE rows SET next_chunk=?, folds_done=folds_done+1, catch_up=MAX(catch_up, ?), "
+                "parse_failures=parse_failures+?, length_stops=length_stops+?, "
+                "call_retries=call_retries+?, prompt_tokens=prompt_tokens+?, "
+                "completion_tokens=completion_tokens+?, est_prompt_tokens=est_prompt_tokens+?, "
+                f"cost_usd=cost_usd+?, unpriced_calls=unpriced_calls+?, "
+                f"simulated=MAX(simulated, ?), cached_calls=cached_calls+?, "
+                f"seq={_ROW_SEQ} WHERE id=?",
+                [fold.last_chunk + 1, int(fold.catch_up), int(fold.parse_failure),
+                 int(fold.length_stop), fold.attempts - 1, fold.prompt_tokens or 0,
+                 fold.completion_tokens or 0, fold.est_prompt_tokens, fold.cost_usd or 0.0,
+                 int(fold.cost_usd is None), int(fold.simulated), int(fold.cached), row_id])
+            if histories:
+                self._write_histories(conn, row_id, histories, stored)
+
+    def _write_histories(self, conn: sqlite3.Connection, row_id: int,
+                         histories: Sequence[FactHistory],
+                         stored: Sequence[FactHistory] = ()) -> None:
+        cols = ", ".join(_HISTORY_COLUMNS)
+        marks = ", ".join("?" for _ in _HISTORY_COLUMNS)
+        changed = (enumerate(histories) if len(stored) != len(histories) else
+                   ((i, h) for i, (h, old) in enumerate(zip(histories, stored)) if h != old))
+        conn.executemany(
+            f"INSERT OR REPLACE INTO fact_histories (row_id, position, {cols}) "
+            f"VALUES (?, ?, {marks})",
+            [(row_id, i, *_history_values(h)) for i, h in changed])
+
+    def fact_histories(self, row_id: int) -> list[FactHistory]:
+        """A row's stored fact courses in planting order (none before schema 6 or any fold)."""
+        if not self._has_timeline:
+            return []
+        return [FactHistory(label, value, bool(graded), chunk, planted, first, lost,
+                            bool(returned), final, altered, rule)
+                for (label, value, graded, chunk, planted, first, lost, returned, final, altered,
+                     rule) in self.db.execute(
+                    f"SELECT {', '.join(_HISTORY_COLUMNS)} FROM fact_histories WHERE row_id=? "
+                    "ORDER BY position", [row_id])]
+
+    def rewrite_timeline(self, row_id: int, folds: Sequence[FoldRecord],
+                         histories: Sequence[FactHistory],
+                         checks: Sequence[Check] = (), recall: float | None = None) -> None:
+        """Replace a row's recomputed fact states, courses and answer classes in one transaction
+        (``foldscope reindex``). Flags a person set on checks are kept.
+
+        Args:
+            row_id: the row.
+            folds: its folds with their fact states recomputed (matched by fold index).
+            histories: the facts' recomputed courses.
+            checks: the recomputed checks of a finished row (matched by label), or none.
+            recall: the row's recall by those checks (with ``checks``).
+        """
+        conn = self.db.conn
+        with conn:
+            conn.executemany(
+                "UPDATE folds SET fact_status_json=?, fact_mutations_json=?, "
+                f"seq={_FOLD_SEQ} WHERE row_id=? AND fold_index=?",
+                [(json.dumps(dict(f.fact_status), ensure_ascii=False),
+                  json.dumps(dict(f.fact_mutations), ensure_ascii=False), row_id, f.fold_index)
+                 for f in folds])
+            conn.execute("DELETE FROM fact_histories WHERE row_id=?", [row_id])
+            self._write_histories(conn, row_id, histories)
+            if checks:
+                conn.executemany(
+                    "UPDATE checks SET found=?, correct=?, abstained=?, unit_dropped=?, "
+                    "classification=?, in_carrier=?, carrier_state=?, class_detail=? "
+                    "WHERE row_id=? AND label=?",
+                    [(c.found, int(c.correct), int(c.abstained), int(c.unit_dropped),
+                      c.classification, int(bool(c.in_carrier)), c.carrier_state,
+                      c.class_detail, row_id, c.label) for c in checks])
+                conn.execute("UPDATE rows SET correct=?, recall=? WHERE id=?",
+                             [sum(c.correct for c in checks), recall, row_id])
+            conn.execute(f"UPDATE rows SET seq={_ROW_SEQ} WHERE id=?", [row_id])
+
+    def folds(self, row_id: int, *, start: int = 0) -> list[FoldRecord]:
+        """A row's committed folds in order, from fold index ``start`` on."""
+        return [_fold(values) for values in self.db.execute(
+            f"SELECT {self._fold_select()} FROM folds WHERE row_id=? AND fold_index >= ? "
+            "ORDER BY fold_index", [row_id, start])]
+
+    def fold_states(self, sweep_id: str) -> Iterator[tuple[int, int, int, int, dict[str, str],
+                                                             dict[str, tuple[str, str]]]]:
+        """Every fold of a sweep without its texts: (row id, fold index, first chunk, last chunk,
+        fact states, mutations), by row and fold (the survival view's whole input)."""
+        mutations = "f.fact_mutations_json" if self._has_timeline else "'{}'"
+        for row_id, index, first, last, status, changed in self.db.execute(
+                f"SELECT f.row_id, f.fold_index, f.first_chunk, f.last_chunk, f.fact_status_json, "
+                f"{mutations} FROM folds f JOIN rows r ON r.id = f.row_id WHERE r.sweep_id = ? "
+                "ORDER BY f.row_id, f.fold_index", [sweep_id]):
+            yield (row_id, index, first, last, json.loads(status),
+                   {k: (v[0], v[1]) for k, v in json.loads(changed).items()})
+
+    def last_fold(self, row_id: int) -> FoldRecord | None:
+        """The most recent committed fold of a row, or None."""
+        found = self.db.execute(
+            f"SELECT {self._fold_select()} FROM folds WHERE row_id=? "
+            "ORDER BY fold_index DESC LIMIT 1", [row_id]).fetchone()
+        return _fold(found) if found else None
+
+    def finish_row(self, row_id: int, result: RowResult, *, prompt_tokens: int | None,
+                   completion_tokens: int | None, est_prompt_tokens: int, cost_usd: float | None,
+                   retries: int, cached: bool, wall_s: float,
+                   answer_truncated: bool = False, answer_finish: str | None = None) -> None:
+        """Commit the recall answer, the per-fact checks and the row's verdict together.
+
+        The usage arguments are the recall call's own; they add to the folds' usage; the
+        answer's text is stored once, in blobs, by its digest.
+        """
+        verdict = result.verdict
+        with self.db.atomic():
+            digest = self._conn.put_blob(self.db.conn, result.answer)
+            self.db.execute("DELETE FROM checks WHERE row_id=?", [row_id])
+            self.db.conn.executemany(
+                "INSERT INTO checks (row_id, label, expected, found, correct, abstained, "
+                "unit_dropped, classification, in_carrier, carrier_state, class_detail) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(row_id, c.label, c.expected, c.found, int(c.correct), int(c.abstained),
+                  int(c.unit_dropped), c.classification, int(bool(c.in_carrier)),
+                  c.carrier_state, c.class_detail)
+                 for c in result.checks])
+            self.db.execute(
+                "UPDATE rows SET status='done', answer='', answer_digest=?, answer_truncated=?, "
+                "recall=?, correct=?, graded=?, valid=?, "
+                "validity_reason=?, retryable=?, prompt_tokens=prompt_tokens+?, "
+                "completion_tokens=completion_tokens+?, est_prompt_tokens=est_prompt_tokens+?, "
+                "cost_usd=cost_usd+?, unpriced_calls=unpriced_calls+?, "
+                "call_retries=call_retries+?, wall_s=wall_s+?, answer_finish=?, "
+                f"cached_calls=cached_calls+?, finished_at=?, seq={_ROW_SEQ} WHERE id=?",
+                [digest, int(answer_truncated), result.recall, result.correct, result.graded,
+                 int(verdict.valid),
+                 verdict.reason, int(verdict.retryable), prompt_tokens or 0,
+                 completion_tokens or 0, est_prompt_tokens, cost_usd or 0.0,
+                 int(cost_usd is None), retries, wall_s, answer_finish,
+                 int(cached), time.time(), row_id])
+
+    def fail_row(self, row_id: int, *, error: str, verdict: Validity, wall_s: float,
+                 call_retries: int = 0) -> None:
+        """Mark a row failed with its verdict (folds committed so far are kept).
+
+        ``call_retries`` are the retries the failing call made before it gave up.
+        """
+        self.db.execute(
+            "UPDATE rows SET status='failed', infra_error=?, valid=?, validity_reason=?, "
+            "retryable=?, wall_s=wall_s+?, call_retries=call_retries+?, finished_at=?, "
+            f"seq={_ROW_SEQ} WHERE id=?",
+            [error, int(verdict.valid), verdict.reason, int(verdict.retryable), wall_s,
+             call_retries, time.time(), row_id])
+
+    def add_call_usage(self, row_id: int, *, retries: int, prompt_tokens: int | None,
+                       completion_tokens: int | None, cost_usd: float | None) -> None:
+        """Add a call that committed no fold (its chunk waits for catch-up) to its row's usage."""
+        self.db.execute(
+            "UPDATE rows SET call_retries=call_retries+?, prompt_tokens=prompt_tokens+?, "
+            "completion_tokens=completion_tokens+?, cost_usd=cost_usd+?, "
+            "unpriced_calls=unpriced_calls+? WHERE id=?",
+            [retries, prompt_tokens or 0, completion_tokens or 0, cost_usd or 0.0,
+             int(cost_usd is None and (prompt_tokens is not None or completion_tokens is not None)),
+             row_id])
+
+    def reset_row_for_retry(self, row_id: int) -> None:
+        """Start a retryable row over as a new attempt: its folds and checks are discarded."""
+        with self.db.atomic():
+            self.db.execute("DELETE FROM folds WHERE row_id=?", [row_id])
+            self.db.execute("DELETE FROM checks WHERE row_id=?", [row_id])
+            self.db.execute("DELETE FROM fact_histories WHERE row_id=?", [row_id])
+            self.db.execute(
+                "UPDATE rows SET status='planned', attempt=attempt+1, infra_retries=infra_retries+1, "
+                "next_chunk=0, folds_done=0, catch_up=0, parse_failures=0, length_stops=0, "
+                "infra_error=NULL, answer=NULL, answer_digest=NULL, answer_truncated=0, "
+                f"{'answer_finish=NULL, ' if self._has_finish else ''}"
+                "recall=NULL, correct=NULL, graded=NULL, valid=NULL, "
+                f"validity_reason=NULL, retryable=0, started_at=NULL, finished_at=NULL, "
+                f"seq={_ROW_SEQ} WHERE id=?", [row_id])
+
+    def release_running_rows(self, sweep_id: str) -> int:
+        """Put rows a stopping runner leaves ``running`` back to ``planned`` (their committed
+        folds stay; a rerun resumes each from its next chunk). Returns how many."""
+        cur = self.db.execute(f"UPDATE rows SET status='planned', seq={_ROW_SEQ} "
+                              "WHERE sweep_id=? AND status='running'", [sweep_id])
+        return cur.rowcount
+
+    def highest_call_cost(self, sweep_id: str) -> float:
+        """The most one stored fold call of a sweep cost (0.0 when none states a cost)."""
+        found = self.db.execute(
+            "SELECT MAX(f.cost_usd) FROM folds f JOIN rows r ON r.id = f.row_id "
+            "WHERE r.sweep_id = ? AND typeof(f.cost_usd) IN ('real', 'integer')",
+            [sweep_id]).fetchone()
+        value = found[0] if found else None
+        if isinstance(value, int | float) and math.isfinite(value) and value >= 0:
+            return float(value)
+        return 0.0
+
+    def token_pairs(self, sweep_id: str) -> list[dict[str, Any]]:
+        """Estimated vs reported prompt tokens of every fold that has a reported count."""
+        return list(self.db.query(
+            "SELECT f.content_class, f.est_prompt_tokens, f.prompt_tokens FROM folds f "
+            "JOIN rows r ON r.id=f.row_id WHERE r.sweep_id=? AND f.prompt_tokens IS NOT NULL "
+            "AND f.cached=0", [sweep_id]))
+
+    def progress(self, sweep_id: str) -> dict[str, int]:
+        """Row counts by status, plus folds committed, for progress displays."""
+        out = {s: 0 for s in (ROW_PLANNED, ROW_RUNNING, ROW_DONE, ROW_FAILED)}
+        for status, count in self.db.execute(
+                "SELECT status, COUNT(*) FROM rows WHERE sweep_id=? GROUP BY status", [sweep_id]):
+            out[status] = count
+        out["folds"] = self.db.execute(
+            "SELECT COALESCE(SUM(folds_done),0) FROM rows WHERE sweep_id=?", [sweep_id]).fetchone()[0]
+        out["total"] = sum(out[s] for s in (ROW_PLANNED, ROW_RUNNING, ROW_DONE, ROW_FAILED))
+        return out
