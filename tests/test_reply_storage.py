@@ -82,7 +82,7 @@ def _version_6(path) -> None:
 def test_a_version_6_database_reads_as_it_is_and_migrates_its_bodies(tmp_path):
     path = tmp_path / "v6.sqlite"
     _version_6(path)
-    with Store(path, readonly=True) as reader:  # not migrated: bodies read from their columns
+    with Store(path, readonly=True) as reader:  # read through a migrated copy, the file untouched
         assert reader.folds(1)[0].reply == "a fold reply"
         assert not reader.folds(1)[0].reply_truncated
         assert reader.row(1).answer == "the answer"

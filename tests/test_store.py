@@ -176,7 +176,7 @@ def test_version_2_answer_classes_migrate_by_what_the_carrier_held(tmp_path):
         "classification, in_carrier) VALUES (1, ?, '62114', ?, 0, 0, 0, ?, ?)", old)
     conn.commit()
     conn.close()
-    # Read-only, not migrated: the old classes read in today's names.
+    # Read-only (a migrated copy; the file untouched): the old classes read in today's names.
     reader = Store(path, readonly=True)
     assert [(c.label, c.classification, c.carrier_state, c.class_detail)
             for c in reader.checks(1)][:3] == [("a", "correct", "present", None),
@@ -217,3 +217,63 @@ def test_a_fold_commit_rewrites_only_the_courses_that_changed(tmp_path):
         store.db.conn.set_trace_callback(None)
         assert store.fact_histories(row_id) == later[::-1]
         assert sum("fact_histories" in s for s in statements) == 3
+
+
+def _old_database(path: Path, version: int) -> None:
+    """A database written at ``version`` (before blobs, the timeline and the event log): one
+    sweep, one answered row with a fold, two checks of which one was flagged."""
+    from foldscope.engine.store import _MIGRATIONS
+
+    conn = sqlite3.connect(path)
+    for step in range(1, version + 1):
+        conn.executescript(_MIGRATIONS[step])
+    conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(version)])
+    conn.execute("INSERT INTO sweeps (id, created_at, name, config_digest, config_json) "
+                 "VALUES ('old', 0, 'old', 'd', '{}')")
+    conn.execute("INSERT INTO rows (id, sweep_id, position, scenario, model, arm, repeat, status, "
+                 "prompt_digest, declared_ceilings_json, output_budget, carry_cap, answer) "
+                 "VALUES (1, 'old', 0, 'smoke', 'sim/faithful', 'j', 0, 'done', 'p', '{}', 1, 1, "
+                 "'the answer')")
+    conn.execute("INSERT INTO folds (row_id, fold_index, first_chunk, last_chunk, reply, carrier, "
+                 "carrier_chars, carrier_tokens_est, clipped_chars, headings_carried, "
+                 "parse_status, finish_reason, est_prompt_tokens, latency_s, created_at) "
+                 "VALUES (1, 0, 0, 0, 'a fold reply', 'a carrier', 9, 2, 0, 0, 'ok', 'stop', 1, "
+                 "0, 0)")
+    conn.executemany(
+        "INSERT INTO checks (row_id, label, expected, found, correct, abstained, unit_dropped, "
+        "classification, in_carrier, flagged) VALUES (1, ?, '1', '2', 0, 0, 0, 'wrong', 0, ?)",
+        [("a", 1), ("b", 0)])
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("version", [1, 3, 6])
+def test_an_old_database_opened_read_only_is_read_through_a_migrated_copy_and_left_as_it_was(
+        tmp_path, version):
+    folder = tmp_path / "db"
+    folder.mkdir()
+    path = folder / "old.sqlite"
+    _old_database(path, version)
+    before = path.read_bytes()
+    with Store(path, readonly=True) as store:
+        assert store.schema_version == version  # the file's own version
+        assert store.folds(1)[0].reply == "a fold reply"
+        assert store.row(1).answer == "the answer"
+        assert [(c.label, c.flagged) for c in store.checks(1)] == [("a", True), ("b", False)]
+        if version < 4:  # classes stored before answer classes read in today's names
+            assert {c.classification for c in store.checks(1)} == {"fabricated"}
+        (verdict,) = store.verdicts("old").values()
+        assert (verdict.verdict, verdict.author) == ("fabricated", "unknown")
+        assert store.events("old") == [] and store.runner_status("old") is None
+        assert store.audits() == [] and store.fact_histories(1) == []
+        with pytest.raises(sqlite3.OperationalError):  # the copy is read-only too
+            store.set_sweep_status("old", "done")
+    with Store(path, readonly=True) as again:  # the unchanged file's copy is read again
+        assert again.row(1).answer == "the answer"
+    assert path.read_bytes() == before
+    assert [p.name for p in folder.iterdir()] == ["old.sqlite"]  # no companions left beside it
+    with Store(path) as store:  # a writable open migrates the file itself
+        assert store.schema_version == SCHEMA_VERSION
+    with Store(path, readonly=True) as store:  # and read-only opens read the file as it is now
+        assert store.schema_version == SCHEMA_VERSION
+        assert store.row(1).answer == "the answer"

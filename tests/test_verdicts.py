@@ -97,7 +97,7 @@ def test_old_flags_become_fabricated_by_an_unknown_author(tmp_path):
         "VALUES (1, ?, '1', '2', 0, 0, 0, 'fabricated', 0, 'missing', ?)", [("a", 1), ("b", 0)])
     conn.commit()
     conn.close()
-    with Store(path, readonly=True) as old:  # read, not migrated
+    with Store(path, readonly=True) as old:  # read through a migrated copy, the file untouched
         assert {v.verdict for v in old.verdicts("s").values()} == {"fabricated"}
     with Store(path) as store:
         assert store.schema_version == SCHEMA_VERSION

@@ -25,7 +25,6 @@ from foldscope.engine.store.rows import (
 )
 from foldscope.engine.store.schema import (
     _MIGRATIONS,
-    READABLE_VERSIONS,
     SCHEMA_VERSION,
     _sha256_sql,
     parse_schema_version,
@@ -37,7 +36,6 @@ __all__ = [
     "CHECK_BATCH",
     "EVENT_CAP",
     "LIVE_STATUSES",
-    "READABLE_VERSIONS",
     "ROW_DONE",
     "ROW_FAILED",
     "ROW_PLANNED",

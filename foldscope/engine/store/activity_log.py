@@ -53,9 +53,7 @@ class ActivityRepository(Repository):
     def events(self, sweep_id: str, *, since: int = 0, limit: int = EVENT_CAP
                ) -> list[StoredEvent]:
         """A sweep's logged events after event id ``since``, oldest first (at most ``limit``,
-        the newest of them); none in a database from before the event log."""
-        if not self._has_activity:
-            return []
+        the newest of them)."""
         found = self.db.execute(
             "SELECT id, sweep_id, t, kind, model, summary, json_extract(data_json, '$.fault'), "
             "data_json FROM events WHERE sweep_id=? AND id>? ORDER BY id DESC LIMIT ?",
@@ -75,8 +73,6 @@ class ActivityRepository(Repository):
 
     def runner_status(self, sweep_id: str) -> RunnerStatus | None:
         """The last status a runner of this sweep recorded, or None."""
-        if not self._has_activity:
-            return None
         found = self.db.execute(
             "SELECT pid, started_at, updated_at, finished_at, folds_at_start, finished_at_start, "
             "paused, endpoints_json FROM runner_status WHERE sweep_id=?", [sweep_id]).fetchone()
@@ -99,8 +95,6 @@ class ActivityRepository(Repository):
 
     def control(self, sweep_id: str) -> ControlRequest | None:
         """The last control request for a sweep, or None."""
-        if not self._has_activity:
-            return None
         found = self.db.execute("SELECT request, reason, requested_at FROM sweep_control "
                                 "WHERE sweep_id=?", [sweep_id]).fetchone()
         return ControlRequest(*found) if found else None

@@ -35,15 +35,11 @@ class AuditRepository(Repository):
         return int(cursor.lastrowid or 0)
 
     def audits(self) -> list[StoredAudit]:
-        """Every stored session audit, newest first (none in a database from before audits)."""
-        if "audits" not in self.db.table_names():
-            return []
+        """Every stored session audit, newest first."""
         return [_audit(r) for r in self.db.execute(
             f"SELECT {_AUDIT_COLUMNS} FROM audits ORDER BY id DESC").fetchall()]
 
     def audit(self, audit_id: int) -> StoredAudit | None:
         """One stored session audit, or None."""
-        if "audits" not in self.db.table_names():
-            return None
         row = self.db.execute(f"SELECT {_AUDIT_COLUMNS} FROM audits WHERE id=?", [audit_id]).fetchone()
         return None if row is None else _audit(row)

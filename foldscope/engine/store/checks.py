@@ -11,6 +11,11 @@ from foldscope.core.fabrication import CLEARED, HumanVerdict, flag_refusal
 from foldscope.core.row import StoredCheck
 from foldscope.engine.store.connection import _ROW_SEQ, Repository
 
+_CHECK_FIELDS = ("label", "expected", "found", "correct", "abstained", "unit_dropped",
+                 "in_carrier", "classification", "carrier_state", "class_detail", "id",
+                 "row_id", "flagged")
+_CHECK_COLUMNS = ", ".join(_CHECK_FIELDS)
+
 CHECK_BATCH = 2000
 """Checks read per fetch when a whole sweep's are iterated."""
 
@@ -30,7 +35,7 @@ class CheckRepository(Repository):
     def checks(self, row_id: int) -> list[StoredCheck]:
         """The per-fact checks of a finished row."""
         return [_check(v) for v in self.db.execute(
-            f"SELECT {self._check_columns} FROM checks WHERE row_id=? ORDER BY id", [row_id])]
+            f"SELECT {_CHECK_COLUMNS} FROM checks WHERE row_id=? ORDER BY id", [row_id])]
 
     def set_flag(self, check_id: int, flagged: bool, author: str = "unknown") -> None:
         """Flag a checked answer as fabricated, or withdraw its verdict (the ``f`` toggle).
@@ -42,7 +47,7 @@ class CheckRepository(Repository):
 
     def check(self, check_id: int) -> StoredCheck | None:
         """One check by id, or None."""
-        found = self.db.execute(f"SELECT {self._check_columns} FROM checks WHERE id=?",
+        found = self.db.execute(f"SELECT {_CHECK_COLUMNS} FROM checks WHERE id=?",
                                 [check_id]).fetchone()
         return _check(found) if found else None
 
@@ -112,16 +117,7 @@ class CheckRepository(Repository):
                         "WHERE id=?)", [check_id])
 
     def verdicts(self, sweep_id: str) -> dict[int, HumanVerdict]:
-        """Every check of a sweep that has a verdict now (its latest entry, unless withdrawn).
-
-        A database from before verdicts (read-only, not migrated) reads its flags as
-        ``fabricated`` by an unknown author.
-        """
-        if "verdicts" not in self.db.table_names():
-            return {cid: HumanVerdict(0, cid, "fabricated", None, "unknown", 0.0)
-                    for (cid,) in self.db.execute(
-                        "SELECT id FROM checks WHERE flagged AND row_id IN "
-                        "(SELECT id FROM rows WHERE sweep_id=?)", [sweep_id])}
+        """Every check of a sweep that has a verdict now (its latest entry, unless withdrawn)."""
         found = self.db.execute(
             "SELECT v.id, v.check_id, v.verdict, v.reason, v.author, v.created_at FROM verdicts v "
             "WHERE v.id IN (SELECT MAX(id) FROM verdicts WHERE check_id IN (SELECT c.id FROM "
@@ -132,10 +128,6 @@ class CheckRepository(Repository):
     def verdict(self, check_id: int) -> HumanVerdict | None:
         """One check's verdict now (its latest entry, unless withdrawn), or None: what a writer
         reads back after a write, instead of the whole sweep's verdicts."""
-        if "verdicts" not in self.db.table_names():
-            found = self.db.execute("SELECT flagged FROM checks WHERE id=?", [check_id]).fetchone()
-            return (HumanVerdict(0, check_id, "fabricated", None, "unknown", 0.0)
-                    if found and found[0] else None)
         row = self.db.execute(
             "SELECT id, check_id, verdict, reason, author, created_at FROM verdicts "
             "WHERE check_id=? ORDER BY id DESC LIMIT 1", [check_id]).fetchone()
@@ -143,8 +135,6 @@ class CheckRepository(Repository):
 
     def verdict_history(self, check_id: int) -> list[HumanVerdict]:
         """Every verdict entry of a check, oldest first (withdrawals included)."""
-        if "verdicts" not in self.db.table_names():
-            return []
         return [HumanVerdict(*v) for v in self.db.execute(
             "SELECT id, check_id, verdict, reason, author, created_at FROM verdicts "
             "WHERE check_id=? ORDER BY id", [check_id])]
@@ -154,7 +144,7 @@ class CheckRepository(Repository):
         iterated (a 50,000-row sweep has 700,000), each label, expected value and class text
         one shared string."""
         cursor = self.db.conn.execute(
-            f"SELECT {self._check_columns} FROM checks WHERE row_id IN "
+            f"SELECT {_CHECK_COLUMNS} FROM checks WHERE row_id IN "
             "(SELECT id FROM rows WHERE sweep_id=?) ORDER BY id", [sweep_id])
         shared: dict[str, str] = {}
         while batch := cursor.fetchmany(CHECK_BATCH):

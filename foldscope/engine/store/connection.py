@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,25 +16,12 @@ import sqlite_utils
 from foldscope.core.errors import StoreError
 from foldscope.engine.store.schema import (
     _ADD_COLUMN,
-    _LEGACY_CARRIER_STATE,
-    _LEGACY_CLASS,
-    _LEGACY_DETAIL,
     _MIGRATIONS,
-    READABLE_VERSIONS,
     SCHEMA_VERSION,
     _sha256_sql,
     parse_schema_version,
     text_digest,
 )
-
-_CHECK_FIELDS = ("label", "expected", "found", "correct", "abstained", "unit_dropped",
-                 "in_carrier", "classification", "carrier_state", "class_detail", "id",
-                 "row_id", "flagged")
-_CHECK_COLUMNS = ", ".join(_CHECK_FIELDS)
-_LEGACY_CHECK_COLUMNS = _CHECK_COLUMNS.replace(
-    "classification, carrier_state, class_detail",
-    f"{_LEGACY_CLASS}, {_LEGACY_CARRIER_STATE}, {_LEGACY_DETAIL}")
-"""The check columns of a database read before schema 4 (read-only, not migrated)."""
 
 _ROW_SEQ = "(SELECT COALESCE(MAX(seq), 0) + 1 FROM rows)"
 _FOLD_SEQ = "(SELECT COALESCE(MAX(seq), 0) + 1 FROM folds)"
@@ -98,6 +87,88 @@ def database_error(path: str | Path, exc: sqlite3.Error) -> StoreError:
     return StoreError(f"{path}: database error ({detail})")
 
 
+def _open(path: Path, *, readonly: bool) -> sqlite_utils.Database:
+    """A connection with foldscope's SQL functions and foreign keys on."""
+    conn = _connect(path, readonly=readonly)
+    conn.create_function("foldscope_sha256", 1, _sha256_sql, deterministic=True)
+    db = sqlite_utils.Database(conn)
+    try:
+        db.execute("PRAGMA foreign_keys=ON")
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
+_COPIES: dict[str, tuple[tuple[int, ...], Path, tempfile.TemporaryDirectory[str]]] = {}
+_COPIES_LOCK = threading.Lock()
+
+
+def _file_state(path: Path) -> tuple[int, ...]:
+    """What tells one content of a database file (and its WAL) from another."""
+    out: list[int] = []
+    for p in (path, path.with_name(path.name + "-wal")):
+        try:
+            st = p.stat()
+        except OSError:
+            out += [0, 0, 0, 0]
+            continue
+        out += [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+    return tuple(out)
+
+
+def migrated_copy(path: Path, source: sqlite3.Connection) -> Path:
+    """A copy of an older database, migrated to ``SCHEMA_VERSION`` in a temporary folder, so a
+    read-only open reads today's schema and never writes the original.
+
+    The copy is an SQLite backup of ``source`` (one consistent snapshot, WAL included), then
+    opened writable once so the ordinary migrations run on it. One copy per file is kept for
+    the process while the file is unchanged (a reader that reopens it does not copy again);
+    the folder goes when the process ends.
+
+    Args:
+        path: the database file (``source`` is a read-only connection to it).
+        source: the connection to copy from.
+
+    Returns:
+        The migrated copy's path.
+
+    Raises:
+        StoreError: the copy could not be made or migrated (named by the original's path).
+    """
+    key = str(path.resolve())
+    state = _file_state(path)
+    with _COPIES_LOCK:
+        found = _COPIES.get(key)
+        if found is not None and found[0] == state and found[1].exists():
+            return found[1]
+        folder = tempfile.TemporaryDirectory(prefix="foldscope-read-")
+        target = Path(folder.name) / path.name
+        try:
+            copy = sqlite3.connect(str(target))
+            try:
+                source.backup(copy)
+            finally:
+                copy.close()
+            migrated = StoreConnection(target)
+            try:
+                # No WAL companions: a reader of the copy needs nothing beside the file.
+                migrated.db.execute("PRAGMA journal_mode=DELETE")
+            finally:
+                migrated.close()
+        except StoreError as exc:
+            folder.cleanup()
+            raise StoreError(str(exc).replace(str(target), str(path))) from None
+        except (sqlite3.Error, OSError) as exc:
+            folder.cleanup()
+            raise StoreError(f"{path}: cannot read this older database through a migrated "
+                             f"copy ({' '.join(str(exc).split()) or type(exc).__name__})") from None
+        if found is not None:
+            found[2].cleanup()  # the file changed: its older copy is not read again
+        _COPIES[key] = (state, target, folder)
+        return target
+
+
 class StoreConnection:
     """One connection to a foldscope database, opened and migrated; the repositories share it.
     Connections are thread-bound: one per thread.
@@ -125,14 +196,12 @@ class StoreConnection:
             except OSError as exc:
                 raise StoreError(f"{self.path.parent}: cannot create the database folder "
                                  f"({exc.strerror or exc})") from None
+        self.source_version: int | None = None
         try:
-            conn = _connect(self.path, readonly=readonly)
-            conn.create_function("foldscope_sha256", 1, _sha256_sql, deterministic=True)
-            self.db = sqlite_utils.Database(conn)
+            self.db = _open(self.path, readonly=readonly)
         except sqlite3.Error as exc:
             raise database_error(self.path, exc) from None
         try:
-            self.db.execute("PRAGMA foreign_keys=ON")
             if not readonly:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 # NORMAL is durable across process crashes in WAL mode; only power loss can drop
@@ -169,18 +238,18 @@ class StoreConnection:
             )
         if version == 0 and tables and "sweeps" not in tables:
             raise StoreError(f"{self.path}: not a foldscope database (tables: {', '.join(sorted(tables))})")
-        self.has_seq = version >= 3 or version == 0
-        self.has_blobs = version >= 7 or version == 0
-        self.has_activity = version >= 10 or version == 0
-        self.check_columns = (_CHECK_COLUMNS if version >= 4 or version == 0
-                               else _LEGACY_CHECK_COLUMNS)
-        self.has_timeline = version >= 8 or version == 0
-        self.has_finish = version >= 11 or version == 0
-        if version == SCHEMA_VERSION or (readonly and version in READABLE_VERSIONS):
+        if version == SCHEMA_VERSION:
             return
         if readonly:
-            raise StoreError(f"{self.path}: database needs migrating from version {version}; "
-                             "open it once with `foldscope run --resume` or the TUI")
+            if version == 0:
+                raise StoreError(f"{self.path}: database needs migrating from version {version}; "
+                                 "open it once with `foldscope run --resume` or the TUI")
+            # An older schema read as it is: its copy is migrated by the same steps, then read.
+            copy = migrated_copy(self.path, self.db.conn)
+            self.db.close()
+            self.db = _open(copy, readonly=True)
+            self.source_version = version
+            return
         for target in range(version + 1, SCHEMA_VERSION + 1):
             # One write transaction per step, taken at once: several processes opening a new
             # or old database together each wait their turn, and a step another one already
@@ -194,12 +263,6 @@ class StoreConnection:
                 self.db.execute(
                     "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
                     "ON CONFLICT(key) DO UPDATE SET value=excluded.value", [str(target)])
-        self.has_seq = True
-        self.has_blobs = True
-        self.has_activity = True
-        self.check_columns = _CHECK_COLUMNS
-        self.has_timeline = True
-        self.has_finish = True
 
     def _column_exists(self, statement: str) -> bool:
         """True when ``statement`` adds a column the table already has (so a step is safe to
@@ -213,8 +276,9 @@ class StoreConnection:
 
     @property
     def schema_version(self) -> int:
-        """The schema version recorded in the database."""
-        return self._version()
+        """The schema version recorded in the database file (an older file read through its
+        migrated copy keeps its own)."""
+        return self.source_version if self.source_version is not None else self._version()
 
     def close(self) -> None:
         """Close the connection."""
@@ -271,27 +335,3 @@ class Repository:
     def immediate(self) -> contextlib.AbstractContextManager[None]:
         """A write transaction that takes the write lock at once (``StoreConnection.immediate``)."""
         return self._conn.immediate()
-
-    @property
-    def _has_seq(self) -> bool:
-        return self._conn.has_seq
-
-    @property
-    def _has_blobs(self) -> bool:
-        return self._conn.has_blobs
-
-    @property
-    def _has_activity(self) -> bool:
-        return self._conn.has_activity
-
-    @property
-    def _has_timeline(self) -> bool:
-        return self._conn.has_timeline
-
-    @property
-    def _has_finish(self) -> bool:
-        return self._conn.has_finish
-
-    @property
-    def _check_columns(self) -> str:
-        return self._conn.check_columns

@@ -149,7 +149,7 @@ class Store:
     # -- rows and folds (``row_repo``) -------------------------------------------------------------
 
     def unpriced_sql(self, prefix: str = "") -> str:
-        """SQL for a row's unpriced calls (0 in a database from before they were counted)."""
+        """SQL for a row's unpriced calls."""
         return self.row_repo.unpriced_sql(prefix)
 
     def answer_sql(self, prefix: str = "") -> str:
@@ -193,7 +193,7 @@ class Store:
         return self.row_repo.commit_fold(row_id, fold, histories, stored)
 
     def fact_histories(self, row_id: int) -> list[FactHistory]:
-        """A row's stored fact courses in planting order (none before schema 6 or any fold)."""
+        """A row's stored fact courses in planting order (none before its first fold)."""
         return self.row_repo.fact_histories(row_id)
 
     def rewrite_timeline(self, row_id: int, folds: Sequence[FoldRecord],
@@ -344,7 +344,7 @@ class Store:
     def events(self, sweep_id: str, *, since: int = 0, limit: int = EVENT_CAP
                ) -> list[StoredEvent]:
         """A sweep's logged events after event id ``since``, oldest first (at most
-        ``limit``, the newest of them); none in a database from before the event log."""
+        ``limit``, the newest of them)."""
         return self.activity_repo.events(sweep_id, since=since, limit=limit)
 
     def set_runner_status(self, sweep_id: str, status: RunnerStatus) -> None:
@@ -375,7 +375,7 @@ class Store:
         return self.audit_repo.add_audit(doc)
 
     def audits(self) -> list[StoredAudit]:
-        """Every stored session audit, newest first (none in a database from before audits)."""
+        """Every stored session audit, newest first."""
         return self.audit_repo.audits()
 
     def audit(self, audit_id: int) -> StoredAudit | None:

@@ -108,34 +108,20 @@ class RowRepository(Repository):
     written with its answer, in one transaction)."""
 
     def _row_columns(self, prefix: str = "") -> str:
-        def column(name: str) -> str:
-            if name == "seq" and not self._has_seq:
-                return "0 AS seq"
-            if name == "answer_truncated" and not self._has_blobs:
-                return "0 AS answer_truncated"
-            if name == "answer_finish" and not self._has_finish:
-                return "NULL AS answer_finish"
-            if name == "unpriced_calls" and not self._has_finish:
-                return "0 AS unpriced_calls"
-            return f"{prefix}{name}"
-        return ", ".join(column(name) for name in ROW_FIELDS)
+        return ", ".join(f"{prefix}{name}" for name in ROW_FIELDS)
 
     def unpriced_sql(self, prefix: str = "") -> str:
-        """SQL for a row's unpriced calls (0 in a database from before they were counted)."""
-        return f"{prefix}unpriced_calls" if self._has_finish else "0"
+        """SQL for a row's unpriced calls."""
+        return f"{prefix}unpriced_calls"
 
     def answer_sql(self, prefix: str = "") -> str:
-        """SQL for a row's answer text, wherever this database keeps it (``prefix``: a table
-        alias with its dot, e.g. ``"r."``)."""
-        if not self._has_blobs:
-            return f"{prefix}answer"
+        """SQL for a row's answer text: its body by digest (``prefix``: a table alias with its
+        dot, e.g. ``"r."``)."""
         return (f"COALESCE((SELECT body FROM blobs WHERE digest = {prefix}answer_digest), "
                 f"{prefix}answer)")
 
     def reply_sql(self, prefix: str = "") -> str:
-        """SQL for a fold's reply text, wherever this database keeps it (see ``answer_sql``)."""
-        if not self._has_blobs:
-            return f"{prefix}reply"
+        """SQL for a fold's reply text: its body by digest (see ``answer_sql``)."""
         return (f"COALESCE((SELECT body FROM blobs WHERE digest = {prefix}reply_digest), "
                 f"{prefix}reply)")
 
@@ -143,10 +129,6 @@ class RowRepository(Repository):
         def column(name: str) -> str:
             if name == "reply":
                 return self.reply_sql()
-            if name == "reply_truncated" and not self._has_blobs:
-                return "0 AS reply_truncated"
-            if name == "fact_mutations_json" and not self._has_timeline:
-                return "'{}' AS fact_mutations_json"
             return name
         return ", ".join(column(name) for name in _FOLD_COLUMNS)
 
@@ -159,7 +141,7 @@ class RowRepository(Repository):
         """
         sql = f"SELECT {self._row_columns()} FROM rows WHERE sweep_id = ?"
         params: list[Any] = [sweep_id]
-        if since is not None and self._has_seq:
+        if since is not None:
             sql += " AND seq > ?"
             params.append(since)
         return [_row(values) for values in self.db.execute(sql + " ORDER BY position", params)]
@@ -174,8 +156,6 @@ class RowRepository(Repository):
             The changed rows in plan order, the class counts of those that have checks, and the
             final carrier of those that have a committed fold.
         """
-        if not self._has_seq:
-            since = None
         where = "sweep_id = ?" + (" AND seq > ?" if since is not None else "")
         params: list[Any] = [sweep_id] + ([since] if since is not None else [])
         conn = self.db.conn
@@ -216,7 +196,7 @@ class RowRepository(Repository):
         if scenario is not None:
             sql += " AND scenario = ?"
             params.append(scenario)
-        if since is not None and self._has_seq:
+        if since is not None:
             sql += " AND seq > ?"
             params.append(since)
         return [_row(values[:-1], values[-1])
@@ -290,9 +270,7 @@ class RowRepository(Repository):
             [(row_id, i, *_history_values(h)) for i, h in changed])
 
     def fact_histories(self, row_id: int) -> list[FactHistory]:
-        """A row's stored fact courses in planting order (none before schema 6 or any fold)."""
-        if not self._has_timeline:
-            return []
+        """A row's stored fact courses in planting order (none before its first fold)."""
         return [FactHistory(label, value, bool(graded), chunk, planted, first, lost,
                             bool(returned), final, altered, rule)
                 for (label, value, graded, chunk, planted, first, lost, returned, final, altered,
@@ -345,10 +323,9 @@ class RowRepository(Repository):
                                                              dict[str, tuple[str, str]]]]:
         """Every fold of a sweep without its texts: (row id, fold index, first chunk, last chunk,
         fact states, mutations), by row and fold (the survival view's whole input)."""
-        mutations = "f.fact_mutations_json" if self._has_timeline else "'{}'"
         for row_id, index, first, last, status, changed in self.db.execute(
-                f"SELECT f.row_id, f.fold_index, f.first_chunk, f.last_chunk, f.fact_status_json, "
-                f"{mutations} FROM folds f JOIN rows r ON r.id = f.row_id WHERE r.sweep_id = ? "
+                "SELECT f.row_id, f.fold_index, f.first_chunk, f.last_chunk, f.fact_status_json, "
+                "f.fact_mutations_json FROM folds f JOIN rows r ON r.id = f.row_id WHERE r.sweep_id = ? "
                 "ORDER BY f.row_id, f.fold_index", [sweep_id]):
             yield (row_id, index, first, last, json.loads(status),
                    {k: (v[0], v[1]) for k, v in json.loads(changed).items()})
@@ -430,7 +407,7 @@ class RowRepository(Repository):
                 "UPDATE rows SET status='planned', attempt=attempt+1, infra_retries=infra_retries+1, "
                 "next_chunk=0, folds_done=0, catch_up=0, parse_failures=0, length_stops=0, "
                 "infra_error=NULL, answer=NULL, answer_digest=NULL, answer_truncated=0, "
-                f"{'answer_finish=NULL, ' if self._has_finish else ''}"
+                "answer_finish=NULL, "
                 "recall=NULL, correct=NULL, graded=NULL, valid=NULL, "
                 f"validity_reason=NULL, retryable=0, started_at=NULL, finished_at=NULL, "
                 f"seq={_ROW_SEQ} WHERE id=?", [row_id])

@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 SCHEMA_VERSION = 11
-"""The schema this foldscope writes. Older databases are migrated; newer ones are refused."""
+"""The schema this foldscope writes. Older databases are migrated (one opened read-only is read
+through a migrated copy, ``connection.migrated_copy``); newer ones are refused."""
 
 # How a check stored before schema 4 reads in today's answer classes (``core.answers``).
 _LEGACY_CARRIER_STATE = "CASE WHEN in_carrier THEN 'present' ELSE 'missing' END"
@@ -281,17 +282,6 @@ _MIGRATIONS: dict[int, str] = {
 _ADD_COLUMN = re.compile(r"\s*ALTER\s+TABLE\s+(?P<table>\w+)\s+ADD\s+COLUMN\s+(?P<column>\w+)",
                          re.IGNORECASE)
 """A migration statement that adds a column (skipped when the column is there already)."""
-
-READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10)
-"""Older schemas a read-only open still reads without migrating (they lack ``seq`` and the
-checks' carrier state, and their answer classes are read through the version 4 renaming;
-versions before 5 lack the ``audits`` table, which then reads as empty; before 6 a claim has
-no start token, and is judged by its pid; before 7 reply bodies sit in their own columns and
-nothing is marked cut; before 8 the folds' mutations and the facts' stored courses are
-missing, and are derived; before 9 there is no ``verdicts`` table: flags read as
-``fabricated`` by an unknown author; before 10 there is no event log, runner status or
-control table, which then read as empty; before 11 answers have no stored finish reason and
-every call counts as priced)."""
 
 
 def parse_schema_version(value: Any, newest: int | None = SCHEMA_VERSION

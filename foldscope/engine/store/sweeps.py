@@ -58,7 +58,7 @@ class SweepRepository(Repository):
 
     def heartbeat(self, sweep_id: str, pid: int | None) -> float | None:
         """When the sweep's claimed runner last wrote its status (None: no live record)."""
-        if not self._has_activity or not pid:
+        if not pid:
             return None
         found = self.db.execute("SELECT updated_at FROM runner_status WHERE sweep_id=? AND pid=? "
                                 "AND finished_at IS NULL", [sweep_id, pid]).fetchone()
