@@ -283,6 +283,28 @@ async def test_list_endpoints_parses_openrouter_shape():
     assert not e.matches_pin("together")
 
 
+async def test_a_hostile_endpoint_listing_gives_unknowns_not_nan_prices_or_a_crash():
+    listing = {"data": {"endpoints": [
+        {"name": "A", "provider_name": "A", "tag": 7, "quantization": "\x1b]52;c;aGk=\x07",
+         "context_length": -5, "max_completion_tokens": 10**15,
+         "pricing": {"prompt": "NaN", "completion": "Infinity"},
+         "supported_parameters": ["max_tokens", 3, "x" * 500]},
+        {"name": "B", "pricing": {"prompt": "-0.000001", "completion": True}},
+        {"name": "C", "pricing": ["0.1"], "supported_parameters": "max_tokens"},
+        {"name": "D", "pricing": {"prompt": "1e400", "completion": "0.0000006"}}]}}
+    script = Script(httpx.Response(200, json=listing))
+    async with make(openrouter(), script) as client:
+        a, b, c, d = await client.list_endpoints()
+    assert a.tag is None and a.quantization is None
+    assert a.context_length is None and a.max_completion_tokens is None
+    assert a.supported_parameters == ("max_tokens",)
+    for e in (a, b, c):
+        assert e.price_prompt_per_mtok is None and e.price_completion_per_mtok is None
+    assert c.supported_parameters == () and b.provider_name == "B"
+    assert d.price_prompt_per_mtok is None and d.price_completion_per_mtok == pytest.approx(0.6)
+    assert json.loads(json.dumps([e.as_dict() for e in (a, b, c, d)], allow_nan=False))
+
+
 _json_text = st.text(alphabet=st.sampled_from(list('ab "\\\n\t\x00\x1fé中😀\u2028Ё')), max_size=40)
 
 

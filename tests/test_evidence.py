@@ -40,11 +40,11 @@ def _plant_secrets(db: Path) -> None:
     config = json.loads(config_json)
     config["sweep"]["name"] = f"study by {EMAIL}"
     config["sweep"]["scenario"] = f"{LOCAL_PATH}/kestrel.toml"
-    config["models"].append({"id": "acme/model", "provider": "vllm",
-                             "base_url": f"http://{PRIVATE_HOST}:8000/v1",
-                             "api_key_env": "FOLDSCOPE_PLANTED_KEY"})
-    config["models"].append({"id": "gw/model", "provider": "openrouter",
-                             "base_url": "https://openrouter.ai/api/v1"})
+    # Details on the models the sweep ran (adding models would plan rows it does not hold,
+    # which `check` flags and export refuses).
+    config["models"][0].update({"base_url": f"http://{PRIVATE_HOST}:8000/v1",
+                                "api_key_env": "FOLDSCOPE_PLANTED_KEY"})
+    config["models"][1].update({"base_url": "https://openrouter.ai/api/v1"})
     pins = json.loads(pins_json)
     pins["acme/model"] = {"endpoint": f"http://{PRIVATE_HOST}:8000/v1", "owner": EMAIL,
                           "key_header": f"Bearer {SECRET}"}
@@ -187,9 +187,9 @@ def test_planted_secrets_never_reach_the_package(study, tmp_path, monkeypatch, c
                    "FOLDSCOPE_PLANTED_KEY"):
         assert needle.encode() not in blob, needle
     config = json.loads((out / "config.json").read_text())
-    models = {m["id"]: m for m in config["sweeps"][0]["config"]["models"]}
-    assert models["acme/model"]["base_url"].startswith("<endpoint sha256:")
-    assert models["gw/model"]["base_url"] == "https://openrouter.ai/api/v1"  # public: kept
+    models = config["sweeps"][0]["config"]["models"]
+    assert models[0]["base_url"].startswith("<endpoint sha256:")
+    assert models[1]["base_url"] == "https://openrouter.ai/api/v1"  # public: kept
     assert main(["verify", str(out)]) == 0
 
 

@@ -142,6 +142,36 @@ async def test_a_zstd_bomb_stops_at_the_decoded_bound():
         assert "zstd" in {k.lower(): v for k, v in server.headers[0].items()}["accept-encoding"]
 
 
+async def test_a_brotli_bomb_stops_at_the_decoded_bound_and_a_small_reply_decodes():
+    brotli = pytest.importorskip("brotli")
+    body = brotli.compress(chat_body("a" * 50_000_000), quality=5)  # 50 MB in ~100 bytes
+    assert len(body) < 10_000
+    with FaultServer([Raw(body, headers={"content-type": "application/json",
+                                         "content-encoding": "br"})]) as server:
+        with pytest.raises(InfraError, match="passed"):
+            await call(server.base_url, max_reply_bytes=1000)
+        assert "br" in {k.lower(): v for k, v in server.headers[0].items()}["accept-encoding"]
+        # A reply larger than one of the decoder's output pieces, under the bound, is whole.
+        content = "".join(f"{i:07d}" for i in range(40_000))  # 280 kB, incompressible-ish
+        server.replies = [Raw(brotli.compress(chat_body(content)),
+                              headers={"content-type": "application/json",
+                                       "content-encoding": "br"})]
+        reply = await call(server.base_url, max_reply_bytes=400_000)
+    assert reply.content == content
+
+
+@pytest.mark.parametrize("content", ["", "x", "y" * 70_000])
+def test_the_brotli_decoder_gives_back_every_byte_in_bounded_pieces(content):
+    brotli = pytest.importorskip("brotli")
+    from foldscope.engine.client.reply_check import _Brotli
+
+    packed = brotli.compress(content.encode())
+    decoder, out = _Brotli(), b""
+    for i in range(0, len(packed), 7):  # fed in small pieces, as a stream arrives
+        out += decoder.feed(packed[i:i + 7], 10**9)
+    assert out == content.encode()
+
+
 async def test_an_encoding_not_asked_for_is_refused_not_decoded_unbounded():
     with FaultServer([Raw(b"\x00" * 100, headers={"content-type": "application/json",
                                                    "content-encoding": "compress"})]) as server:

@@ -270,16 +270,37 @@ def test_report_and_export_refuse_what_check_flags(sweep_db, capsys, damage, nee
 
 
 def test_check_flags_rows_left_running_with_no_live_runner(sweep_db, capsys):
-    with sqlite3.connect(sweep_db) as conn:
-        conn.execute("UPDATE rows SET status='running'")
+    with sqlite3.connect(sweep_db) as conn:  # what a kill -9 mid-row leaves
+        conn.execute("DELETE FROM checks WHERE row_id IN (SELECT id FROM rows LIMIT 2)")
+        conn.execute("UPDATE rows SET status='running' WHERE id IN (SELECT id FROM rows LIMIT 2)")
         conn.execute("UPDATE sweeps SET status='running', runner_pid=999999999")
     assert main(["check", "--db", str(sweep_db)]) == 1
     assert "row(s) running, no live runner" in capsys.readouterr().out
-    # report shows it interrupted; export will not release a half-run sweep as finished
-    assert main(["report", "--db", str(sweep_db)]) == 0
-    capsys.readouterr()
+    # report and export refuse what check flags; report --partial shows what was committed
+    assert main(["report", "--db", str(sweep_db)]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "no live runner" in line and "--partial" in line and "foldscope check" in line
+    assert main(["report", "--db", str(sweep_db), "--partial"]) == 0
+    assert "interrupted" in capsys.readouterr().out
     assert main(["export", "--db", str(sweep_db), "--out", str(sweep_db.parent / "p")]) == 2
     assert "no live runner" in _one_line(capsys.readouterr().err)
+
+
+def test_report_refuses_only_what_concerns_its_sweep(sweep_db, tmp_path, capsys):
+    """An interrupted sweep in the same database does not stop the report of another one;
+    SQLite-level damage stops every report."""
+    with sqlite3.connect(sweep_db) as conn:
+        (sweep_id,) = conn.execute("SELECT id FROM sweeps").fetchone()
+        conn.execute("INSERT INTO sweeps (id, created_at, name, status, config_json, pins_json, "
+                     "config_digest, runner_pid) SELECT 'other', created_at + 1, name, 'running', "
+                     "config_json, pins_json, 'x', 999999999 FROM sweeps WHERE id=?", [sweep_id])
+    assert main(["check", "--db", str(sweep_db)]) == 1
+    capsys.readouterr()
+    assert main(["report", "--db", str(sweep_db), "--sweep", sweep_id]) == 0
+    capsys.readouterr()
+    # the newest sweep (the default) plans rows it does not hold: refused, naming it
+    assert main(["report", "--db", str(sweep_db)]) == 2
+    assert "sweep other" in _one_line(capsys.readouterr().err)
 
 
 def test_report_on_a_folder_names_it(tmp_path, capsys):
@@ -297,3 +318,21 @@ def test_a_sweep_file_cannot_lift_the_bounds_of_a_call(tmp_path, capsys, field, 
                     f'provider = "vllm"\n{field} = {value}\n')
     assert main(["run", str(path), "--db", str(tmp_path / "d.sqlite"), "--headless"]) == 2
     assert field in _one_line(capsys.readouterr().err)
+
+
+def test_the_dearest_call_counts_recall_calls_whose_cost_is_only_in_the_row(tmp_path):
+    """After a resume, unknown-cost calls are counted at the dearest call stored: a recall
+    call's cost lives only in its row's total, so it is that total less the row's folds."""
+    from foldscope.engine.store import Store
+
+    sweep_db = tmp_path / "d.sqlite"
+    run_sweep(sweep_db, definition(models=("sim/faithful",), arms=("m", "o")))
+    with sqlite3.connect(sweep_db) as conn:
+        (sweep_id,) = conn.execute("SELECT id FROM sweeps").fetchone()
+        conn.execute("UPDATE folds SET cost_usd = 0.1")
+        conn.execute("UPDATE rows SET unpriced_calls = 0, cost_usd = 0.1 * folds_done + 0.25")
+        # a row with an unpriced fold says nothing about its recall call
+        conn.execute("UPDATE rows SET cost_usd = 99 WHERE id = (SELECT MIN(id) FROM rows)")
+        conn.execute("UPDATE folds SET cost_usd = NULL WHERE row_id = (SELECT MIN(id) FROM rows)")
+    with Store(sweep_db, readonly=True) as store:
+        assert store.highest_call_cost(sweep_id) == pytest.approx(0.25)

@@ -35,6 +35,10 @@ def register(subparsers: Any) -> None:
                    help="the failure-mode cut: a failing j carrier filling at least this share "
                         "of its declared ceiling is over-writing description, less an "
                         f"under-writing gist (default {GIST_FILL:g}, between 0 and 1)")
+    p.add_argument("--partial", action="store_true",
+                   help="report an interrupted sweep (rows left running, no live runner) as far "
+                        "as it was committed; without it such a sweep is refused, like anything "
+                        "`foldscope check` flags")
     p.add_argument("--out", metavar="DIR",
                    help="with --format csv: write <table>.csv files into DIR (default: every "
                         "table on stdout, each after a '# <table>' line)")
@@ -89,11 +93,13 @@ def report(args: argparse.Namespace) -> int:
         raise ConfigError(f"--gist-fill must be between 0 and 1, got {args.gist_fill:g}")
     from foldscope.engine.integrity import refuse_unsound
 
-    refuse_unsound(args.db, "report")
+    refuse_unsound(args.db, "report", full=False)
     with Store(args.db, readonly=True) as store:
         sweep_id = args.sweep or store.latest_sweep_id()
         if sweep_id is None:
             raise StoreError(f"{args.db}: no sweeps recorded")
+        # Everything `foldscope check` would flag in what this report reads stops it.
+        refuse_unsound(args.db, "report", sweep=sweep_id, partial=args.partial)
         if args.format in ("md", "csv"):
             return _study(args, store, sweep_id)
         data = sweep_report(store, sweep_id, gist_fill=args.gist_fill)

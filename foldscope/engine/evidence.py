@@ -255,7 +255,7 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
     seen_sweeps: dict[str, str] = {}
     for index, path in enumerate(paths, start=1):
         source = f"db{index}"
-        refuse_unsound(path, "export", abandoned=True)
+        refuse_unsound(path, "export")
         with Store(path, readonly=True) as store:
             sweeps = query_sweeps(store)
             content = hashlib.sha256()

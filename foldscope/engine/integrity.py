@@ -30,6 +30,9 @@ class CheckResult:
     ok: bool
     count: int = 0
     examples: list[str] = field(default_factory=list)
+    sweeps: list[str] = field(default_factory=list)
+    """The sweeps the findings concern, for a check made sweep by sweep (empty: the whole
+    database, or every sweep)."""
 
 
 @dataclass(frozen=True)
@@ -248,31 +251,45 @@ def unsound(path: str | Path) -> str | None:
     return None
 
 
-def refuse_unsound(path: str | Path, what: str, *, abandoned: bool = False) -> None:
+ABANDONED = "no rows left running without a live runner"
+"""The name of the check ``report --partial`` lets pass for the sweep it reports."""
+
+
+def refuse_unsound(path: str | Path, what: str, *, sweep: str | None = None,
+                   partial: bool = False, full: bool = True) -> None:
     """Raise one line when ``check`` would flag what ``what`` (report, export) reads.
+
+    The cheap checks run first (a reader cannot even open a database with a text schema
+    version); then, with ``full``, everything ``foldscope check`` runs: SQLite's integrity
+    check, the fold and row invariants, row counts, rows left running with no live runner.
 
     Args:
         path: the database.
         what: the command, for the message.
-        abandoned: also refuse rows left running with no live runner (an export would release
-            a sweep half-run as if it were finished; ``report`` shows it ``interrupted``).
+        sweep: the one sweep the command reads (None: every sweep in the database); a finding
+            about another sweep does not stop it.
+        partial: let rows left running with no live runner pass (``report --partial`` on an
+            interrupted sweep: what it committed, its unfinished rows counted as not run).
+        full: also run the checks that read every page (False: the cheap checks only).
 
     Raises:
         StoreError: naming the first problem and ``foldscope check``.
     """
     problem = unsound(path)
-    if problem is None and abandoned and Path(path).is_file():
+    if problem is None and full and Path(path).is_file():
         try:
-            conn = open_readonly(Path(path))
-        except sqlite3.Error:
-            conn = None
-        if conn is not None:
-            try:
-                result = _abandoned_rows(conn)
-            finally:
-                conn.close()
-            if not result.ok and result.examples and "could not be read" not in result.examples[0]:
-                problem = f"{result.name}: {result.examples[0]}"
+            report = check_database(path)
+        except StoreError:
+            report = None  # not a foldscope database: the Store's own error says it better
+        for result in report.checks if report is not None else ():
+            if result.ok or (sweep is not None and result.sweeps and sweep not in result.sweeps):
+                continue
+            if partial and result.name == ABANDONED:
+                continue
+            problem = f"{result.name}: {result.examples[0] if result.examples else 'fails'}"
+            if result.name == ABANDONED and what == "report":
+                problem += " or pass --partial to report what it committed"
+            break
     if problem is not None:
         raise StoreError(f"{path}: refusing to {what}: {problem}; run `foldscope check --db "
                          f"{path}`")
@@ -280,7 +297,7 @@ def refuse_unsound(path: str | Path, what: str, *, abandoned: bool = False) -> N
 
 def _abandoned_rows(conn: sqlite3.Connection) -> CheckResult:
     """Rows left ``running`` by a runner that is gone (a crash, kill -9, a lost machine)."""
-    name = "no rows left running without a live runner"
+    name = ABANDONED
     try:
         have_status = "runner_status" in {r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type='table'")}
@@ -292,6 +309,7 @@ def _abandoned_rows(conn: sqlite3.Connection) -> CheckResult:
                 "SELECT s.id, s.runner_pid, COUNT(r.id) FROM sweeps s JOIN rows r "
                 "ON r.sweep_id = s.id AND r.status = 'running' GROUP BY s.id")]
         bad: list[str] = []
+        which: list[str] = []
         for sweep_id, pid, started, count in sweeps:
             beat = None
             if have_status and pid:
@@ -301,9 +319,10 @@ def _abandoned_rows(conn: sqlite3.Connection) -> CheckResult:
             if not pid or not claim_alive(RunnerId(pid, started), beat, time.time()):
                 bad.append(f"sweep {sweep_id}: {count} row(s) running, no live runner "
                            "(run it again to resume them)")
+                which.append(str(sweep_id))
     except sqlite3.DatabaseError as exc:
         return _unreadable(name, exc)
-    return CheckResult(name, not bad, len(bad), bad[:EXAMPLES])
+    return CheckResult(name, not bad, len(bad), bad[:EXAMPLES], which)
 
 
 def _unreadable(name: str, exc: sqlite3.Error) -> CheckResult:
@@ -348,14 +367,18 @@ def _sweep_counts(conn: sqlite3.Connection) -> CheckResult:
     except sqlite3.DatabaseError as exc:
         return _unreadable(name, exc)
     bad: list[str] = []
+    which: list[str] = []
     for sweep_id, status, config_json, rows, open_rows in sweeps:
+        before = len(bad)
         try:
             planned = _planned_rows(loads_json(config_json))
         except (ValueError, KeyError, TypeError, AttributeError):
             bad.append(f"sweep {sweep_id}: stored definition cannot be read")
-            continue
+            planned = rows
         if planned != rows:
             bad.append(f"sweep {sweep_id}: definition plans {planned} rows, {rows} stored")
         elif status == "done" and open_rows:
             bad.append(f"sweep {sweep_id}: status done with {open_rows} rows not finished")
-    return CheckResult(name, not bad, len(bad), bad[:EXAMPLES])
+        if len(bad) > before:
+            which.append(str(sweep_id))
+    return CheckResult(name, not bad, len(bad), bad[:EXAMPLES], which)

@@ -50,6 +50,9 @@ from foldscope.engine.client.reply_check import (
     ReplyRefused,
     body_limit,
     finish_reason_of,
+    listed_count_of,
+    listed_text_of,
+    price_per_mtok_of,
     read_body,
     retry_after_s,
     retry_wait_s,
@@ -723,23 +726,21 @@ def _retry_after(resp: httpx.Response) -> float | None:
     return retry_after_s(resp.headers.get("retry-after"))
 
 
-def _per_mtok(value: Any) -> float | None:
-    try:
-        return float(value) * 1e6
-    except (TypeError, ValueError):
-        return None
-
-
 def _endpoint_info(e: dict) -> EndpointInfo:
-    pricing = e.get("pricing") or {}
+    pricing = e.get("pricing")
+    pricing = pricing if isinstance(pricing, dict) else {}
+    name = listed_text_of(e.get("name"))
+    provider = listed_text_of(e.get("provider_name"))
+    parameters = e.get("supported_parameters")
     return EndpointInfo(
-        name=str(e.get("name") or e.get("provider_name") or "?"),
-        provider_name=str(e.get("provider_name") or e.get("name") or "?"),
-        tag=e.get("tag"),
-        quantization=e.get("quantization"),
-        context_length=_int_or_none(e.get("context_length")),
-        max_completion_tokens=_int_or_none(e.get("max_completion_tokens")),
-        price_prompt_per_mtok=_per_mtok(pricing.get("prompt")),
-        price_completion_per_mtok=_per_mtok(pricing.get("completion")),
-        supported_parameters=tuple(e.get("supported_parameters") or ()),
+        name=name or provider or "?",
+        provider_name=provider or name or "?",
+        tag=listed_text_of(e.get("tag")),
+        quantization=listed_text_of(e.get("quantization")),
+        context_length=listed_count_of(e.get("context_length")),
+        max_completion_tokens=listed_count_of(e.get("max_completion_tokens")),
+        price_prompt_per_mtok=price_per_mtok_of(pricing.get("prompt")),
+        price_completion_per_mtok=price_per_mtok_of(pricing.get("completion")),
+        supported_parameters=tuple(p for p in parameters if listed_text_of(p, longest=80))
+        if isinstance(parameters, list) else (),
     )

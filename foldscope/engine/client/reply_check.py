@@ -2,8 +2,8 @@
 
 A reply comes from a server foldscope does not control, so nothing in it is trusted:
 
-- its body is read as a stream and decoded here (gzip, deflate, and zstd or brotli where their
-  modules are installed), and reading stops once the decoded body passes ``body_limit`` (a
+- its body is read as a stream and decoded here (gzip, deflate, zstd and brotli), and reading
+  stops once the decoded body passes ``body_limit`` (a
   gzip bomb or an endless body costs at most that much memory per call);
 - its JSON is parsed with bounded nesting and number size (``core.nesting``);
 - its usage and cost must be finite, non-negative and in range, or they count as unknown;
@@ -124,18 +124,25 @@ class _Zstd:
 
 
 class _Brotli:
+    """brotli >= 1.2, whose ``process`` stops growing its output at a limit (older versions
+    decode a whole piece at once, so they are not used: see ``_brotli_bounded``)."""
+
     def __init__(self) -> None:
-        import brotli  # type: ignore[import-not-found]  # optional, as for zstd
+        import brotli  # type: ignore[import-untyped]  # ships no type information
 
         self._obj = brotli.Decompressor()
         self._error: type[Exception] = brotli.error
 
     def feed(self, data: bytes, room: int) -> bytes:
         try:
-            try:  # brotli >= 1.2 can bound its output; older ones decode the whole piece
-                out = self._obj.process(data, output_buffer_limit=room + 1)
-            except TypeError:
-                out = self._obj.process(data)
+            out = self._obj.process(data, output_buffer_limit=room + 1)
+            # At its limit the decoder holds more output back; it takes no new input until
+            # that is drained, so drain it here (each piece bounded by what room is left).
+            while len(out) <= room and not self._obj.can_accept_more_data():
+                more = self._obj.process(b"", output_buffer_limit=room - len(out) + 1)
+                if not more:
+                    break
+                out += more
         except self._error as exc:  # not a brotli stream
             raise ReplyRefused(f"the reply body is not valid brotli data ({type(exc).__name__})"
                                ) from None
@@ -145,6 +152,15 @@ class _Brotli:
 
     def flush(self, room: int) -> bytes:
         return b""
+
+
+def _brotli_bounded() -> bool:
+    """Whether the installed brotli can bound its output (1.2 and later)."""
+    try:
+        import brotli
+    except ImportError:
+        return False
+    return hasattr(brotli.Decompressor(), "can_accept_more_data")
 
 
 def _available(name: str) -> bool:
@@ -162,7 +178,7 @@ _DECODERS: dict[str, Callable[[], Any]] = {
 }
 if _available("zstandard"):
     _DECODERS["zstd"] = _Zstd
-if _available("brotli"):
+if _brotli_bounded():
     _DECODERS["br"] = _Brotli
 
 ACCEPT_ENCODING = ", ".join(name for name in ("gzip", "deflate", "zstd", "br") if name in _DECODERS)
@@ -251,6 +267,40 @@ def cost_or_none(value: Any) -> float | None:
         return None
     cost = float(value)
     return cost if math.isfinite(cost) and 0.0 <= cost <= MAX_CALL_COST_USD else None
+
+
+MAX_PRICE_PER_MTOK = 1_000_000.0
+"""Dearest price per million tokens an endpoint listing may state; more is not a price."""
+
+
+def price_per_mtok_of(per_token: Any) -> float | None:
+    """A gateway's listed price per token (a number or a numeric string, as OpenRouter writes
+    it) as dollars per million tokens, or None when it is not a finite, non-negative price in
+    range: a listing is a reply too, and its prices reach the sweep's pins and cost estimates."""
+    if isinstance(per_token, bool) or not isinstance(per_token, int | float | str):
+        return None
+    if isinstance(per_token, str) and len(per_token) > 64:
+        return None
+    try:
+        price = float(per_token) * 1e6
+    except (ValueError, OverflowError):
+        return None
+    return price if math.isfinite(price) and 0.0 <= price <= MAX_PRICE_PER_MTOK else None
+
+
+def listed_count_of(value: Any) -> int | None:
+    """A whole count a listing states (a context length, a token limit), or None."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 <= value <= MAX_CALL_TOKENS else None
+
+
+def listed_text_of(value: Any, *, longest: int = 200) -> str | None:
+    """A short name a listing states (a provider, a tag, a quantization), or None when it is
+    not a string of at most ``longest`` printable characters."""
+    if not isinstance(value, str) or not value or len(value) > longest or not value.isprintable():
+        return None
+    return value
 
 
 @dataclass(frozen=True)

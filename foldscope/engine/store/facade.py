@@ -252,7 +252,7 @@ class Store:
         return self.row_repo.release_running_rows(sweep_id)
 
     def highest_call_cost(self, sweep_id: str) -> float:
-        """The most one stored fold call of a sweep cost (0.0 when none states a cost)."""
+        """The most one stored call of a sweep cost (0.0 when none states a cost)."""
         return self.row_repo.highest_call_cost(sweep_id)
 
     def token_pairs(self, sweep_id: str) -> list[dict[str, Any]]:

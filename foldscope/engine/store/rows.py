@@ -420,15 +420,22 @@ class RowRepository(Repository):
         return cur.rowcount
 
     def highest_call_cost(self, sweep_id: str) -> float:
-        """The most one stored fold call of a sweep cost (0.0 when none states a cost)."""
+        """The most one stored call of a sweep cost (0.0 when none states a cost): a fold's
+        call, or a finished row's recall call (its cost less its folds', for rows whose every
+        call was priced; a row run twice over-states it, which only makes a budget stricter)."""
         found = self.db.execute(
             "SELECT MAX(f.cost_usd) FROM folds f JOIN rows r ON r.id = f.row_id "
             "WHERE r.sweep_id = ? AND typeof(f.cost_usd) IN ('real', 'integer')",
             [sweep_id]).fetchone()
-        value = found[0] if found else None
-        if isinstance(value, int | float) and math.isfinite(value) and value >= 0:
-            return float(value)
-        return 0.0
+        recall = self.db.execute(
+            "SELECT MAX(r.cost_usd - COALESCE((SELECT SUM(f.cost_usd) FROM folds f "
+            "WHERE f.row_id = r.id), 0)) FROM rows r WHERE r.sweep_id = ? AND r.status = 'done' "
+            "AND r.unpriced_calls = 0 AND typeof(r.cost_usd) IN ('real', 'integer') "
+            "AND NOT EXISTS (SELECT 1 FROM folds f WHERE f.row_id = r.id "
+            "AND typeof(f.cost_usd) NOT IN ('real', 'integer'))", [sweep_id]).fetchone()
+        values = [v for v in (found[0] if found else None, recall[0] if recall else None)
+                  if isinstance(v, int | float) and math.isfinite(v) and v >= 0]
+        return float(max(values)) if values else 0.0
 
     def token_pairs(self, sweep_id: str) -> list[dict[str, Any]]:
         """Estimated vs reported prompt tokens of every fold that has a reported count."""
