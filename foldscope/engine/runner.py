@@ -148,18 +148,19 @@ def cache_enabled(setting: bool | None, cfg: ModelConfig) -> bool:
     return cfg.temperature == 0.0 and cfg.provider != "sim"
 
 
-def cache_key(client: Any, request: ChatRequest, repeat: int) -> str:
+def cache_key(client: Any, request: ChatRequest, repeat: int, digest: str | None = None) -> str:
     """The response-cache key: the pinned model, what its server reports of it, the digest of
     the exact body sent (in the dialect the sweep uses), the repeat.
 
     The server's report (``engine.serverinfo``: ``/v1/models`` metadata, a weights digest where
     it offers one, its tokenizer's reading of a fixed text) is in the key, so a local server
     that now serves other weights under the same alias is not answered from the old replies.
-    The body digest is the one the client computes for its own record (memoised there), so the
-    key costs a lookup rather than another pass over a ~100k-character prompt.
+    ``digest`` is the body's digest when the caller has it (it hands the same to the client for
+    its record, so a call's ~100k-character body is hashed once).
     """
     cfg = client.cfg
-    digest = body_digest(client.build_body(request))
+    if digest is None:
+        digest = body_digest(client.build_body(request))
     served = getattr(client, "server_fingerprint", "")
     header = json.dumps([cfg.wire_model, cfg.provider, cfg.base_url, cfg.pin, repeat, digest]
                         + ([served] if served else []))
@@ -880,8 +881,10 @@ class SweepRunner:
     async def _call_once(self, db: StoreThread, client: Any, limiter: AdaptiveLimiter,
                          request: ChatRequest, model: str, repeat: int) -> tuple[ChatReply, bool]:
         key = None
+        digest = ""  # no cache, no record of the body's digest: it is not computed
         if self._cache_on.get(model):
-            key = cache_key(client, request, repeat)
+            digest = body_digest(client.build_body(request))
+            key = cache_key(client, request, repeat, digest)
             hit = await db.call(lambda st: st.cached_reply(key))
             if hit is not None and cached_reply_problem(hit) is not None:
                 db.post(lambda st: st.drop_cached_reply(key))  # a fresh reply's rules: no replay
@@ -892,7 +895,8 @@ class SweepRunner:
                                     "completion_tokens": None, "simulated": False,
                                     "request_digest": "", **fields, "latency_s": 0.0,
                                     "cost_usd": 0.0, "attempts": 1, "retry_kinds": ()}), True
-        reply = await client.chat(request)  # the limiter admits each attempt (its gate)
+        # The limiter admits each attempt (its gate).
+        reply = await client.chat(request, digest=digest)
         clean = storable(reply.content)
         if clean is not reply.content:
             reply = dataclasses.replace(reply, content=clean)

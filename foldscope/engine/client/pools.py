@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -12,7 +13,7 @@ import httpx
 DEFAULT_CONNECTIONS = 64
 """Pool size for a client that names none (a probe, a one-off call)."""
 
-SHARD_CONNECTIONS = 16
+SHARD_CONNECTIONS = 1
 """Connections per ``httpx.AsyncClient`` in a network pool (see :class:`SharedPool`)."""
 
 
@@ -22,12 +23,15 @@ class SharedPool:
     A pool smaller than the runner's limit queues calls in the client, and a keep-alive cap below
     it closes a connection after most calls (a new TCP connection per call). One
     ``httpx.AsyncClient`` holding hundreds of connections is no answer either: httpcore walks
-    every connection of its pool (asking each socket whether it is still readable) whenever a
-    request starts or a response closes, so its CPU per call grows with the pool. The network
-    pool is therefore split into shards of ``SHARD_CONNECTIONS`` and each request goes to the
-    least busy shard: with no more calls in flight than ``size``, a shard always has a free
-    connection, so no call waits in the client. A custom transport (the in-process simulator, a
-    test's mock) has no connections to pool: one client serves it.
+    every connection of its pool (asking each socket whether it is still readable, and counting
+    the idle ones once per connection) whenever a request starts or a response closes, so its CPU
+    per call grows with the pool (about 0.5 ms per call with 16 connections a client, 14 ms with
+    256). The network pool is therefore a set of lanes of ``SHARD_CONNECTIONS`` connection each,
+    made as the calls in flight need them, up to ``size``: a call takes the lane freed last (its
+    connection is the one most surely still open), or a new lane while there are fewer than
+    ``size``; only when every lane is busy (more calls than ``size``) does it queue, on the least
+    busy lane. A custom transport (the in-process simulator, a test's mock) has no connections
+    to pool: one client serves it.
 
     Args:
         size: the most calls in flight.
@@ -36,35 +40,54 @@ class SharedPool:
 
     def __init__(self, size: int, transport: httpx.AsyncBaseTransport | None) -> None:
         size = max(1, size)
-        shards = 1 if transport is not None else math.ceil(size / SHARD_CONNECTIONS)
-        per = math.ceil(size / shards)
-        limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
-        # One TLS context for every shard: each client would otherwise load the CA bundle anew.
-        tls = httpx.create_ssl_context() if transport is None else True
+        self._network = transport is None
+        lanes = math.ceil(size / SHARD_CONNECTIONS) if self._network else 1
+        per = math.ceil(size / lanes)
+        self._limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
+        # One TLS context for every lane: each client would otherwise load the CA bundle anew.
+        self._tls: ssl.SSLContext | bool = httpx.create_ssl_context() if self._network else True
+        self._transport = transport
+        self._lanes = lanes
         self.size = size
-        self._clients = [httpx.AsyncClient(transport=transport, limits=limits, verify=tls)
-                         for _ in range(shards)]
-        self._busy = [0] * shards
+        self._clients: list[httpx.AsyncClient] = []
+        self._busy: list[int] = []
+        self._free: list[int] = []  # lanes with nothing in flight, the last freed on top
+        self._closed = False
+        self._add_lane()
+
+    def _add_lane(self) -> int:
+        self._clients.append(httpx.AsyncClient(transport=self._transport, limits=self._limits,
+                                               verify=self._tls))
+        self._busy.append(0)
+        return len(self._clients) - 1
 
     @property
     def is_closed(self) -> bool:
         """The pool was closed (its last client released it)."""
-        return self._clients[0].is_closed
+        return self._closed
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[httpx.AsyncClient]:
-        """The least busy shard, counted busy until the block ends (send one request in it and
-        close its response there)."""
-        busy = self._busy
-        shard = busy.index(min(busy)) if len(busy) > 1 else 0
-        busy[shard] += 1
+        """A lane's client, counted busy until the block ends (send one request in it and close
+        its response there)."""
+        busy, free = self._busy, self._free
+        if free:
+            lane = free.pop()
+        elif len(self._clients) < self._lanes:
+            lane = self._add_lane()
+        else:
+            lane = busy.index(min(busy)) if len(busy) > 1 else 0
+        busy[lane] += 1
         try:
-            yield self._clients[shard]
+            yield self._clients[lane]
         finally:
-            busy[shard] -= 1
+            busy[lane] -= 1
+            if not busy[lane]:
+                free.append(lane)
 
     async def aclose(self) -> None:
-        """Close every shard's connections."""
+        """Close every lane's connections."""
+        self._closed = True
         for client in self._clients:
             await client.aclose()
 
