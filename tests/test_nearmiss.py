@@ -222,3 +222,74 @@ def test_a_scenario_tag_names_the_same_kind_for_near_misses_as_for_the_grader():
     assert value_kind("ledger01", "department") == value_kind("ledger01") is None
     for tag in ("port", "domain", "zone", "file", "uri", "commit"):
         assert value_kind("x", tag) == tag_kind(tag), tag
+
+
+# -- the prefilter before the near-miss search skips only what no rule could name -----------
+
+_PREFILTER_KINDS = (None, "time", "timestamp", "hash", "uuid", "digest", "number", "port")
+# Values of every shape the rules treat apart: units, times, digests, cases, long digits.
+_PREFILTER_VALUES = st.one_of(
+    _values,
+    st.sampled_from(["19 shards", "2026-07-14 01:26 UTC", "01:26", UUID, DIGEST, "Straße-42x",
+                     "İstanbul-7", "install.lock", "ledger01.internal", "62114 ms"]),
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=4, max_size=14),
+)
+
+
+@st.composite
+def _value_and_candidate(draw):
+    value = draw(_PREFILTER_VALUES)
+    shape = draw(st.sampled_from(["edit", "case", "cut", "glue", "free"]))
+    if shape == "edit":
+        i = draw(st.integers(0, len(value)))
+        ch = draw(st.characters(codec="utf-8", exclude_categories=("Cs",)))
+        op = draw(st.sampled_from(["sub", "del", "ins", "swap"]))
+        cand = {"sub": value[:i] + ch + value[i + 1:], "del": value[:i] + value[i + 1:],
+                "ins": value[:i] + ch + value[i:],
+                "swap": value[:i] + value[i + 1:i + 2] + value[i:i + 1] + value[i + 2:]}[op]
+    elif shape == "case":
+        cand = draw(st.sampled_from([value.upper(), value.lower(), value.swapcase(),
+                                     value.casefold(), value.title()]))
+    elif shape == "cut":
+        a = draw(st.integers(0, len(value)))
+        cand = value[a:draw(st.integers(a, len(value)))]
+    elif shape == "glue":
+        cand = draw(st.text(max_size=3)) + value + draw(st.text(max_size=3))
+    else:
+        cand = draw(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)),
+                            min_size=1, max_size=16))
+    return value, cand
+
+
+@settings(max_examples=400)
+@given(_value_and_candidate(), st.sampled_from(_PREFILTER_KINDS), st.booleans())
+def test_the_prefilter_rejects_only_candidates_no_rule_names(pair, kind, in_text):
+    from foldscope.core.nearmiss import _Prefilter
+
+    value, cand = pair
+    if not _Prefilter(value).admits(cand):
+        assert edit_rule(cand, value, kind, in_text=in_text) is None
+
+
+@settings(max_examples=200)
+@given(st.data(), st.sampled_from(_PREFILTER_KINDS))
+def test_the_prefiltered_search_finds_what_comparing_every_candidate_finds(data, kind):
+    from foldscope.core.grading import normalize, token_spans
+    from foldscope.core.nearmiss import _search, value_kind
+
+    value = data.draw(_PREFILTER_VALUES)
+    cands = data.draw(st.lists(_value_and_candidate().map(lambda vc: vc[1]), max_size=4))
+    # Candidates of other values, edits of this one, filler: in any order, any separators.
+    parts = cands + [data.draw(_filler)]
+    for _ in range(data.draw(st.integers(0, 3))):
+        digits = any(c.isdigit() for c in value)
+        parts.append(data.draw(_mutations(value))[1] if digits else value.upper())
+    parts = data.draw(st.permutations(parts))
+    seps = data.draw(st.lists(st.sampled_from([" ", ", ", "\n", ". ", ":", "/", " (", ") "]),
+                              min_size=len(parts), max_size=len(parts)))
+    text = "".join(p + s for p, s in zip(parts, seps))
+    norm, orig = normalize(text), normalize(value).strip()
+    if not orig or not norm or token_spans(norm, orig):
+        return
+    resolved = value_kind(orig, kind)
+    assert _search(norm, orig, resolved) == _search(norm, orig, resolved, prefilter=False)

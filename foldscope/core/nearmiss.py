@@ -401,9 +401,55 @@ def near_miss(text: str, value: str, kind: str | None = None) -> NearMiss | None
         return None
     if token_spans(norm, orig):
         return None
-    resolved = value_kind(orig, kind)
+    return _search(norm, orig, value_kind(orig, kind))
+
+
+class _Prefilter:
+    """A test, much cheaper than :func:`edit_rule`, that a candidate fails only when no rule can
+    name an edit from the value to it (so skipping it never changes a search's result).
+
+    Why it is exact, rule by rule, for a value ``v`` of at least ``MIN_VALUE_CHARS`` characters
+    and a candidate ``c``:
+
+    * ``case_changed`` needs ``c.lower() == v.lower()`` or ``c.casefold() == v.casefold()``: tested
+      as such.
+    * ``unit_dropped`` needs ``" ".join(c.split())`` to be the value's number part: tested as such.
+    * ``transposed``, ``digit_changed``, ``char_changed``, ``char_dropped``, ``char_added`` (one
+      edit at position ``i``): an edit that is not at the start leaves ``c[0] == v[0]``; one at the
+      start (a swap of the first two characters, a first character replaced, dropped or added)
+      leaves the last character where it was, since ``v`` has more than two characters.
+    * ``minute_changed`` keeps everything before the minutes, at least two characters (``h:``),
+      so ``c[0] == v[0]``.
+    * ``truncated`` keeps a leading part of ``v`` or of its digest after the prefix: ``c in v``.
+    * ``embedded`` (either branch) is ``v in c``.
+    """
+
+    __slots__ = ("first", "last", "value", "lower", "folded", "head")
+
+    def __init__(self, value: str) -> None:
+        self.first, self.last, self.value = value[:1], value[-1:], value
+        self.lower, self.folded = value.lower(), value.casefold()
+        unit = split_unit(value)
+        self.head = unit[0] if unit is not None else None
+
+    def admits(self, cand: str) -> bool:
+        """False only when ``edit_rule(cand, value, ...)`` is None, whatever the kind."""
+        return (cand[:1] == self.first or cand[-1:] == self.last or self.value in cand
+                or cand in self.value or cand.lower() == self.lower
+                or cand.casefold() == self.folded
+                or (self.head is not None and " ".join(cand.split()) == self.head))
+
+
+def _search(norm: str, orig: str, resolved: str | None, *, prefilter: bool = True
+            ) -> NearMiss | None:
+    """The best near miss of ``orig`` (normalised, stripped, not present as a token) in
+    ``norm``; ``prefilter=False`` compares every candidate (the reference the tests hold the
+    prefiltered search to)."""
+    admits = _Prefilter(orig).admits if prefilter else None
     best: tuple[int, int, str, int, int] | None = None
     for cand, start, end in _candidates(_index(norm), orig, resolved):
+        if admits is not None and not admits(cand):
+            continue
         rule = edit_rule(cand, orig, resolved, in_text=True)
         if rule is None:
             continue
