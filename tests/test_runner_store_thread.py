@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import time
 
 import httpx
 from conftest import definition
@@ -17,6 +18,7 @@ from foldscope.engine.sim.endpoint import SimEndpoint
 from foldscope.engine.sim.faults import FaultConfig
 from foldscope.engine.sim.transport import SimTransport
 from foldscope.engine.store import Store
+from foldscope.engine.store_thread import WRITES_PER_WORKER
 
 WAIT_S = 10.0
 """How long the test waits for calls while the lock is held (they come within a second)."""
@@ -83,3 +85,74 @@ def test_a_write_lock_held_elsewhere_stops_no_call(db):
             folds = store.folds(row.id)
             assert [f.fold_index for f in folds] == list(range(row.folds_done))
             assert row.folds_done == len(folds) >= 1
+
+
+def _until(condition, timeout: float) -> bool:
+    """Poll ``condition`` (another thread changes what it reads) until it holds or time is up."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def test_the_write_queue_stays_bounded_while_a_lock_is_held(db):
+    # Calls at no latency outrun writes that wait on a lock: without back-pressure the queue of
+    # paid-for folds grows without bound (all lost to a kill -9). With it, every worker stops
+    # before its next call once a few writes per worker wait, and the loop stays free.
+    data = definition(models=("sim/faithful", "sim/describer"), arms=("j", "q", "m"), repeats=8)
+    data["sweep"]["concurrency"] = 3
+    prepared = prepare_sweep(db, data, "test", fresh=True)
+    transport = CountingTransport(SimEndpoint({}), latency_scale=0.0)
+    folds_seen = threading.Event()
+    loop_turns = []
+
+    def on_event(event) -> None:
+        if isinstance(event, FoldCommitted):
+            folds_seen.set()
+
+    runner = SweepRunner(db, prepared.sweep_id, transport=transport, on_event=on_event)
+
+    async def run_and_tick() -> str:
+        async def tick() -> None:  # the loop's own pulse: it must keep turning while writes wait
+            while True:
+                loop_turns.append(time.monotonic())
+                await asyncio.sleep(0.01)
+
+        ticker = asyncio.create_task(tick())
+        try:
+            return await runner.run()
+        finally:
+            ticker.cancel()
+
+    outcome: dict[str, object] = {}
+    thread = threading.Thread(target=lambda: outcome.setdefault("status", asyncio.run(run_and_tick())))
+    thread.start()
+    try:
+        assert folds_seen.wait(WAIT_S)
+        holder = sqlite3.connect(db, timeout=30, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            store = runner.store_thread
+            assert store is not None and store.limit == 3 * WRITES_PER_WORKER
+            # Every worker comes to wait for room: no call is in flight and none starts.
+            assert _until(lambda: store.waiting == 3, WAIT_S), (
+                f"{store.waiting} workers waiting, {store.queued} writes queued")
+            replies, turns = transport.replies, len(loop_turns)
+            assert _until(lambda: len(loop_turns) >= turns + 5, WAIT_S), "the event loop stopped"
+            assert transport.replies == replies  # no call made while the queue is full
+            # A worker checks for room before each call; between two calls it posts at most
+            # a fold (or its usage), a finished row and the next row's start.
+            assert store.limit < store.peak_queued <= store.limit + 3 * 3
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+    finally:
+        thread.join(timeout=120)
+    assert not thread.is_alive() and outcome["status"] == "done"
+    with Store(db, readonly=True) as store:
+        rows = store.rows(prepared.sweep_id)
+        assert all(r.status == "done" for r in rows) and len(rows) == 48
+        for row in rows:
+            assert [f.fold_index for f in store.folds(row.id)] == list(range(row.folds_done))

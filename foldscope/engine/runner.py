@@ -77,7 +77,7 @@ from foldscope.engine.store import (
     Store,
     database_error,
 )
-from foldscope.engine.store_thread import StoreThread
+from foldscope.engine.store_thread import WRITES_PER_WORKER, StoreThread
 from foldscope.engine.sweep import SweepConfig, stored_mode
 from foldscope.engine.wire import body_digest, raise_open_files
 
@@ -275,6 +275,8 @@ class SweepRunner:
         """Events the database's log keeps, waiting for the next write (``_flush``)."""
         self._gate: asyncio.Event | None = None
         """Set while calls may start; cleared while the run is paused."""
+        self.store_thread: StoreThread | None = None
+        """The run's store (``engine.store_thread``) once it has started: its write queue."""
         self._status: RunnerStatus | None = None
         self._written: tuple[RunnerStatus | None, float] = (None, 0.0)
         self._control_seen = 0.0
@@ -329,7 +331,7 @@ class SweepRunner:
                 self._task.cancel()  # type: ignore[union-attr]
         # The store lives on a thread of its own (engine.store_thread): a write waiting on a
         # lock held elsewhere never stops the calls in flight.
-        db = StoreThread(self.db_path)
+        db = self.store_thread = StoreThread(self.db_path)
         try:
             await self._steady(db.start())
             runner = this_runner()
@@ -552,8 +554,12 @@ class SweepRunner:
                         models[row.model], model_limiter[row.model])
 
         heartbeat = asyncio.create_task(self._heartbeat(db))
-        workers = [asyncio.create_task(worker())
-                   for _ in range(min(s.concurrency, max(1, len(units))))]
+        count = min(s.concurrency, max(1, len(units)))
+        # Back-pressure: a worker waits to make its next call while more than a few writes per
+        # worker are queued, so the writes never trail the calls by more than that (a kill -9
+        # loses at most those) and the loop stays free while it waits.
+        db.limit = WRITES_PER_WORKER * count
+        workers = [asyncio.create_task(worker()) for _ in range(count)]
         try:
             await asyncio.gather(*workers)
         except Exception:
@@ -849,6 +855,7 @@ class SweepRunner:
         """
         if self._gate is not None:
             await self._gate.wait()  # paused: no new call starts until the run is resumed
+        await db.room()  # no new call while the writes of earlier ones queue past the bound
         if self.key_rejected is not None or (self._sweep is not None
                                              and self._budget_exceeded(self._sweep)):
             # A budget holds between calls, not only between rows (rows in flight would spend

@@ -11,6 +11,12 @@ order it was asked, on one thread that owns the connection:
 - :meth:`StoreThread.call` queues an operation and awaits its result (a read, or a write whose
   outcome the caller needs); it sees every write queued before it.
 
+Posted writes are bounded: :meth:`StoreThread.room` (the runner awaits it before each call)
+waits, without blocking the loop, while more than ``limit`` posted writes are still queued.
+Under load the writes cannot trail the calls by more than that, so a ``kill -9`` loses at most
+``limit`` queued writes (a few per worker) of calls already paid for, not an unbounded backlog;
+a lock held elsewhere stops new calls only once that many writes wait behind it.
+
 A posted write that fails (a full disk) is raised by the next ``post`` or ``call`` made, and
 every write queued after it is dropped, so a row's later folds are never stored without the one
 that failed. Operations marked ``force`` still run after a failure (recording the fault,
@@ -33,6 +39,13 @@ from foldscope.engine.store import Store
 _T = TypeVar("_T")
 _STOP = object()
 
+WRITES_PER_WORKER = 8
+"""Posted writes a worker may have queued before it waits to make its next call (the runner's
+``limit`` is this times its workers). A row posts one write per call (a fold, or its usage) and
+two more per row (started, finished), so at a few seconds per call this is tens of seconds of
+calls: a lock held elsewhere for 10 s stops no call in flight, while the backlog a ``kill -9``
+can lose stays bounded."""
+
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
     if future.cancelled():  # the awaiting task was cancelled: nobody wants the outcome
@@ -48,11 +61,21 @@ class StoreThread:
 
     Args:
         path: the database.
+        limit: posted writes that may wait in the queue before :meth:`room` waits (None: no
+            bound; the runner sets ``WRITES_PER_WORKER`` times its workers).
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, limit: int | None = None) -> None:
         self.path = Path(path)
+        self.limit = limit
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._queued = 0
+        """Posted writes not yet run (the thread counts them down)."""
+        self.peak_queued = 0
+        """The most posted writes ever waiting at once."""
+        self._waiting: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        """Who waits in :meth:`room` for the queue to fall to ``limit``."""
         self._thread = threading.Thread(target=self._work, name="foldscope-store", daemon=True)
         self._store: Store | None = None
         self._failed: BaseException | None = None
@@ -85,7 +108,38 @@ class StoreThread:
         """
         self._raise_failure()
         loop = asyncio.get_running_loop() if then is not None else None
+        with self._lock:
+            self._queued += 1
+            self.peak_queued = max(self.peak_queued, self._queued)
         self._queue.put((op, None, loop, False, then))
+
+    @property
+    def queued(self) -> int:
+        """Posted writes not yet run."""
+        return self._queued
+
+    @property
+    def waiting(self) -> int:
+        """Callers waiting in :meth:`room`."""
+        return len(self._waiting)
+
+    async def room(self) -> None:
+        """Return once at most ``limit`` posted writes are queued (at once when unbounded).
+
+        The event loop stays free meanwhile: a caller that waits is woken by the store's thread
+        when enough writes have run. Raises a failure of an earlier write nobody awaited.
+        """
+        while True:
+            self._raise_failure()
+            if self.limit is None:
+                return
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[None] = loop.create_future()
+            with self._lock:
+                if self._queued <= self.limit:
+                    return
+                self._waiting.append((loop, future))
+            await future
 
     async def call(self, op: Callable[[Store], _T], *, force: bool = False) -> _T:
         """Run ``op(store)`` after everything queued before it and return its result.
@@ -105,32 +159,53 @@ class StoreThread:
         if self._failed is not None:
             raise self._failed
 
+    def _ran_posted(self) -> None:
+        """One posted write has run (or was dropped): wake who waits for room when there is."""
+        with self._lock:
+            self._queued -= 1
+            if not self._waiting or (self.limit is not None and self._queued > self.limit
+                                     and self._failed is None):
+                return
+            woken, self._waiting = self._waiting, []
+        for loop, future in woken:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is waiting
+                loop.call_soon_threadsafe(_settle, future, None, None)
+
     def _work(self) -> None:
         while True:
             item = self._queue.get()
             if item is _STOP:
                 return
             op, future, loop, force, then = item
-            if self._failed is not None and not force:
-                # After a failed write nothing more is stored (a row's later fold without the
-                # one that failed); whoever waits hears of the failure.
-                if future is not None:
-                    self._deliver(loop, future, None, self._failed)
-                continue
             try:
-                result = op(self._store)
-            except BaseException as exc:  # noqa: BLE001 - handed to whoever awaits, or kept
-                if (future is None or isinstance(exc, sqlite3.Error)) and not force \
-                        and self._failed is None:
-                    self._failed = exc
-                if future is not None:
-                    self._deliver(loop, future, None, exc)
-                continue
-            if future is not None:
-                self._deliver(loop, future, result, None)
-            elif then is not None:
-                with contextlib.suppress(RuntimeError):  # the loop has closed
-                    loop.call_soon_threadsafe(then)
+                self._run(op, future, loop, force, then)
+            finally:
+                if future is None:
+                    self._ran_posted()
+
+    def _run(self, op: Callable[..., Any], future: asyncio.Future[Any] | None,
+             loop: asyncio.AbstractEventLoop | None, force: bool,
+             then: Callable[[], Any] | None) -> None:
+        if self._failed is not None and not force:
+            # After a failed write nothing more is stored (a row's later fold without the
+            # one that failed); whoever waits hears of the failure.
+            if future is not None and loop is not None:
+                self._deliver(loop, future, None, self._failed)
+            return
+        try:
+            result = op(self._store)
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever awaits, or kept
+            if (future is None or isinstance(exc, sqlite3.Error)) and not force \
+                    and self._failed is None:
+                self._failed = exc
+            if future is not None and loop is not None:
+                self._deliver(loop, future, None, exc)
+            return
+        if future is not None and loop is not None:
+            self._deliver(loop, future, result, None)
+        elif then is not None and loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed
+                loop.call_soon_threadsafe(then)
 
     @staticmethod
     def _deliver(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any,
