@@ -336,3 +336,19 @@ def test_the_dearest_call_counts_recall_calls_whose_cost_is_only_in_the_row(tmp_
         conn.execute("UPDATE folds SET cost_usd = NULL WHERE row_id = (SELECT MIN(id) FROM rows)")
     with Store(sweep_db, readonly=True) as store:
         assert store.highest_call_cost(sweep_id) == pytest.approx(0.25)
+
+
+def test_check_names_a_poisoned_cache_entry_that_report_does_not_read(sweep_db, capsys):
+    good = json.dumps({"content": "ok", "prompt_tokens": 5, "finish_reason": "stop"})
+    poisoned = '{"content": "ok", "prompt_tokens": ' + str(10**30) + "}"
+    with sqlite3.connect(sweep_db) as conn:
+        for key, text in (("k-good", good), ("k-poisoned", poisoned), ("k-text", "[[[")):
+            conn.execute("INSERT INTO cache (key, model, reply_json, created_at) "
+                         "VALUES (?, 'sim/faithful', ?, 0)", [key, text])
+    assert main(["check", "--db", str(sweep_db)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  cached replies meet the rules a fresh reply meets: 2 found" in out
+    assert "k-poisoned" in out and "k-text" in out and "k-good" not in out
+    # only a rerun reads the cache, and it drops such an entry: report and export go on
+    assert main(["report", "--db", str(sweep_db)]) == 0
+    assert main(["export", "--db", str(sweep_db), "--out", str(sweep_db.parent / "p")]) == 0

@@ -133,6 +133,7 @@ def _run_checks(conn: sqlite3.Connection, path: Path) -> list[CheckResult]:
         results.append(_invariant(conn, name, sql, form))
     results.append(_sweep_counts(conn))
     results.append(_abandoned_rows(conn))
+    results.append(_cache_entries(conn))
     return results
 
 
@@ -251,6 +252,10 @@ def unsound(path: str | Path) -> str | None:
     return None
 
 
+CACHE = "cached replies meet the rules a fresh reply meets"
+"""A check of what only a rerun reads (a failing entry is dropped there, never replayed), so
+it does not stop ``report`` or ``export``."""
+
 ABANDONED = "no rows left running without a live runner"
 """The name of the check ``report --partial`` lets pass for the sweep it reports."""
 
@@ -282,7 +287,8 @@ def refuse_unsound(path: str | Path, what: str, *, sweep: str | None = None,
         except StoreError:
             report = None  # not a foldscope database: the Store's own error says it better
         for result in report.checks if report is not None else ():
-            if result.ok or (sweep is not None and result.sweeps and sweep not in result.sweeps):
+            if result.ok or result.name == CACHE or (
+                    sweep is not None and result.sweeps and sweep not in result.sweeps):
                 continue
             if partial and result.name == ABANDONED:
                 continue
@@ -323,6 +329,37 @@ def _abandoned_rows(conn: sqlite3.Connection) -> CheckResult:
     except sqlite3.DatabaseError as exc:
         return _unreadable(name, exc)
     return CheckResult(name, not bad, len(bad), bad[:EXAMPLES], which)
+
+
+def _cache_entries(conn: sqlite3.Connection) -> CheckResult:
+    """Every response cache entry would be replayed (a poisoned one, say a reply whose usage
+    overflows, is dropped by the next run: this says it is there before then)."""
+    from foldscope.engine.client.reply_check import cached_reply_problem, parse_cached
+
+    bad: list[str] = []
+    count = 0
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "cache" not in tables:
+            return CheckResult(CACHE, True)  # older than the cache: nothing to replay
+        body = ("(SELECT 1 FROM blobs b WHERE b.digest = CASE WHEN json_valid(c.reply_json) "
+                "THEN json_extract(c.reply_json, '$.content_digest') END) IS NOT NULL"
+                if "blobs" in tables else "0")
+        for key, model, text, has_body in conn.execute(
+                f"SELECT c.key, c.model, c.reply_json, {body} FROM cache c"):
+            record = parse_cached(text) if isinstance(text, str) else None
+            if record is not None and "content_digest" in record:
+                record = {k: v for k, v in record.items() if k != "content_digest"}
+                record["content"] = "" if has_body else None
+            problem = "cannot be read" if record is None else cached_reply_problem(record)
+            if problem is not None:
+                count += 1
+                if len(bad) < EXAMPLES:
+                    bad.append(f"cache entry {str(key)[:16]}… of {model}: {problem} "
+                               "(dropped when a run would replay it)")
+    except sqlite3.DatabaseError as exc:
+        return _unreadable(CACHE, exc)
+    return CheckResult(CACHE, not count, count, bad)
 
 
 def _unreadable(name: str, exc: sqlite3.Error) -> CheckResult:
