@@ -206,10 +206,8 @@ def _sweep_span(db: Path, sweep_id: str) -> tuple[int, float]:
     from foldscope.engine.store import Store
 
     with Store(db, readonly=True) as store:
-        done, first, last = store.db.execute(
-            "SELECT SUM(status='done'), MIN(started_at), MAX(finished_at) FROM rows "
-            "WHERE sweep_id=?", [sweep_id]).fetchone()
-    return int(done or 0), float((last or 0.0) - (first or 0.0))
+        span = store.run_span(sweep_id)
+    return span.rows_done, float((span.last_finished or 0.0) - (span.first_started or 0.0))
 
 
 def _child_wall(child: Any) -> float:

@@ -59,15 +59,15 @@ async def test_quit_mid_sweep_leaves_a_consistent_database(tmp_path):
         child = app.runner  # the sweep runs in a child process, which holds the claim
         assert isinstance(child, RunnerProcess) and child.pid != os.getpid()
         with Store(db, readonly=True) as store:
-            assert store.sweep(prepared.sweep_id)["runner_pid"] == child.pid
+            assert store.sweep(prepared.sweep_id).runner_pid == child.pid
         # Its own child is shown running, not as a sweep watched from elsewhere.
         await wait_until(pilot, lambda: str(app.screen.query_one("#run-header").render())
                          .split("\n")[1].startswith("running"), "the header to show the run")
         await pilot.press("ctrl+q")
     assert not process_alive(child.pid)  # stopped and reaped: no orphan runner
     store = Store(db)
-    assert store.sweep(prepared.sweep_id)["status"] == "stopped"
-    assert not store.sweep(prepared.sweep_id)["runner_pid"]
+    assert store.sweep(prepared.sweep_id).status == "stopped"
+    assert not store.sweep(prepared.sweep_id).runner_pid
     for row in store.rows(prepared.sweep_id):
         folds = store.folds(row.id)
         assert row.folds_done == len(folds)

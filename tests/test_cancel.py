@@ -71,7 +71,7 @@ def test_cancel_from_another_thread_lands_before_more_rows_start(db):
     assert isinstance(finished, SweepFinished) and finished.status == "stopped"
     with Store(db, readonly=True) as store:
         sweep = store.sweep(sweep_id)
-        assert sweep["status"] == "stopped" and "cancelled" in sweep["stop_reason"]
+        assert sweep.status == "stopped" and "cancelled" in sweep.stop_reason
         assert store.progress(sweep_id)["done"] < 96
 
 
@@ -87,7 +87,7 @@ def test_a_cancel_after_the_last_row_leaves_the_sweep_done(db):
     runner.on_event = sink
     assert asyncio.run(runner.run()) == "done"
     with Store(db, readonly=True) as store:
-        assert store.sweep(sweep_id)["status"] == "done"
+        assert store.sweep(sweep_id).status == "done"
 
 
 def test_a_cancel_before_the_run_starts_stops_it_at_once(db):
@@ -97,7 +97,7 @@ def test_a_cancel_before_the_run_starts_stops_it_at_once(db):
     assert asyncio.run(runner.run()) == "stopped"
     with Store(db, readonly=True) as store:
         assert store.progress(sweep_id)["done"] == 0
-        assert store.sweep(sweep_id)["stop_reason"].startswith("quit from the TUI")
+        assert store.sweep(sweep_id).stop_reason.startswith("quit from the TUI")
 
 
 def test_someone_elses_cancellation_still_propagates(db):
@@ -147,7 +147,7 @@ def test_signals_stop_a_full_speed_run_cleanly(tmp_path, sig, kills, code):
     assert err.strip().splitlines()[-1].startswith(
         f"foldscope: sweep {sweep_id} stopped (interrupted by {sig.name})")
     with Store(db, readonly=True) as store:
-        assert store.sweep(sweep_id)["status"] == "stopped"
+        assert store.sweep(sweep_id).status == "stopped"
         assert store.live_status(store.sweep(sweep_id)) == "stopped"
         assert store.progress(sweep_id)["done"] < 192
 
@@ -166,7 +166,7 @@ async def test_ctrl_q_stops_a_full_speed_sweep(tmp_path):
         sent = time.time()
         await pilot.press("ctrl+q")
     with Store(db, readonly=True) as store:
-        assert store.sweep(sweep_id)["status"] == "stopped"
+        assert store.sweep(sweep_id).status == "stopped"
         late = store.db.execute("SELECT COUNT(*) FROM rows WHERE sweep_id=? AND started_at > ?",
                                 [sweep_id, sent]).fetchone()[0]
         assert late <= CONCURRENCY
@@ -193,5 +193,5 @@ async def test_sigterm_quits_the_tui_like_ctrl_q(tmp_path):
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # given back on the way out
     with Store(db, readonly=True) as store:
         sweep = store.sweep(sweep_id)
-        assert sweep["status"] == "stopped"
-        assert sweep["stop_reason"].startswith("interrupted by SIGTERM")
+        assert sweep.status == "stopped"
+        assert sweep.stop_reason.startswith("interrupted by SIGTERM")

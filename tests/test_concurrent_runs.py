@@ -61,8 +61,8 @@ def test_eight_simultaneous_runs_plan_once_and_run_once(tmp_path):
     assert any(code == 0 for code, _ in outcomes)
     with Store(db, readonly=True) as store:
         sweeps = store.sweeps()
-        assert len(sweeps) == 1 and sweeps[0]["status"] == "done"
-        progress = store.progress(sweeps[0]["id"])
+        assert len(sweeps) == 1 and sweeps[0].status == "done"
+        progress = store.progress(sweeps[0].id)
         assert progress["done"] == progress["total"] == 4
     report = check_database(Path(db))
     assert report.clean, report.as_json()

@@ -69,7 +69,7 @@ def _folds(db):
 def _status(db, sweep_id):
     with Store(db, readonly=True) as store:
         sweep = store.sweep(sweep_id)
-        return store.live_status(sweep), sweep["stop_reason"], store.runner_status(sweep_id)
+        return store.live_status(sweep), sweep.stop_reason, store.runner_status(sweep_id)
 
 
 def _wait_db(db, sweep_id, predicate, tries=600):

@@ -130,7 +130,7 @@ def test_demo_reopens_its_unfinished_sweep(tmp_path, monkeypatch):
     second = _demo(db, monkeypatch)  # finished: a fresh live demo, the old one kept
     assert second != first
     with Store(db, readonly=True) as store:
-        assert {s["id"] for s in store.sweeps()} == {first, second}
+        assert {s.id for s in store.sweeps()} == {first, second}
 
 
 def test_prepare_sweep_fresh_if_finished_keeps_other_definitions_apart(db):
@@ -190,7 +190,7 @@ async def test_r_on_the_grid_resumes_a_stopped_sweep(tmp_path):
         await wait_until(pilot, lambda: any("nothing left to resume" in str(n.message)
                                             for n in app._notifications), "the notice")
     with Store(db, readonly=True) as store:
-        assert store.sweep(prepared.sweep_id)["status"] == "done"
+        assert store.sweep(prepared.sweep_id).status == "done"
 
 
 async def test_resume_is_a_palette_command_on_the_grid_and_the_picker(tmp_path):

@@ -368,7 +368,7 @@ def test_a_sweep_at_llamacpp_uses_and_records_the_probed_dialect(tmp_path):
     with Store(db) as store:
         rows = store.rows(sweep_id)
         assert [r.status for r in rows] == ["done", "done"]
-        pin = store.sweep(sweep_id)["pins"]["smollm2-135m"]
+        pin = store.sweep(sweep_id).pins["smollm2-135m"]
         report = sweep_report(store, sweep_id)
     assert pin["dialect"] == "json_object_schema" and pin["dialect_source"] == "probe"
     assert pin["probe"]["culprit"] == "response_format.type"
@@ -393,7 +393,7 @@ def test_output_budget_beyond_the_context_is_warned_and_server_cuts_are_recorded
     sweep_id = _llama_sweep(db, fake, arms=("l",), context_tokens=1500)
     with Store(db) as store:
         [row] = store.rows(sweep_id)
-        warnings = store.sweep(sweep_id)["pins"]["smollm2-135m"]["warnings"]
+        warnings = store.sweep(sweep_id).pins["smollm2-135m"]["warnings"]
     assert any("arm l" in w and "context of 1,500" in w for w in warnings)
     assert row.status == "done", row.infra_error
     assert row.answer_finish == "server_cut"  # asked 1,024, the server stopped it at 500
@@ -456,7 +456,7 @@ def test_new_never_reads_the_cache_unless_the_file_says_so(tmp_path, capsys):
     assert main(["run", str(sweep), "--headless", "--db", str(db), "--new"]) == 0
     with Store(db) as store:
         [entry] = store.sweeps()
-        assert store.sweep(entry["id"])["config"]["sweep"]["cache"] is False
+        assert store.sweep(entry.id).config["sweep"]["cache"] is False
     sweep.write_text(sweep.read_text().replace('arms = ["m"]', 'arms = ["m"]\ncache = true'))
     assert main(["run", str(sweep), "--headless", "--db", str(db), "--new"]) == 0
     assert "replayed from the response cache" in capsys.readouterr().err
@@ -507,7 +507,7 @@ def test_a_server_that_takes_no_schema_gets_the_prompt_rung(tmp_path):
     db = tmp_path / "w.sqlite"
     sweep_id = _llama_sweep(db, Refusing(), arms=("l", "g"))
     with Store(db) as store:
-        pin = store.sweep(sweep_id)["pins"]["smollm2-135m"]
+        pin = store.sweep(sweep_id).pins["smollm2-135m"]
         rows = {r.arm: r for r in store.rows(sweep_id)}
     # the ladder ends in `prompt` (no response_format at all), which this server takes
     assert pin["dialect"] == "prompt" and pin["probe"]["culprit"] == "response_format"

@@ -78,5 +78,5 @@ async def test_the_form_shows_errors_inline_then_starts_a_sweep(one_sweep):
         await wait_until(pilot, lambda: app.sweep_status == "done", "the new sweep to run")
     with Store(db, readonly=True) as store:
         sweep = store.sweep(new)
-        assert sweep["status"] == "done" and len(store.rows(new)) == 2
-        assert sweep["config"]["sweep"]["arms"] == ["j", "q"]
+        assert sweep.status == "done" and len(store.rows(new)) == 2
+        assert sweep.config["sweep"]["arms"] == ["j", "q"]

@@ -118,7 +118,7 @@ def test_sweep_end_to_end(sweep_file: Path, tmp_path: Path):
 
     with Store(db) as store:
         [sweep] = store.sweeps()
-        sweep_id = sweep["id"]
+        sweep_id = sweep.id
         rows = store.rows(sweep_id)
         arms = tomllib.loads(sweep_file.read_text())["sweep"]["arms"]
         assert sorted(r.arm for r in rows) == sorted(arms)
@@ -129,7 +129,7 @@ def test_sweep_end_to_end(sweep_file: Path, tmp_path: Path):
             assert [f.fold_index for f in folds[row.arm]] == [0, 1]  # two chunks, two folds
             assert row.answer_finish in ("stop", "length", "server_cut")
             assert not row.simulated and not row.cost_known  # a local server reports no cost
-        pins = store.sweep(sweep_id)["pins"]["smollm2-135m"]
+        pins = store.sweep(sweep_id).pins["smollm2-135m"]
         assert pins["dialect"] == "json_object_schema" and pins["dialect_source"] == "probe"
         assert pins["concurrency"] == 1
         assert pins["tokens"]["tiny"]["source"] == "server"

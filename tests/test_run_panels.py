@@ -79,7 +79,7 @@ async def test_pause_resume_and_cancel_from_the_tui(tmp_path):
     def status():
         with Store(db, readonly=True) as store:
             sweep = store.sweep(prepared.sweep_id)
-            return store.live_status(sweep), sweep["stop_reason"]
+            return store.live_status(sweep), sweep.stop_reason
 
     app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True)
     async with app.run_test(size=(140, 50)) as pilot:

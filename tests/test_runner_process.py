@@ -103,7 +103,7 @@ def test_sigterm_stops_the_child_and_a_rerun_resumes(tmp_path):
     assert not process_alive(child.pid)
     with Store(db, readonly=True) as store:
         sweep = store.sweep(sweep_id)
-        assert "interrupted by SIGTERM" in sweep["stop_reason"] and not sweep["runner_pid"]
+        assert "interrupted by SIGTERM" in sweep.stop_reason and not sweep.runner_pid
 
 
 PARENT = """
@@ -138,7 +138,7 @@ def test_a_child_stops_when_its_parent_is_killed(tmp_path):
     with Store(db, readonly=True) as store:
         sweep = store.sweep(sweep_id)
         assert store.live_status(sweep) == "stopped"
-        assert sweep["stop_reason"].startswith(PARENT_GONE) and not sweep["runner_pid"]
+        assert sweep.stop_reason.startswith(PARENT_GONE) and not sweep.runner_pid
         assert store.progress(sweep_id)["done"] < 6
     # Resumable: a run picks up where the committed folds end.
     resumed = RunnerProcess(db, sweep_id, latency_scale=0.0)

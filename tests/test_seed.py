@@ -34,7 +34,7 @@ def _sweep(db, **sweep):
     transport = Recording()
     sweep_id = run_sweep(db, data, transport=transport)
     with Store(db, readonly=True) as store:
-        config = store.sweep(sweep_id)["config"]
+        config = store.sweep(sweep_id).config
     return transport.bodies, config
 
 

@@ -108,9 +108,9 @@ def test_a_live_runner_holds_the_sweep_and_a_dead_one_does_not(tmp_path):
     with pytest.raises(StoreError, match="already being run by process 111"):
         store.claim("s1", second, is_alive=lambda r: True)
     store.claim("s1", second, is_alive=lambda r: False)  # 111 died (kill -9): take over
-    assert store.sweep("s1")["runner_started"] == "boot:9"
+    assert store.sweep("s1").runner_started == "boot:9"
     store.release("s1", second)
-    assert store.sweep("s1")["runner_pid"] is None
+    assert store.sweep("s1").runner_pid is None
 
 
 def test_a_reused_pid_does_not_lock_the_sweep(tmp_path):

@@ -210,6 +210,6 @@ def test_a_really_full_disk_is_one_line_and_resumes_once_space_is_freed(tmp_path
         assert main(argv) == 0
         with Store(db, readonly=True) as store:
             sweep_id = store.latest_sweep_id()
-            assert store.sweep(sweep_id)["status"] == "done"
+            assert store.sweep(sweep_id).status == "done"
     finally:
         subprocess.run(["umount", "-l", str(target)], capture_output=True)

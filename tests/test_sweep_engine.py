@@ -54,7 +54,7 @@ def test_older_database_is_migrated(tmp_path):
     conn.close()
     store = Store(path)
     assert store.schema_version == SCHEMA_VERSION
-    assert store.sweep("old")["name"] == "old"  # nothing committed is lost
+    assert store.sweep("old").name == "old"  # nothing committed is lost
     assert "cache" in store.db.table_names()
 
 
@@ -64,7 +64,7 @@ def test_token_budget_stops_new_calls_and_says_why(db):
     sweep_id = run_sweep(db, data)
     store = Store(db)
     sweep = store.sweep(sweep_id)
-    assert sweep["status"] == "stopped" and "budget" in sweep["stop_reason"]
+    assert sweep.status == "stopped" and "budget" in sweep.stop_reason
     progress = store.progress(sweep_id)
     # The first call spends the budget: no call after it, the row it began waits, planned,
     # with its committed fold, for a run with budget left.

@@ -81,12 +81,12 @@ def open_tui(db: str | None = None, sweep_id: str | None = None) -> int:
         if sweep_id is not None:
             sweep = store.sweep(sweep_id)
             if sweep is None:
-                known = ", ".join(s["id"] for s in sweeps[:5]) or "none"
+                known = ", ".join(s.id for s in sweeps[:5]) or "none"
                 raise StoreError(f"{path}: no sweep '{sweep_id}' (recent: {known})")
         elif len(sweeps) == 1:
-            sweep_id = sweeps[0]["id"]
+            sweep_id = sweeps[0].id
         sweep = store.sweep(sweep_id) if sweep_id is not None else None
-        unfinished = sweep is not None and sweep["status"] != "done"
+        unfinished = sweep is not None and sweep.status != "done"
         elsewhere = run_elsewhere(sweep) if sweep is not None else None
         sessions = not sweeps and bool(store.audits())
     if sessions:  # only stored session audits (foldscope audit --db): the picker lists them
@@ -127,7 +127,7 @@ def resume_hint(db: str, sweep_id: str | None) -> str | None:
     try:
         with Store(db, readonly=True) as store:
             sweep = store.sweep(sweep_id)
-            if sweep is None or sweep["status"] in ("done", "failed"):
+            if sweep is None or sweep.status in ("done", "failed"):
                 return None
             status = store.live_status(sweep)
             if run_elsewhere(sweep) is not None:

@@ -149,8 +149,8 @@ def _study(args: argparse.Namespace, store: Store, sweep_id: str) -> int:
 
     studies = sweep_study(store, sweep_id, gist_fill=args.gist_fill)
     if args.format == "md":
-        sweep = store.sweep(sweep_id) or {}
-        sim = " (simulated models)" if sweep.get("simulated") else ""
+        sweep = store.sweep(sweep_id)
+        sim = " (simulated models)" if sweep is not None and sweep.simulated else ""
         print(study_markdown(studies, f"Study tables · sweep {sweep_id}{sim}"), end="")
     elif args.out is not None:
         for path in write_study_csv(studies, args.out):

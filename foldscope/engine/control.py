@@ -40,7 +40,7 @@ def request_control(db_path: str | Path, sweep_id: str, request: str, reason: st
     with Store(db_path) as store:
         sweep = store.sweep(sweep_id)
         if sweep is None:
-            known = ", ".join(s["id"] for s in store.sweeps()[:5]) or "none"
+            known = ", ".join(s.id for s in store.sweeps()[:5]) or "none"
             raise ConfigError(f"{db_path}: no sweep '{sweep_id}' (recent: {known})")
         pid = runner_pid(sweep)
         if pid is None:

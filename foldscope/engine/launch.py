@@ -53,7 +53,7 @@ def prepare_sweep(db_path: str | Path, data: dict[str, Any], source: str, *,
             existing = store.sweep_by_digest(digest)
             if existing is not None and fresh_if_finished:
                 found = store.sweep(existing)
-                if found is None or found["status"] in FINISHED_STATUSES:
+                if found is None or found.status in FINISHED_STATUSES:
                     existing = None
             if existing is not None:
                 return Prepared(existing, True, len(store.rows(existing)))
@@ -92,14 +92,14 @@ def stored_config(db_path: str | Path, sweep_id: str) -> SweepConfig:
         sweep = store.sweep(sweep_id)
     if sweep is None:
         raise ConfigError(f"{db_path}: no sweep '{sweep_id}'")
-    return SweepConfig.model_validate(sweep["config"])
+    return SweepConfig.model_validate(sweep.config)
 
 
 def check_resumable(db_path: str | Path, sweep_id: str) -> None:
     """Raise a one-line error unless the database holds this sweep."""
     with Store(db_path) as store:
         if store.sweep(sweep_id) is None:
-            known = ", ".join(s["id"] for s in store.sweeps()[:5]) or "none"
+            known = ", ".join(s.id for s in store.sweeps()[:5]) or "none"
             raise ConfigError(f"{db_path}: no sweep '{sweep_id}' to resume (recent: {known})")
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from foldscope.engine.procinfo import RunnerId, claim_alive
-from foldscope.engine.store import LIVE_STATUSES, Store
+from foldscope.engine.store import LIVE_STATUSES, Store, SweepRecord
+from foldscope.engine.store.rows import SweepTotals
 from foldscope.engine.sweep import stored_definition
 
 
@@ -35,35 +35,36 @@ class SweepSummary:
     simulated: bool
 
 
-def runner_pid(sweep: dict[str, Any]) -> int | None:
+def runner_pid(sweep: SweepRecord) -> int | None:
     """The live process running a stored sweep, or None (a dead runner's pid is not one)."""
-    pid = sweep.get("runner_pid")
-    if (sweep.get("status") not in LIVE_STATUSES or not pid
-            or not claim_alive(RunnerId(pid, sweep.get("runner_started")),
-                               sweep.get("runner_heartbeat"), time.time())):
+    pid = sweep.runner_pid
+    if (sweep.status not in LIVE_STATUSES or not pid
+            or not claim_alive(RunnerId(pid, sweep.runner_started),
+                               sweep.runner_heartbeat, time.time())):
         return None
     return int(pid)
 
 
-def run_elsewhere(sweep: dict[str, Any]) -> int | None:
+def run_elsewhere(sweep: SweepRecord) -> int | None:
     """The pid of another live process running this sweep (this process's own is not)."""
     pid = runner_pid(sweep)
     return pid if pid is not None and pid != os.getpid() else None
 
 
+NO_ROWS = SweepTotals(0, 0, None, 0.0)
+"""The totals of a sweep without rows."""
+
+
 def list_sweeps(store: Store) -> list[SweepSummary]:
     """Every sweep in the database, newest first, with its progress and spend."""
-    totals = {sweep_id: (done, planned, started, spend) for sweep_id, done, planned, started, spend
-              in store.db.execute(
-                  "SELECT sweep_id, SUM(status IN ('done', 'failed')), COUNT(*), MIN(started_at), "
-                  "COALESCE(SUM(cost_usd), 0) FROM rows GROUP BY sweep_id")}
+    totals = store.sweep_totals()
     out = []
     for entry in store.sweeps():
-        sweep = store.sweep(entry["id"])
+        sweep = store.sweep(entry.id)
         if sweep is None:
             continue
-        config = sweep["config"]
-        done, planned, started, spend = totals.get(sweep["id"], (0, 0, None, 0.0))
+        config = sweep.config
+        total = totals.get(sweep.id, NO_ROWS)
         try:
             definition = stored_definition(config)
             scenarios, models, arms = definition.scenarios, definition.models, definition.arms
@@ -74,9 +75,10 @@ def list_sweeps(store: Store) -> list[SweepSummary]:
                            if isinstance(m, dict))
             arms = tuple(str(a) for a in config.get("sweep", {}).get("arms", []))
         out.append(SweepSummary(
-            id=sweep["id"], name=sweep["name"], scenarios=scenarios, models=models, arms=arms,
-            status=store.live_status(sweep), rows_done=int(done or 0),
-            rows_planned=int(planned or 0), started=float(started or sweep["created_at"]),
-            spend_usd=float(spend or 0.0), runner_pid=runner_pid(sweep),
-            simulated=bool(sweep["simulated"])))
+            id=sweep.id, name=sweep.name, scenarios=scenarios, models=models, arms=arms,
+            status=store.live_status(sweep), rows_done=total.rows_done,
+            rows_planned=total.rows_planned,
+            started=float(total.first_started or sweep.created_at),
+            spend_usd=total.spend_usd, runner_pid=runner_pid(sweep),
+            simulated=sweep.simulated))
     return out

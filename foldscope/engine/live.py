@@ -171,17 +171,17 @@ class LiveSweep:
                 self.seq = row.seq
         if self.seq is None:
             self.seq = 0
-        definition = stored_definition(sweep["config"])
+        definition = stored_definition(sweep.config)
         header = SweepHeader(
-            id=self.sweep_id, name=sweep["name"], status=status,
-            stop_reason=sweep["stop_reason"], simulated=bool(sweep["simulated"]),
+            id=self.sweep_id, name=sweep.name, status=status,
+            stop_reason=sweep.stop_reason, simulated=sweep.simulated,
             scenarios=definition.scenarios, arms=definition.arms, models=definition.models,
             repeats=definition.section.repeats, design=definition.section.design,
             mode=definition.mode,
-            warnings=tuple(f"{model}: {w}" for model, entry in sweep["pins"].items()
+            warnings=tuple(f"{model}: {w}" for model, entry in sweep.pins.items()
                            for w in entry.get("warnings", [])),
             runner_pid=runner_pid(sweep),
-            pins=pin_infos(sweep["pins"]))
+            pins=pin_infos(sweep.pins))
         cells = tuple(self._tallies.cells())
         progress = self._tallies.progress()
         now = time.time()

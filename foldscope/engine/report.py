@@ -220,17 +220,17 @@ def sweep_report(store: Store, sweep_id: str, gist_fill: float = GIST_FILL) -> d
 
         raise StoreError(f"{store.path}: no sweep '{sweep_id}'")
     progress = store.progress(sweep_id)
-    definition = stored_definition(sweep["config"])
+    definition = stored_definition(sweep.config)
     s = definition.section
     rows = store.rows(sweep_id)
     return {
         "sweep": sweep_id,
-        "name": sweep["name"],
+        "name": sweep.name,
         "status": store.live_status(sweep),
-        "stop_reason": sweep["stop_reason"],
+        "stop_reason": sweep.stop_reason,
         # Marked simulated when planned with sim/ ids or when any reply came from a simulated
         # endpoint (a sim served over HTTP under another name is still simulated).
-        "simulated": bool(sweep["simulated"]) or any(r.simulated for r in rows),
+        "simulated": sweep.simulated or any(r.simulated for r in rows),
         "scenario": s.scenario,
         "scenarios": list(definition.scenarios),
         "arms": list(s.arms),
@@ -241,8 +241,8 @@ def sweep_report(store: Store, sweep_id: str, gist_fill: float = GIST_FILL) -> d
         "design_note": balance_note(s.arms, s.repeats, s.design),
         "capacity_notes": capacity_notes(list(definition.scenarios), list(s.arms)),
         "progress": progress,
-        "pins": sweep["pins"],
-        "warnings": [f"{model}: {w}" for model, entry in sweep["pins"].items()
+        "pins": sweep.pins,
+        "warnings": [f"{model}: {w}" for model, entry in sweep.pins.items()
                      for w in entry.get("warnings", [])],
         "cells": cells(store, sweep_id, rows),
         "accounting": accounting(rows),

@@ -75,6 +75,7 @@ from foldscope.engine.store import (
     ROW_PLANNED,
     ROW_RUNNING,
     Store,
+    SweepRecord,
     database_error,
 )
 from foldscope.engine.store_thread import WRITES_PER_WORKER, StoreThread
@@ -300,12 +301,12 @@ class SweepRunner:
 
     # -- set-up ------------------------------------------------------------------------------
 
-    def _load(self, sweep: dict[str, Any] | None
+    def _load(self, sweep: SweepRecord | None
               ) -> tuple[SweepConfig, dict[str, Scenario], dict[str, ModelConfig]]:
         if sweep is None:
             raise ConfigError(f"{self.db_path}: no sweep with id '{self.sweep_id}'")
-        config = SweepConfig.model_validate(sweep["config"])
-        self.mode = stored_mode(sweep["config"])
+        config = SweepConfig.model_validate(sweep.config)
+        self.mode = stored_mode(sweep.config)
         scenarios = {name: load_scenario(name) for name in config.sweep.scenario_names()}
         models: dict[str, ModelConfig] = {}
         for entry in config.models:

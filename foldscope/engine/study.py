@@ -17,7 +17,6 @@ from foldscope.core.inference import ROW_THRESHOLD
 from foldscope.core.row import Check
 from foldscope.core.study import (
     AT_CEILING_TOLERANCE,
-    FOLD_MEASURE_FIELDS,
     FillPoint,
     FoldMeasure,
     StudyRow,
@@ -33,13 +32,7 @@ from foldscope.engine.sweep import stored_definition
 
 def fold_measures(store: Store, sweep_id: str) -> dict[int, list[FoldMeasure]]:
     """Every committed fold's measures of a sweep, by row id, in fold order (no carrier text)."""
-    cols = ", ".join(f"f.{name}" for name in FOLD_MEASURE_FIELDS)
-    out: dict[int, list[FoldMeasure]] = defaultdict(list)
-    for row_id, *values in store.db.execute(
-            f"SELECT f.row_id, {cols} FROM folds f JOIN rows r ON r.id = f.row_id "
-            "WHERE r.sweep_id = ? ORDER BY f.row_id, f.fold_index", [sweep_id]):
-        out[row_id].append(FoldMeasure(*values))
-    return out
+    return store.fold_measures(sweep_id)
 
 
 def study_rows(store: Store, sweep_id: str) -> list[StudyRow]:
@@ -69,7 +62,7 @@ def sweep_study(store: Store, sweep_id: str, rows: list[StudyRow] | None = None,
     sweep = store.sweep(sweep_id)
     if sweep is None:
         raise StoreError(f"{store.path}: no sweep '{sweep_id}'")
-    definition = stored_definition(sweep["config"])
+    definition = stored_definition(sweep.config)
     models, arms = list(definition.models), list(definition.arms)
     if rows is None:
         rows = study_rows(store, sweep_id)

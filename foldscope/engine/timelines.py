@@ -193,7 +193,7 @@ def reindex(store: Store, sweep_id: str | None = None,
             raise StoreError(f"{store.path}: no sweep {sweep_id!r}")
         sweeps = [sweep_id]
     else:
-        sweeps = [s["id"] for s in store.sweeps()]
+        sweeps = [s.id for s in store.sweeps()]
     rows = [r for s in sweeps for r in store.rows(s)]
     for name in {r.scenario for r in rows}:
         _scenario(name)  # a scenario that cannot be loaded is refused before anything changes

@@ -30,7 +30,7 @@ from foldscope.engine.store.schema import (
     parse_schema_version,
     text_digest,
 )
-from foldscope.engine.store.sweeps import LIVE_STATUSES
+from foldscope.engine.store.sweeps import LIVE_STATUSES, SweepHeader, SweepRecord
 
 __all__ = [
     "CHECK_BATCH",
@@ -44,6 +44,8 @@ __all__ = [
     "_MIGRATIONS",
     "Store",
     "StoreConnection",
+    "SweepHeader",
+    "SweepRecord",
     "_sha256_sql",
     "database_error",
     "fold_values",

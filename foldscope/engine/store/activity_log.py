@@ -16,7 +16,7 @@ from foldscope.engine.activity import (
     StoredEvent,
 )
 from foldscope.engine.events import Event, event_from_json
-from foldscope.engine.store.connection import Repository
+from foldscope.engine.store.connection import Repository, named
 
 EVENT_CAP = 2000
 """The most events a sweep's log keeps (the oldest go first): a 429 storm stays a few hundred
@@ -54,12 +54,12 @@ class ActivityRepository(Repository):
                ) -> list[StoredEvent]:
         """A sweep's logged events after event id ``since``, oldest first (at most ``limit``,
         the newest of them)."""
-        found = self.db.execute(
-            "SELECT id, sweep_id, t, kind, model, summary, json_extract(data_json, '$.fault'), "
-            "data_json FROM events WHERE sweep_id=? AND id>? ORDER BY id DESC LIMIT ?",
-            [sweep_id, since, limit]).fetchall()
-        return [StoredEvent(i, sweep, t, kind, model, summary, fault, _event(data))
-                for i, sweep, t, kind, model, summary, fault, data in reversed(found)]
+        found = named(self.db.execute(
+            "SELECT id, sweep_id, t, kind, model, summary, json_extract(data_json, '$.fault') "
+            "AS fault, data_json FROM events WHERE sweep_id=? AND id>? ORDER BY id DESC LIMIT ?",
+            [sweep_id, since, limit]))
+        return [StoredEvent(**{k: v for k, v in e.items() if k != "data_json"},
+                            event=_event(e["data_json"])) for e in reversed(found)]
 
     def set_runner_status(self, sweep_id: str, status: RunnerStatus) -> None:
         """Record the live runner's status (one row per sweep, replaced)."""
@@ -73,17 +73,15 @@ class ActivityRepository(Repository):
 
     def runner_status(self, sweep_id: str) -> RunnerStatus | None:
         """The last status a runner of this sweep recorded, or None."""
-        found = self.db.execute(
+        found = named(self.db.execute(
             "SELECT pid, started_at, updated_at, finished_at, folds_at_start, finished_at_start, "
-            "paused, endpoints_json FROM runner_status WHERE sweep_id=?", [sweep_id]).fetchone()
-        if found is None:
+            "paused, endpoints_json FROM runner_status WHERE sweep_id=?", [sweep_id]))
+        if not found:
             return None
-        pid, started_at, updated_at, finished_at, folds_at_start, finished_at_start, paused, \
-            endpoints = found
-        return RunnerStatus(pid, started_at, updated_at, finished_at, folds_at_start,
-                            finished_at_start, paused=bool(paused), endpoints=tuple(
-            EndpointState(e["endpoint"], tuple(e["models"]), e["in_flight"], e["limit"],
-                          e["ceiling"]) for e in json.loads(endpoints)))
+        status = found[0]
+        endpoints = json.loads(status.pop("endpoints_json"))
+        return RunnerStatus(**{**status, "paused": bool(status["paused"])}, endpoints=tuple(
+            EndpointState(**{**e, "models": tuple(e["models"])}) for e in endpoints))
 
     def request_control(self, sweep_id: str, request: str, reason: str) -> None:
         """Ask the sweep's runner to pause, resume or cancel (it polls this between calls)."""
@@ -95,9 +93,9 @@ class ActivityRepository(Repository):
 
     def control(self, sweep_id: str) -> ControlRequest | None:
         """The last control request for a sweep, or None."""
-        found = self.db.execute("SELECT request, reason, requested_at FROM sweep_control "
-                                "WHERE sweep_id=?", [sweep_id]).fetchone()
-        return ControlRequest(*found) if found else None
+        found = named(self.db.execute("SELECT request, reason, requested_at FROM sweep_control "
+                                      "WHERE sweep_id=?", [sweep_id]))
+        return ControlRequest(**found[0]) if found else None
 
     def clear_control(self, sweep_id: str) -> None:
         """Forget a sweep's control request (a new run starts unpaused)."""

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from typing import Any
 
 from foldscope.core.audit import StoredAudit
-from foldscope.engine.store.connection import Repository
+from foldscope.engine.store.connection import Repository, named
 
 _AUDIT_COLUMNS = ("id, created_at, source, session, format, redacted, compactions, lost_and_needed, "
-                  "audit_json")
+                  "audit_json AS document")
+"""A stored audit's fields, each the ``audits`` column of its name (the document as JSON)."""
 
 
-def _audit(row: tuple[Any, ...]) -> StoredAudit:
-    (audit_id, created_at, source, session, fmt, redacted, compactions, lost, doc) = row
-    return StoredAudit(audit_id, created_at, source, session, fmt, bool(redacted), compactions,
-                       lost, json.loads(doc))
+def _audits(cursor: sqlite3.Cursor) -> list[StoredAudit]:
+    """A query's audits, each column read into the ``StoredAudit`` field of its name."""
+    return [StoredAudit(**{**a, "redacted": bool(a["redacted"]),
+                           "document": json.loads(a["document"])}) for a in named(cursor)]
 
 
 class AuditRepository(Repository):
@@ -36,10 +38,10 @@ class AuditRepository(Repository):
 
     def audits(self) -> list[StoredAudit]:
         """Every stored session audit, newest first."""
-        return [_audit(r) for r in self.db.execute(
-            f"SELECT {_AUDIT_COLUMNS} FROM audits ORDER BY id DESC").fetchall()]
+        return _audits(self.db.execute(f"SELECT {_AUDIT_COLUMNS} FROM audits ORDER BY id DESC"))
 
     def audit(self, audit_id: int) -> StoredAudit | None:
         """One stored session audit, or None."""
-        row = self.db.execute(f"SELECT {_AUDIT_COLUMNS} FROM audits WHERE id=?", [audit_id]).fetchone()
-        return None if row is None else _audit(row)
+        found = _audits(self.db.execute(f"SELECT {_AUDIT_COLUMNS} FROM audits WHERE id=?",
+                                        [audit_id]))
+        return found[0] if found else None

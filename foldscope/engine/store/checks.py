@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import operator
+import sqlite3
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -11,22 +14,34 @@ from foldscope.core.fabrication import CLEARED, HumanVerdict, flag_refusal
 from foldscope.core.row import StoredCheck
 from foldscope.engine.store.connection import _ROW_SEQ, Repository
 
-_CHECK_FIELDS = ("label", "expected", "found", "correct", "abstained", "unit_dropped",
-                 "in_carrier", "classification", "carrier_state", "class_detail", "id",
-                 "row_id", "flagged")
+_CHECK_FIELDS = tuple(f.name for f in dataclasses.fields(StoredCheck))
+"""A stored check's fields, each a ``checks`` column of the same name."""
 _CHECK_COLUMNS = ", ".join(_CHECK_FIELDS)
+_CHECK_BOOLS = frozenset({"correct", "abstained", "unit_dropped", "in_carrier", "flagged"})
+
+_VERDICT_COLUMNS = ", ".join(f.name for f in dataclasses.fields(HumanVerdict))
+"""A verdict entry's fields, each a ``verdicts`` column of the same name."""
 
 CHECK_BATCH = 2000
 """Checks read per fetch when a whole sweep's are iterated."""
 
 
-def _check(values: tuple[Any, ...]) -> StoredCheck:
-    (label, expected, found, correct, abstained, unit_dropped, in_carrier, classification,
-     carrier_state, class_detail, check_id, row_id, flagged) = values
-    return StoredCheck(label, expected, found, bool(correct), bool(abstained), bool(unit_dropped),
-                       bool(in_carrier), classification, carrier_state, class_detail, check_id,
-                       row_id, bool(flagged))
+def _checks(cursor: sqlite3.Cursor) -> list[StoredCheck]:
+    """A query's checks, each column read into the ``StoredCheck`` field of its name."""
+    names = [d[0] for d in cursor.description]
+    out = []
+    for values in cursor:
+        data: dict[str, Any] = dict(zip(names, values))
+        for name in _CHECK_BOOLS:
+            data[name] = bool(data[name])
+        out.append(StoredCheck(**data))
+    return out
 
+
+def _verdicts(cursor: sqlite3.Cursor) -> list[HumanVerdict]:
+    """A query's verdict entries, each column read into the field of its name."""
+    names = [d[0] for d in cursor.description]
+    return [HumanVerdict(**dict(zip(names, values))) for values in cursor]
 
 
 class CheckRepository(Repository):
@@ -34,8 +49,8 @@ class CheckRepository(Repository):
 
     def checks(self, row_id: int) -> list[StoredCheck]:
         """The per-fact checks of a finished row."""
-        return [_check(v) for v in self.db.execute(
-            f"SELECT {_CHECK_COLUMNS} FROM checks WHERE row_id=? ORDER BY id", [row_id])]
+        return _checks(self.db.execute(
+            f"SELECT {_CHECK_COLUMNS} FROM checks WHERE row_id=? ORDER BY id", [row_id]))
 
     def set_flag(self, check_id: int, flagged: bool, author: str = "unknown") -> None:
         """Flag a checked answer as fabricated, or withdraw its verdict (the ``f`` toggle).
@@ -47,9 +62,9 @@ class CheckRepository(Repository):
 
     def check(self, check_id: int) -> StoredCheck | None:
         """One check by id, or None."""
-        found = self.db.execute(f"SELECT {_CHECK_COLUMNS} FROM checks WHERE id=?",
-                                [check_id]).fetchone()
-        return _check(found) if found else None
+        found = _checks(self.db.execute(f"SELECT {_CHECK_COLUMNS} FROM checks WHERE id=?",
+                                        [check_id]))
+        return found[0] if found else None
 
     def add_verdict(self, check_id: int, verdict: str, reason: str | None = None, *,
                     author: str) -> int:
@@ -118,26 +133,25 @@ class CheckRepository(Repository):
 
     def verdicts(self, sweep_id: str) -> dict[int, HumanVerdict]:
         """Every check of a sweep that has a verdict now (its latest entry, unless withdrawn)."""
-        found = self.db.execute(
-            "SELECT v.id, v.check_id, v.verdict, v.reason, v.author, v.created_at FROM verdicts v "
-            "WHERE v.id IN (SELECT MAX(id) FROM verdicts WHERE check_id IN (SELECT c.id FROM "
+        found = _verdicts(self.db.execute(
+            f"SELECT {_VERDICT_COLUMNS} FROM verdicts "
+            "WHERE id IN (SELECT MAX(id) FROM verdicts WHERE check_id IN (SELECT c.id FROM "
             "checks c JOIN rows r ON r.id = c.row_id WHERE r.sweep_id=?) GROUP BY check_id)",
-            [sweep_id])
-        return {v[1]: HumanVerdict(*v) for v in found if v[2] != CLEARED}
+            [sweep_id]))
+        return {v.check_id: v for v in found if v.verdict != CLEARED}
 
     def verdict(self, check_id: int) -> HumanVerdict | None:
         """One check's verdict now (its latest entry, unless withdrawn), or None: what a writer
         reads back after a write, instead of the whole sweep's verdicts."""
-        row = self.db.execute(
-            "SELECT id, check_id, verdict, reason, author, created_at FROM verdicts "
-            "WHERE check_id=? ORDER BY id DESC LIMIT 1", [check_id]).fetchone()
-        return HumanVerdict(*row) if row and row[2] != CLEARED else None
+        found = _verdicts(self.db.execute(
+            f"SELECT {_VERDICT_COLUMNS} FROM verdicts WHERE check_id=? ORDER BY id DESC LIMIT 1",
+            [check_id]))
+        return found[0] if found and found[0].verdict != CLEARED else None
 
     def verdict_history(self, check_id: int) -> list[HumanVerdict]:
         """Every verdict entry of a check, oldest first (withdrawals included)."""
-        return [HumanVerdict(*v) for v in self.db.execute(
-            "SELECT id, check_id, verdict, reason, author, created_at FROM verdicts "
-            "WHERE check_id=? ORDER BY id", [check_id])]
+        return _verdicts(self.db.execute(
+            f"SELECT {_VERDICT_COLUMNS} FROM verdicts WHERE check_id=? ORDER BY id", [check_id]))
 
     def sweep_checks(self, sweep_id: str) -> Iterator[StoredCheck]:
         """Every check of a sweep, for check-level statistics: read in batches as it is
@@ -146,11 +160,15 @@ class CheckRepository(Repository):
         cursor = self.db.conn.execute(
             f"SELECT {_CHECK_COLUMNS} FROM checks WHERE row_id IN "
             "(SELECT id FROM rows WHERE sweep_id=?) ORDER BY id", [sweep_id])
+        # Each field's column found by name once; the values then come in the record's order.
+        names = [d[0] for d in cursor.description]
+        pick = operator.itemgetter(*(names.index(f) for f in _CHECK_FIELDS))
         shared: dict[str, str] = {}
         while batch := cursor.fetchmany(CHECK_BATCH):
             for values in batch:
                 (label, expected, found, correct, abstained, unit_dropped, in_carrier,
-                 classification, carrier_state, class_detail, check_id, row_id, flagged) = values
+                 classification, carrier_state, class_detail, check_id, row_id,
+                 flagged) = pick(values)
                 yield StoredCheck(
                     shared.setdefault(label, label), shared.setdefault(expected, expected),
                     found if found is None else shared.setdefault(found, found), bool(correct),

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import sqlite_utils
 
@@ -85,6 +86,13 @@ def database_error(path: str | Path, exc: sqlite3.Error) -> StoreError:
         return StoreError(f"{path}: cannot write ({detail}); every committed fold is kept: free "
                           "space and run again to resume")
     return StoreError(f"{path}: database error ({detail})")
+
+
+def named(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+    """A query's rows as ``{column: value}``, each value found by its column's name (the
+    cursor's own names, never an assumed order)."""
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, values)) for values in cursor]
 
 
 def _open(path: Path, *, readonly: bool) -> sqlite_utils.Database:

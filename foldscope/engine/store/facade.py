@@ -12,6 +12,7 @@ from foldscope.core.audit import StoredAudit
 from foldscope.core.fabrication import CLEARED, HumanVerdict
 from foldscope.core.forensics import FactHistory
 from foldscope.core.row import Check, FoldRecord, RowRecord, RowResult, StoredCheck
+from foldscope.core.study import FoldMeasure
 from foldscope.core.tally import FinalCarrier, RowClasses
 from foldscope.core.validity import Validity
 from foldscope.engine.activity import ControlRequest, RunnerStatus, StoredEvent
@@ -22,8 +23,8 @@ from foldscope.engine.store.audits import AuditRepository
 from foldscope.engine.store.cache import CacheRepository
 from foldscope.engine.store.checks import CheckRepository
 from foldscope.engine.store.connection import StoreConnection, database_error
-from foldscope.engine.store.rows import RowRepository
-from foldscope.engine.store.sweeps import SweepRepository
+from foldscope.engine.store.rows import FoldState, RowRepository, RunSpan, SweepTotals
+from foldscope.engine.store.sweeps import SweepHeader, SweepRecord, SweepRepository
 
 
 class Store:
@@ -94,26 +95,26 @@ class Store:
         """Store a sweep and its whole plan in one transaction, before any call is made."""
         return self.sweep_repo.create_sweep(sweep, rows)
 
-    def sweep(self, sweep_id: str) -> dict[str, Any] | None:
-        """Return one sweep with its config decoded, or None."""
+    def sweep(self, sweep_id: str) -> SweepRecord | None:
+        """Return one sweep with its definition and pins decoded, or None."""
         return self.sweep_repo.sweep(sweep_id)
 
     def heartbeat(self, sweep_id: str, pid: int | None) -> float | None:
         """When the sweep's claimed runner last wrote its status (None: no live record)."""
         return self.sweep_repo.heartbeat(sweep_id, pid)
 
-    def claim_holds(self, sweep: dict[str, Any]) -> bool:
+    def claim_holds(self, sweep: SweepRecord) -> bool:
         """Whether a sweep's recorded runner still holds it: alive here, or beating (its
         heartbeat fresh) where its pid cannot be seen (another pid namespace)."""
         return self.sweep_repo.claim_holds(sweep)
 
-    def live_status(self, sweep: dict[str, Any]) -> str:
+    def live_status(self, sweep: SweepRecord) -> str:
         """A sweep's status as a reader should show it: "running" (or "paused") only while
         its runner lives."""
         return self.sweep_repo.live_status(sweep)
 
-    def sweeps(self) -> list[dict[str, Any]]:
-        """Every sweep, newest first (without configs)."""
+    def sweeps(self) -> list[SweepHeader]:
+        """Every sweep, newest first (without definitions)."""
         return self.sweep_repo.sweeps()
 
     def latest_sweep_id(self) -> str | None:
@@ -207,8 +208,7 @@ class Store:
         """A row's committed folds in order, from fold index ``start`` on."""
         return self.row_repo.folds(row_id, start=start)
 
-    def fold_states(self, sweep_id: str) -> Iterator[tuple[int, int, int, int, dict[str, str],
-                                                             dict[str, tuple[str, str]]]]:
+    def fold_states(self, sweep_id: str) -> Iterator[FoldState]:
         """Every fold of a sweep without its texts: (row id, fold index, first chunk, last
         chunk, fact states, mutations), by row and fold (the survival view's whole input)."""
         return self.row_repo.fold_states(sweep_id)
@@ -258,6 +258,18 @@ class Store:
     def token_pairs(self, sweep_id: str) -> list[dict[str, Any]]:
         """Estimated vs reported prompt tokens of every fold that has a reported count."""
         return self.row_repo.token_pairs(sweep_id)
+
+    def sweep_totals(self) -> dict[str, SweepTotals]:
+        """Every sweep's rows finished and planned, first start and spend, by sweep id."""
+        return self.row_repo.sweep_totals()
+
+    def run_span(self, sweep_id: str) -> RunSpan:
+        """Rows done, the first row's start and the last row's finish of a sweep."""
+        return self.row_repo.run_span(sweep_id)
+
+    def fold_measures(self, sweep_id: str) -> dict[int, list[FoldMeasure]]:
+        """Every committed fold's measures of a sweep, by row id, in fold order."""
+        return self.row_repo.fold_measures(sweep_id)
 
     def progress(self, sweep_id: str) -> dict[str, int]:
         """Row counts by status, plus folds committed, for progress displays."""

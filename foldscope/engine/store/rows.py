@@ -7,14 +7,17 @@ import math
 import operator
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from foldscope.core.forensics import FactHistory
 from foldscope.core.row import FOLD_FIELDS, ROW_FIELDS, Check, FoldRecord, RowRecord, RowResult
+from foldscope.core.study import FOLD_MEASURE_FIELDS, FoldMeasure
 from foldscope.core.tally import FinalCarrier, RowClasses, row_classes
 from foldscope.core.validity import Validity
-from foldscope.engine.store.connection import _FOLD_SEQ, _ROW_SEQ, Repository
+from foldscope.engine.store.connection import _FOLD_SEQ, _ROW_SEQ, Repository, named
 
 _JSON_FOLD_FIELDS = {"fact_status": "fact_status_json", "fact_mutations": "fact_mutations_json"}
 _FOLD_COLUMNS: tuple[str, ...] = tuple(_JSON_FOLD_FIELDS.get(f, f) for f in FOLD_FIELDS)
@@ -44,13 +47,10 @@ _FOLD_TYPES = _typed(FoldRecord, FOLD_FIELDS)
 _ROW_TYPES = _typed(RowRecord, ROW_FIELDS)
 
 
-def _from_sql(value: Any, kind: str) -> Any:
-    if kind == "bool":
-        return bool(value)
-    if kind == "bool | None":
-        return None if value is None else bool(value)
-    return value
-
+def _converters(types: dict[str, str], names: Sequence[str]) -> tuple[tuple[int, ...], ...]:
+    """The positions of a cursor's boolean and optional-boolean columns, found by name."""
+    return (tuple(i for i, n in enumerate(names) if types.get(n) == "bool"),
+            tuple(i for i, n in enumerate(names) if types.get(n) == "bool | None"))
 
 
 def fold_values(fold: FoldRecord) -> list[Any]:
@@ -67,40 +67,84 @@ def fold_values(fold: FoldRecord) -> list[Any]:
 
 
 
-def _fold(values: Iterable[Any]) -> FoldRecord:
-    data: dict[str, Any] = {}
-    for name, value in zip(FOLD_FIELDS, values):
-        if name == "fact_mutations":
-            data[name] = {k: (v[0], v[1]) for k, v in json.loads(value).items()}
-        elif name == "fact_status":
-            data[name] = json.loads(value)
-        else:
-            data[name] = _from_sql(value, _FOLD_TYPES[name])
-    return FoldRecord(**data)
+_FOLD_NAMES = {column: field for field, column in _JSON_FOLD_FIELDS.items()}
+"""A fold column's record field where the two are named differently (JSON columns)."""
 
 
-_ROW_BOOLS = tuple(i for i, name in enumerate(ROW_FIELDS) if _ROW_TYPES[name] == "bool")
-_ROW_OPTIONAL_BOOLS = tuple(i for i, name in enumerate(ROW_FIELDS)
-                            if _ROW_TYPES[name] == "bool | None")
+def _folds(cursor: sqlite3.Cursor) -> list[FoldRecord]:
+    """A query's folds, each column read into the ``FoldRecord`` field of its name."""
+    names = [_FOLD_NAMES.get(d[0], d[0]) for d in cursor.description]
+    bools, optional = _converters(_FOLD_TYPES, names)
+    out = []
+    for values in cursor:
+        data = dict(zip(names, values))
+        for i in bools:
+            data[names[i]] = bool(values[i])
+        for i in optional:
+            if values[i] is not None:
+                data[names[i]] = bool(values[i])
+        data["fact_status"] = json.loads(data["fact_status"])
+        data["fact_mutations"] = {k: (v[0], v[1])
+                                  for k, v in json.loads(data["fact_mutations"]).items()}
+        out.append(FoldRecord(**data))
+    return out
 
 
-def _row(values: Iterable[Any], answer: str | None = None) -> RowRecord:
-    # Booleans converted by index, the rest as stored: a first live poll decodes every row.
-    out = list(values)
-    n = len(out)
-    for i in _ROW_BOOLS:
-        if i < n:
-            out[i] = bool(out[i])
-    for i in _ROW_OPTIONAL_BOOLS:
-        if i < n and out[i] is not None:
-            out[i] = bool(out[i])
-    return RowRecord(**dict(zip(ROW_FIELDS, out)), answer=answer)
+def _rows(cursor: sqlite3.Cursor) -> list[RowRecord]:
+    """A query's rows, each column read into the ``RowRecord`` field of its name."""
+    # Booleans converted by position found once by name, the rest as stored: a first live poll
+    # decodes every row.
+    names = [d[0] for d in cursor.description]
+    bools, optional = _converters(_ROW_TYPES, names)
+    out = []
+    for values in cursor:
+        if bools or optional:
+            values = list(values)
+            for i in bools:
+                values[i] = bool(values[i])
+            for i in optional:
+                if values[i] is not None:
+                    values[i] = bool(values[i])
+        out.append(RowRecord(**dict(zip(names, values))))
+    return out
 
 
 ROW_DONE = "done"
 ROW_FAILED = "failed"
 ROW_RUNNING = "running"
 ROW_PLANNED = "planned"
+
+
+class FoldState(NamedTuple):
+    """One fold without its texts (``Store.fold_states``: the survival view's input)."""
+
+    row_id: int
+    fold_index: int
+    first_chunk: int
+    last_chunk: int
+    fact_status: dict[str, str]
+    fact_mutations: dict[str, tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class SweepTotals:
+    """A sweep's rows at a glance (the picker's line)."""
+
+    rows_done: int
+    """Rows finished (done or failed)."""
+    rows_planned: int
+    first_started: float | None
+    """When its first row started (None: none has)."""
+    spend_usd: float
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpan:
+    """How far a sweep's rows ran: rows done, the first start and the last finish."""
+
+    rows_done: int
+    first_started: float | None
+    last_finished: float | None
 
 
 class RowRepository(Repository):
@@ -128,7 +172,7 @@ class RowRepository(Repository):
     def _fold_select(self) -> str:
         def column(name: str) -> str:
             if name == "reply":
-                return self.reply_sql()
+                return f"{self.reply_sql()} AS reply"
             return name
         return ", ".join(column(name) for name in _FOLD_COLUMNS)
 
@@ -144,7 +188,7 @@ class RowRepository(Repository):
         if since is not None:
             sql += " AND seq > ?"
             params.append(since)
-        return [_row(values) for values in self.db.execute(sql + " ORDER BY position", params)]
+        return _rows(self.db.execute(sql + " ORDER BY position", params))
 
     def changes(self, sweep_id: str, since: int | None
                 ) -> tuple[list[RowRecord], dict[int, RowClasses], dict[int, FinalCarrier]]:
@@ -163,9 +207,9 @@ class RowRepository(Repository):
         if not in_transaction:
             conn.execute("BEGIN")  # one snapshot for every read
         try:
-            rows = [_row(v) for v in conn.execute(
+            rows = _rows(conn.execute(
                 f"SELECT {self._row_columns()} FROM rows WHERE {where} ORDER BY position",
-                params)]
+                params))
             # Checks grouped by (class, detail); core.tally.row_classes counts them.
             grouped: dict[int, list[tuple[str, str | None, int, int, int]]] = {}
             for row_id, *group in conn.execute(
@@ -189,7 +233,8 @@ class RowRepository(Repository):
     def cell_rows(self, sweep_id: str, scenario: str | None, model: str, arm: str, *,
                   since: int | None = None) -> list[RowRecord]:
         """One cell's rows in execution order, with their answers; ``since`` as in ``rows``."""
-        sql = (f"SELECT {self._row_columns()}, {self.answer_sql()} FROM rows WHERE sweep_id = ? "
+        sql = (f"SELECT {self._row_columns()}, {self.answer_sql()} AS answer FROM rows "
+               "WHERE sweep_id = ? "
                "AND model = ? "
                "AND arm = ?")
         params: list[Any] = [sweep_id, model, arm]
@@ -199,15 +244,13 @@ class RowRepository(Repository):
         if since is not None:
             sql += " AND seq > ?"
             params.append(since)
-        return [_row(values[:-1], values[-1])
-                for values in self.db.execute(sql + " ORDER BY position", params)]
+        return _rows(self.db.execute(sql + " ORDER BY position", params))
 
     def row(self, row_id: int) -> RowRecord | None:
         """One row with everything recorded on it, its answer included."""
-        found = self.db.execute(f"SELECT {self._row_columns()}, {self.answer_sql()} FROM rows "
-                                "WHERE id = ?",
-                                [row_id]).fetchone()
-        return _row(found[:-1], found[-1]) if found else None
+        found = _rows(self.db.execute(f"SELECT {self._row_columns()}, {self.answer_sql()} AS answer "
+                                      "FROM rows WHERE id = ?", [row_id]))
+        return found[0] if found else None
 
     def start_row(self, row_id: int) -> None:
         """Mark a row running (idempotent: resuming a running row keeps its folds)."""
@@ -271,12 +314,10 @@ class RowRepository(Repository):
 
     def fact_histories(self, row_id: int) -> list[FactHistory]:
         """A row's stored fact courses in planting order (none before its first fold)."""
-        return [FactHistory(label, value, bool(graded), chunk, planted, first, lost,
-                            bool(returned), final, altered, rule)
-                for (label, value, graded, chunk, planted, first, lost, returned, final, altered,
-                     rule) in self.db.execute(
+        return [FactHistory(**{**h, "graded": bool(h["graded"]), "returned": bool(h["returned"])})
+                for h in named(self.db.execute(
                     f"SELECT {', '.join(_HISTORY_COLUMNS)} FROM fact_histories WHERE row_id=? "
-                    "ORDER BY position", [row_id])]
+                    "ORDER BY position", [row_id]))]
 
     def rewrite_timeline(self, row_id: int, folds: Sequence[FoldRecord],
                          histories: Sequence[FactHistory],
@@ -315,27 +356,26 @@ class RowRepository(Repository):
 
     def folds(self, row_id: int, *, start: int = 0) -> list[FoldRecord]:
         """A row's committed folds in order, from fold index ``start`` on."""
-        return [_fold(values) for values in self.db.execute(
+        return _folds(self.db.execute(
             f"SELECT {self._fold_select()} FROM folds WHERE row_id=? AND fold_index >= ? "
-            "ORDER BY fold_index", [row_id, start])]
+            "ORDER BY fold_index", [row_id, start]))
 
-    def fold_states(self, sweep_id: str) -> Iterator[tuple[int, int, int, int, dict[str, str],
-                                                             dict[str, tuple[str, str]]]]:
+    def fold_states(self, sweep_id: str) -> Iterator[FoldState]:
         """Every fold of a sweep without its texts: (row id, fold index, first chunk, last chunk,
         fact states, mutations), by row and fold (the survival view's whole input)."""
         for row_id, index, first, last, status, changed in self.db.execute(
                 "SELECT f.row_id, f.fold_index, f.first_chunk, f.last_chunk, f.fact_status_json, "
                 "f.fact_mutations_json FROM folds f JOIN rows r ON r.id = f.row_id WHERE r.sweep_id = ? "
                 "ORDER BY f.row_id, f.fold_index", [sweep_id]):
-            yield (row_id, index, first, last, json.loads(status),
-                   {k: (v[0], v[1]) for k, v in json.loads(changed).items()})
+            yield FoldState(row_id, index, first, last, json.loads(status),
+                            {k: (v[0], v[1]) for k, v in json.loads(changed).items()})
 
     def last_fold(self, row_id: int) -> FoldRecord | None:
         """The most recent committed fold of a row, or None."""
-        found = self.db.execute(
+        found = _folds(self.db.execute(
             f"SELECT {self._fold_select()} FROM folds WHERE row_id=? "
-            "ORDER BY fold_index DESC LIMIT 1", [row_id]).fetchone()
-        return _fold(found) if found else None
+            "ORDER BY fold_index DESC LIMIT 1", [row_id]))
+        return found[0] if found else None
 
     def finish_row(self, row_id: int, result: RowResult, *, prompt_tokens: int | None,
                    completion_tokens: int | None, est_prompt_tokens: int, cost_usd: float | None,
@@ -443,6 +483,34 @@ class RowRepository(Repository):
             "SELECT f.content_class, f.est_prompt_tokens, f.prompt_tokens FROM folds f "
             "JOIN rows r ON r.id=f.row_id WHERE r.sweep_id=? AND f.prompt_tokens IS NOT NULL "
             "AND f.cached=0", [sweep_id]))
+
+    def sweep_totals(self) -> dict[str, SweepTotals]:
+        """Every sweep's rows finished and planned, first start and spend, by sweep id."""
+        return {sweep_id: SweepTotals(int(done or 0), int(planned or 0), started,
+                                      float(spend or 0.0))
+                for sweep_id, done, planned, started, spend in self.db.execute(
+                    "SELECT sweep_id, SUM(status IN ('done', 'failed')), COUNT(*), "
+                    "MIN(started_at), COALESCE(SUM(cost_usd), 0) FROM rows GROUP BY sweep_id")}
+
+    def run_span(self, sweep_id: str) -> RunSpan:
+        """Rows done, the first row's start and the last row's finish of a sweep."""
+        done, first, last = self.db.execute(
+            "SELECT SUM(status='done'), MIN(started_at), MAX(finished_at) FROM rows "
+            "WHERE sweep_id=?", [sweep_id]).fetchone()
+        return RunSpan(int(done or 0), first, last)
+
+    def fold_measures(self, sweep_id: str) -> dict[int, list[FoldMeasure]]:
+        """Every committed fold's measures of a sweep, by row id, in fold order (no carrier
+        text): what the study's tables read."""
+        cursor = self.db.conn.execute(
+            f"SELECT f.row_id, {', '.join(f'f.{name}' for name in FOLD_MEASURE_FIELDS)} "
+            "FROM folds f JOIN rows r ON r.id = f.row_id WHERE r.sweep_id = ? "
+            "ORDER BY f.row_id, f.fold_index", [sweep_id])
+        names = [d[0] for d in cursor.description][1:]
+        out: dict[int, list[FoldMeasure]] = defaultdict(list)
+        for row_id, *values in cursor:
+            out[row_id].append(FoldMeasure(**dict(zip(names, values))))
+        return out
 
     def progress(self, sweep_id: str) -> dict[str, int]:
         """Row counts by status, plus folds committed, for progress displays."""

@@ -2,19 +2,60 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from foldscope.core.errors import StoreError, SweepClaimed
 from foldscope.core.nesting import loads_json
 from foldscope.engine.procinfo import RunnerId, claim_alive
-from foldscope.engine.store.connection import _ROW_SEQ, Repository
+from foldscope.engine.store.connection import _ROW_SEQ, Repository, named
 
 LIVE_STATUSES = ("running", "paused")
 """Sweep statuses that mean a runner holds the sweep (a paused run still holds it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SweepHeader:
+    """One stored sweep as a listing reads it (``Store.sweeps``): no definition."""
+
+    id: str
+    created_at: float
+    name: str
+    status: str
+    """As stored (``Store.live_status`` says how a reader should show it)."""
+    stop_reason: str | None
+    simulated: bool
+    """Planned with simulated model ids only."""
+
+
+@dataclass(frozen=True, slots=True)
+class SweepRecord(SweepHeader):
+    """One stored sweep with its definition and pins decoded (``Store.sweep``)."""
+
+    config_digest: str
+    config: dict[str, Any]
+    """The stored definition (``engine.sweep.SweepConfig`` as JSON; read it through
+    ``engine.sweep.stored_definition`` or validate it with ``SweepConfig``)."""
+    pins: dict[str, Any]
+    """The endpoint pins recorded at the run's start, by model id."""
+    updated_at: float | None
+    runner_pid: int | None
+    """The process that claimed the sweep last (None: released)."""
+    runner_started: str | None
+    """That process's start token (``engine.procinfo``)."""
+    runner_heartbeat: float | None
+    """When that runner last wrote its status (None: no live record)."""
+
+
+_HEADER_COLUMNS = ", ".join(f.name for f in dataclasses.fields(SweepHeader))
+_STORED_COLUMNS = ", ".join(
+    {"config": "config_json", "pins": "pins_json"}.get(f.name, f.name)
+    for f in dataclasses.fields(SweepRecord) if f.name != "runner_heartbeat")
 
 
 class SweepRepository(Repository):
@@ -38,12 +79,13 @@ class SweepRepository(Repository):
                   r["prompt_digest"], json.dumps(r["declared_ceilings"]), r["output_budget"],
                   r["carry_cap"]) for r in rows])
 
-    def sweep(self, sweep_id: str) -> dict[str, Any] | None:
-        """Return one sweep with its config decoded, or None."""
-        rows = list(self.db.query("SELECT * FROM sweeps WHERE id = ?", [sweep_id]))
-        if not rows:
+    def sweep(self, sweep_id: str) -> SweepRecord | None:
+        """Return one sweep with its definition and pins decoded, or None."""
+        found = named(self.db.conn.execute(f"SELECT {_STORED_COLUMNS} FROM sweeps WHERE id = ?",
+                                           [sweep_id]))
+        if not found:
             return None
-        out = rows[0]
+        out = found[0]
         try:
             out["config"] = loads_json(out.pop("config_json"))
             out["pins"] = loads_json(out.pop("pins_json"))
@@ -53,8 +95,9 @@ class SweepRepository(Repository):
         if not isinstance(out["config"], dict) or not isinstance(out["pins"], dict):
             raise StoreError(f"{self.path}: sweep {sweep_id}: its stored definition is not a "
                              "table (run `foldscope check`)")
-        out["runner_heartbeat"] = self.heartbeat(sweep_id, out.get("runner_pid"))
-        return out
+        out["runner_heartbeat"] = self.heartbeat(sweep_id, out["runner_pid"])
+        out["simulated"] = bool(out["simulated"])
+        return SweepRecord(**out)
 
     def heartbeat(self, sweep_id: str, pid: int | None) -> float | None:
         """When the sweep's claimed runner last wrote its status (None: no live record)."""
@@ -64,38 +107,36 @@ class SweepRepository(Repository):
                                 "AND finished_at IS NULL", [sweep_id, pid]).fetchone()
         return float(found[0]) if found and isinstance(found[0], int | float) else None
 
-    def claim_holds(self, sweep: dict[str, Any]) -> bool:
+    def claim_holds(self, sweep: SweepRecord) -> bool:
         """Whether a sweep's recorded runner still holds it: alive here, or beating (its
         heartbeat fresh) where its pid cannot be seen (another pid namespace)."""
-        pid = sweep.get("runner_pid")
-        if not pid:
+        if not sweep.runner_pid:
             return False
-        heartbeat = sweep.get("runner_heartbeat")
-        if "runner_heartbeat" not in sweep:
-            heartbeat = self.heartbeat(sweep["id"], pid)
-        return claim_alive(RunnerId(pid, sweep.get("runner_started")), heartbeat, time.time())
+        return claim_alive(RunnerId(sweep.runner_pid, sweep.runner_started),
+                           sweep.runner_heartbeat, time.time())
 
-    def live_status(self, sweep: dict[str, Any]) -> str:
+    def live_status(self, sweep: SweepRecord) -> str:
         """A sweep's status as a reader should show it: "running" (or "paused") only while its
         runner lives.
 
         A runner killed outright (kill -9, a crash, a closed pipe) cannot record that it
         stopped; its sweep reads as "interrupted" until it is run again.
         """
-        if sweep["status"] in LIVE_STATUSES and not self.claim_holds(sweep):
+        if sweep.status in LIVE_STATUSES and not self.claim_holds(sweep):
             return "interrupted"
-        return sweep["status"]
+        return sweep.status
 
-    def sweeps(self) -> list[dict[str, Any]]:
-        """Every sweep, newest first (without configs)."""
-        return list(self.db.query(
-            "SELECT id, created_at, name, status, stop_reason, simulated FROM sweeps "
-            "ORDER BY created_at DESC, rowid DESC"))
+    def sweeps(self) -> list[SweepHeader]:
+        """Every sweep, newest first (without definitions)."""
+        return [SweepHeader(**{**r, "simulated": bool(r["simulated"])}) for r in named(
+            self.db.conn.execute(f"SELECT {_HEADER_COLUMNS} FROM sweeps "
+                                 "ORDER BY created_at DESC, rowid DESC"))]
 
     def latest_sweep_id(self) -> str | None:
         """The newest sweep's id, or None for an empty database."""
-        found = self.sweeps()
-        return found[0]["id"] if found else None
+        found = self.db.execute("SELECT id FROM sweeps ORDER BY created_at DESC, rowid DESC "
+                                "LIMIT 1").fetchone()
+        return found[0] if found else None
 
     def sweep_by_digest(self, digest: str) -> str | None:
         """The newest sweep planned from an identical definition, so a rerun resumes it."""
