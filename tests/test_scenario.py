@@ -458,3 +458,21 @@ def test_core_scenario_imports_stay_pure() -> None:
             "print(sorted(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_facts_alone_are_the_loaded_scenarios_facts(tmp_path):
+    from foldscope.engine import loader
+
+    for name in ("kestrel", "smoke"):
+        path = loader._scenario_path(name)
+        loader._CACHE.pop(path.resolve(), None)  # not loaded: the facts are parsed alone
+        alone = loader.load_scenario_facts(name)
+        assert path.resolve() not in loader._CACHE  # no transcript was generated for them
+        assert alone == loader.load_scenario(name).facts
+        assert loader.load_scenario_facts(name) == alone  # now from the loaded scenario
+    with pytest.raises(UnknownScenario):
+        loader.load_scenario_facts("no-such-scenario")
+    broken = tmp_path / "broken.toml"
+    broken.write_text('name = "broken"\n')
+    with pytest.raises(ScenarioError, match="broken.toml"):
+        loader.load_scenario_facts(broken)

@@ -57,6 +57,7 @@ __all__ = [
     "Fact",
     "Scenario",
     "Turn",
+    "parse_facts",
     "parse_scenario",
 ]
 
@@ -330,6 +331,21 @@ def _check_placement(chunks: list[Chunk], facts: list[Fact], where: str) -> None
                         f"{fact.chunk + 1} only; found {found}{hint}")
 
 
+def _facts(spec: _ScenarioSpec) -> list[Fact]:
+    return [Fact(label=f.label, value=f.value, role=f.role, chunk=f.chunk - 1, graded=f.graded,
+                 kind=f.kind) for f in spec.facts]
+
+
+def parse_facts(text: str, where: str) -> list[Fact]:
+    """A scenario file's planted facts, validated as :func:`parse_scenario` validates them, without
+    generating its transcript (what reading the facts alone needs: a report's capacity notes).
+
+    Raises:
+        ScenarioError: as :func:`parse_scenario`, for every check that does not need the text.
+    """
+    return _facts(_parse(text, where))
+
+
 def parse_scenario(text: str, where: str, *, path: Path | None = None) -> Scenario:
     """Validate a scenario file's text and generate its transcript.
 
@@ -345,11 +361,7 @@ def parse_scenario(text: str, where: str, *, path: Path | None = None) -> Scenar
         ScenarioError: The text is malformed or fails its checks; one line starting ``where: ``.
     """
     spec = _parse(text, where)
-    facts = [
-        Fact(label=f.label, value=f.value, role=f.role, chunk=f.chunk - 1, graded=f.graded,
-             kind=f.kind)
-        for f in spec.facts
-    ]
+    facts = _facts(spec)
     try:
         chunks = generate_chunks(spec.seed, spec.chunks, spec.tokens_per_chunk, facts,
                                  estimate_tokens)

@@ -137,17 +137,18 @@ def capacity_notes(scenarios: list[str], arms: list[str]) -> list[str]:
     each (``core.arms.capacity_note``): why a faithful carrier scores low there."""
     from foldscope.core.arms import capacity_note, get_arm
     from foldscope.core.errors import FoldscopeError
-    from foldscope.engine.loader import load_scenario
+    from foldscope.engine.loader import load_scenario_facts
 
     out = []
     for name in scenarios:
         try:
-            scenario = load_scenario(name)
+            planted = load_scenario_facts(name)  # the facts only: no transcript generated
         except FoldscopeError:  # a scenario file gone since the sweep: no note, no failure
             continue
-        facts = [(f.label, f.value) for f in scenario.facts]
+        facts = [(f.label, f.value) for f in planted]
+        graded = sum(1 for f in planted if f.graded)
         for arm in arms:
-            note = capacity_note(get_arm(arm), facts, len(scenario.graded))
+            note = capacity_note(get_arm(arm), facts, graded)
             if note is not None:
                 out.append(note if len(scenarios) == 1 else f"{name}: {note}")
     return out
