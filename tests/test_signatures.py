@@ -124,3 +124,19 @@ def test_bad_files_are_one_line_errors(data, message):
 def test_any_text_gives_rule_names_without_error(text):
     names = {r.name for r in default_signatures()}
     assert set(signature_hits(text)) <= names
+
+
+@pytest.mark.parametrize(("pattern", "problem"), [
+    ("", "'pattern' must be a non-empty string"), ("(", "bad pattern: "),
+    ("a*", "pattern matches the empty string"), ("(?:x|)", "pattern matches the empty string")])
+def test_identifier_kinds_and_signatures_refuse_a_pattern_by_one_rule(pattern, problem):
+    from foldscope.core.identifiers import rules_from_data
+    from foldscope.core.signatures import signatures_from_data
+
+    with pytest.raises(ConfigError) as kinds:
+        rules_from_data({"kind": [{"name": "k", "pattern": pattern}]}, "k.toml")
+    with pytest.raises(ConfigError) as sigs:
+        signatures_from_data({"signature": [{"name": "k", "kinds": ["host"], "pattern": pattern}]},
+                             "k.toml")
+    assert problem in str(kinds.value) and problem in str(sigs.value)
+    assert str(kinds.value).split(": ", 2)[-1] == str(sigs.value).split(": ", 2)[-1]

@@ -31,7 +31,7 @@ from importlib import resources
 from typing import Any
 
 from foldscope.core.errors import ConfigError
-from foldscope.core.rulefile import named_tables
+from foldscope.core.rulefile import named_tables, rule_pattern
 
 ANCHOR_REACH = 1000
 """On a line longer than this either side of an anchor hit, a rule with an ``anchor`` searches
@@ -89,15 +89,7 @@ def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -
                                            {"name", "pattern", "description", "track", "weight",
                                             "requires", "anchor"},
                                            source, MAX_RULES, "port"):
-        pattern = entry.get("pattern")
-        if not isinstance(pattern, str) or not pattern:
-            raise ConfigError(f"{where}: 'pattern' must be a non-empty string")
-        try:
-            compiled = re.compile(pattern)
-        except re.error as err:
-            raise ConfigError(f"{where}: bad pattern: {err}") from None
-        if compiled.match(""):
-            raise ConfigError(f"{where}: pattern matches the empty string")
+        compiled = rule_pattern(entry, "pattern", where)
         description = entry.get("description", "")
         if not isinstance(description, str):
             raise ConfigError(f"{where}: 'description' must be a string")
@@ -110,17 +102,7 @@ def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -
         requires = entry.get("requires", [])
         if not isinstance(requires, list) or not all(isinstance(r, str) and r for r in requires):
             raise ConfigError(f"{where}: 'requires' must be a list of non-empty strings")
-        anchor = entry.get("anchor")
-        anchor_re = None
-        if anchor is not None:
-            if not isinstance(anchor, str) or not anchor:
-                raise ConfigError(f"{where}: 'anchor' must be a non-empty string")
-            try:
-                anchor_re = re.compile(anchor)
-            except re.error as err:
-                raise ConfigError(f"{where}: bad anchor: {err}") from None
-            if anchor_re.match(""):
-                raise ConfigError(f"{where}: anchor matches the empty string")
+        anchor_re = rule_pattern(entry, "anchor", where, required=False)
         rules.append(KindRule(name, compiled, description, track, float(weight), tuple(requires),
                               anchor_re))
     return tuple(rules)

@@ -2,14 +2,15 @@
 
 Identifier kinds (``core.identifiers``) and stock-value signatures (``core.signatures``) are both
 kept as TOML files of named tables; this checks the common parts once (known keys, a list of
-tables, lower-case unique names, a size limit) with the same one-line errors.
+tables, lower-case unique names, a size limit, a rule's regular expression) with the same
+one-line errors.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 from foldscope.core.errors import ConfigError
 
@@ -61,3 +62,42 @@ def named_tables(data: Mapping[str, Any], table: str, fields: set[str], source: 
         seen.add(name)
         out.append((name, entry, where))
     return out
+
+
+@overload
+def rule_pattern(entry: Mapping[str, Any], key: str, where: str, *,
+                 required: Literal[True] = True) -> re.Pattern[str]: ...
+@overload
+def rule_pattern(entry: Mapping[str, Any], key: str, where: str, *,
+                 required: bool) -> re.Pattern[str] | None: ...
+def rule_pattern(entry: Mapping[str, Any], key: str, where: str, *,
+                 required: bool = True) -> re.Pattern[str] | None:
+    """A rule's regular expression, compiled, or refused: the one rule for every rule file.
+
+    A pattern is a non-empty string that compiles and cannot match the empty string (a rule
+    that matches nothing-at-all would match everywhere).
+
+    Args:
+        entry: the rule's table.
+        key: the key holding the pattern (``pattern``, ``anchor``).
+        where: the file and rule, for the error (``named_tables``' label).
+        required: False for an optional key: absent, it reads as None.
+
+    Returns:
+        The compiled pattern (None for an absent optional key).
+
+    Raises:
+        ConfigError: one line naming the file, the rule and what is wrong.
+    """
+    value = entry.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}: '{key}' must be a non-empty string")
+    try:
+        compiled = re.compile(value)
+    except re.error as err:
+        raise ConfigError(f"{where}: bad {key}: {err}") from None
+    if compiled.match(""):
+        raise ConfigError(f"{where}: {key} matches the empty string")
+    return compiled

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from foldscope.core.errors import ConfigError
 from foldscope.core.identifiers import find_identifiers, kind_of
 from foldscope.core.nearmiss import value_kind
-from foldscope.core.rulefile import named_tables
+from foldscope.core.rulefile import named_tables, rule_pattern
 
 MAX_SIGNATURES = 200
 """More rules than this in one file is refused (a generator gone wrong, not a rule set)."""
@@ -95,16 +95,7 @@ def _one(entry: dict[str, Any], name: str, where: str) -> Signature:
             raise ConfigError(f"{where}: 'values' must be a non-empty list of strings")
         return replace(sig, values=frozenset(v.strip().casefold() for v in values))
     if "pattern" in entry:
-        pattern = entry["pattern"]
-        if not isinstance(pattern, str) or not pattern:
-            raise ConfigError(f"{where}: 'pattern' must be a non-empty string")
-        try:
-            compiled = re.compile(pattern)
-        except re.error as err:
-            raise ConfigError(f"{where}: bad pattern: {err}") from None
-        if compiled.fullmatch(""):
-            raise ConfigError(f"{where}: pattern matches the empty string")
-        return replace(sig, pattern=compiled)
+        return replace(sig, pattern=rule_pattern(entry, "pattern", where))
     if match != "ip":
         raise ConfigError(f"{where}: 'networks' needs match = \"ip\"")
     networks = entry["networks"]
