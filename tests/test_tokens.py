@@ -11,11 +11,15 @@ from hypothesis import strategies as st
 from foldscope.core.tokens import (
     CHARS_PER_TOKEN,
     CLASSES,
+    ESTIMATE,
+    FLAT_USAGE,
+    TokenRule,
     class_chars,
     dominant_class,
     estimate_by_class,
     estimate_tokens,
     estimator_error,
+    tokens_at,
 )
 
 
@@ -102,3 +106,29 @@ def test_my_core_modules_stay_pure():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+@given(st.text(max_size=300))
+def test_the_estimate_is_the_token_rule_at_the_calibrated_rates(text):
+    assert ESTIMATE.tokens(text) == estimate_tokens(text)
+    # Several texts counted together are rounded once, as their concatenation is.
+    assert ESTIMATE.count([text, text]) == estimate_tokens(text + text)
+
+
+@given(st.lists(st.text(max_size=200), max_size=5))
+def test_the_flat_usage_is_the_same_rule_at_one_rate_four_characters_a_token(texts):
+    # The simulated provider's count: four characters a token whatever the script (its
+    # shortcut over the class split must agree with the rule applied class by class).
+    assert FLAT_USAGE.count(texts) == math.ceil(sum(len(t) for t in texts) / 4)
+    assert tokens_at(class_chars("".join(texts)), FLAT_USAGE.chars_per_token) == FLAT_USAGE.count(texts)
+    uneven = TokenRule("uneven", {**FLAT_USAGE.chars_per_token, "other": 1.0})
+    assert uneven.count(texts) == tokens_at(class_chars("".join(texts)), uneven.chars_per_token)
+    assert FLAT_USAGE.of_chars(sum(len(t) for t in texts)) == FLAT_USAGE.count(texts)
+    assert FLAT_USAGE.chars_for(FLAT_USAGE.of_chars(8)) == 8
+
+
+def test_estimator_error_compares_the_estimate_with_a_flat_provider_count():
+    text = "Привет, мир! " * 20 + '{"a": [1, 2]}' * 10
+    est, flat = ESTIMATE.tokens(text), FLAT_USAGE.tokens(text)
+    assert est != flat  # the report's figure has something to measure
+    assert estimator_error(est, flat) == (est - flat) / flat

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 # Characters per token for each class. They are calibrated against BPE tokenizers of the
@@ -26,14 +27,12 @@ CHARS_PER_TOKEN: dict[str, float] = {
 }
 """Characters per token for each character class; the estimator's only tuning knobs."""
 
-FLAT_CHARS_PER_TOKEN = 4
-"""The flat rule of thumb a tokenizer-less provider counts usage by: four characters a token. The
-simulated endpoint reports its usage (and reads ``max_tokens``) by it, so the report's estimator
-error has a provider count to measure foldscope's own estimate (:func:`estimate_tokens`, per
-character class) against. The one other token rule; both live here."""
-
 CLASSES: tuple[str, ...] = ("latin", "cyrillic", "json", "other")
 """The character classes, in the order reports list them (also the tie-break order)."""
+
+FLAT_CHARS_PER_TOKEN = 4
+"""The rate of the flat rule of thumb a tokenizer-less provider counts usage by: four characters
+a token, whatever the character class (:data:`FLAT_USAGE`)."""
 
 # Classes are read off UTF-8 bytes: JSON punctuation is ASCII, and a non-ASCII character's script
 # block shows in its lead byte. ``bytes.translate(None, delete)`` runs at memory speed, so a
@@ -97,8 +96,22 @@ def estimate_by_class(text: str) -> dict[str, TokenClassCount]:
     }
 
 
+def tokens_at(counts: Mapping[str, int], rates: Mapping[str, float]) -> int:
+    """The token rule: characters of each class over that class's characters per token, summed
+    and rounded up once.
+
+    Args:
+        counts: characters per class (:func:`class_chars`), keyed by every name in ``CLASSES``.
+        rates: characters per token per class (``CHARS_PER_TOKEN``, or a ``TokenRule``'s).
+
+    Returns:
+        The token count; 0 for no characters.
+    """
+    return math.ceil(sum(counts[name] / rates[name] for name in CLASSES))
+
+
 def estimate_tokens(text: str) -> int:
-    """Estimate how many tokens a text costs.
+    """Estimate how many tokens a text costs (:func:`tokens_at` at ``CHARS_PER_TOKEN``).
 
     Args:
         text: any text.
@@ -106,8 +119,55 @@ def estimate_tokens(text: str) -> int:
     Returns:
         The estimate, rounded up; 0 for the empty string.
     """
-    counts = class_chars(text)
-    return math.ceil(sum(counts[name] / CHARS_PER_TOKEN[name] for name in CLASSES))
+    return tokens_at(class_chars(text), CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True)
+class TokenRule:
+    """The token rule (:func:`tokens_at`) at a named set of rates.
+
+    foldscope's own estimate is the rule at ``CHARS_PER_TOKEN`` (:data:`ESTIMATE`). A provider
+    with no tokenizer counts usage by the same rule at one flat rate for every class
+    (:data:`FLAT_USAGE`); the simulated endpoint reports its usage that way, so the report's
+    estimator error (``estimate`` against the provider's count) measures something.
+    """
+
+    name: str
+    chars_per_token: Mapping[str, float]
+    """Characters per token, keyed by every name in ``CLASSES``."""
+
+    def count(self, texts: Iterable[str]) -> int:
+        """Tokens of several texts counted together (rounded up once, as one prompt is)."""
+        totals = dict.fromkeys(CLASSES, 0)
+        if len(set(self.chars_per_token.values())) == 1:
+            # One rate for every class: the classes' characters sum to the text's length, so
+            # the split is not needed to apply the rule.
+            totals["latin"] = sum(len(t) for t in texts)
+        else:
+            for text in texts:
+                for name, n in class_chars(text).items():
+                    totals[name] += n
+        return tokens_at(totals, self.chars_per_token)
+
+    def tokens(self, text: str) -> int:
+        """Tokens of one text."""
+        return self.count((text,))
+
+    def of_chars(self, chars: int, char_class: str = "latin") -> int:
+        """Tokens of ``chars`` characters of one class."""
+        return tokens_at({**dict.fromkeys(CLASSES, 0), char_class: chars}, self.chars_per_token)
+
+    def chars_for(self, tokens: int, char_class: str = "latin") -> int:
+        """Characters of one class that ``tokens`` tokens hold (a budget read as text)."""
+        return int(tokens * self.chars_per_token[char_class])
+
+
+ESTIMATE = TokenRule("estimate", CHARS_PER_TOKEN)
+"""foldscope's estimate: the rule at the calibrated per-class rates (:func:`estimate_tokens`)."""
+
+FLAT_USAGE = TokenRule("flat", dict.fromkeys(CLASSES, float(FLAT_CHARS_PER_TOKEN)))
+"""A tokenizer-less provider's usage count: the rule at four characters a token in every class.
+The simulated endpoint reports usage (and reads ``max_tokens``) by it."""
 
 
 def dominant_class(text: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from foldscope.core.nesting import loads_json
 from foldscope.engine.sim import catalog, temperaments
 from foldscope.engine.sim.body_check import BodyProblem, check_chat_body, decode_body
 from foldscope.engine.sim.faults import FaultConfig, draw_faults
-from foldscope.engine.sim.request import CHARS_PER_TOKEN, parse_request
+from foldscope.engine.sim.request import USAGE, parse_request
 from foldscope.engine.wire import (
     RETRY_COUNT_HEADER,
     ROW_ATTEMPT_HEADER,
@@ -238,12 +237,12 @@ class SimEndpoint:
             content, finish = content[: max(1, len(content) // 2)], "length"
         if len(content) > req.budget_chars:
             content, finish = content[: req.budget_chars], "length"
-        prompt_tokens = math.ceil(req.prompt_chars / CHARS_PER_TOKEN)
-        completion_tokens = math.ceil(len(content) / CHARS_PER_TOKEN)
+        prompt_tokens = req.prompt_tokens
+        completion_tokens = USAGE.tokens(content)
         if finish == "length":
             # A simulated length stop is the model reaching the budget it was given (a real
             # server reports fewer tokens only when it cut the budget itself: a server cut).
-            completion_tokens = max(completion_tokens, math.ceil(req.budget_chars / CHARS_PER_TOKEN))
+            completion_tokens = max(completion_tokens, USAGE.of_chars(req.budget_chars))
         reply = {
             "id": f"chatcmpl-sim-{digest[:24]}",
             "object": "chat.completion",

@@ -9,10 +9,10 @@ from typing import Any
 
 from foldscope.core import messages as m
 from foldscope.core.sections import match_heading
-from foldscope.core.tokens import FLAT_CHARS_PER_TOKEN
+from foldscope.core.tokens import FLAT_USAGE
 
-CHARS_PER_TOKEN = FLAT_CHARS_PER_TOKEN
-"""The simulated provider's usage rule (``core.tokens.FLAT_CHARS_PER_TOKEN``)."""
+USAGE = FLAT_USAGE
+"""The simulated provider's usage count: the token rule at a flat rate (``core.tokens``)."""
 DEFAULT_MAX_TOKENS = 4096
 _SEGMENT_LABEL_RE = re.compile(r"Conversation (segments? [\d\-–]+ of \d+):")
 
@@ -61,7 +61,8 @@ class SimRequest:
     segment_label: str = ""
     labels: list[str] = field(default_factory=list)
     recall_summary: str = ""
-    prompt_chars: int = 0
+    prompt_tokens: int = 0
+    """The prompt's usage as the simulated provider counts it (``USAGE``)."""
 
 
 def message_text(msg: dict) -> str:
@@ -125,8 +126,8 @@ def parse_request(body: dict) -> SimRequest:
     user = users[-1] if users else (texts[-1] if texts else "")
     system = "\n".join(message_text(x) for x in msgs if x.get("role") in ("system", "developer"))
     max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or DEFAULT_MAX_TOKENS
-    budget = int(max_tokens) * CHARS_PER_TOKEN
-    prompt_chars = sum(len(t) for t in texts)
+    budget = USAGE.chars_for(int(max_tokens))
+    prompt_tokens = USAGE.count(texts)
     model = str(body.get("model") or "")
     rf = body.get("response_format")
 
@@ -136,7 +137,7 @@ def parse_request(body: dict) -> SimRequest:
         labels = [ln.strip()[2:].strip() for ln in questions.splitlines()
                   if ln.strip().startswith("- ")]
         return SimRequest("recall", model, parse_shape(rf, ""), budget, labels=labels,
-                          recall_summary=summary, prompt_chars=prompt_chars)
+                          recall_summary=summary, prompt_tokens=prompt_tokens)
 
     if m.SUMMARY_BEGIN in user and m.SEGMENT_BEGIN in user:
         previous = m.between(user, m.SUMMARY_BEGIN, m.SUMMARY_END) or ""
@@ -149,7 +150,7 @@ def parse_request(body: dict) -> SimRequest:
         return SimRequest("fold", model, parse_shape(rf, system + "\n" + tail), budget,
                           previous=previous, segments=segments,
                           segment_label=label.group(1) if label else "this segment",
-                          prompt_chars=prompt_chars)
+                          prompt_tokens=prompt_tokens)
 
     return SimRequest("other", model, parse_shape(rf, system + "\n" + user), budget,
-                      prompt_chars=prompt_chars)
+                      prompt_tokens=prompt_tokens)
