@@ -55,6 +55,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.status import SweepStatus
+
 MODELS = ("sim/faithful", "sim/describer")
 
 
@@ -228,7 +230,7 @@ def measure_headless_wall() -> dict[str, float]:
         child = RunnerProcess(db, prepared.sweep_id, latency_scale=0.0)
         child.start()
         outcome = child.wait()
-        if outcome.error is not None or outcome.status != "done":
+        if outcome.error is not None or outcome.status != SweepStatus.DONE:
             raise RuntimeError(f"the headless run ended {outcome.status}: {outcome.error}")
         rows, span = _sweep_span(db, prepared.sweep_id)
     return {"rows": rows, "wall_s": _child_wall(child), "rows_span_s": span}
@@ -246,7 +248,7 @@ def measure_tui_wall() -> dict[str, float]:
         async with app.run_test(size=(140, 40)):
             for worker in [w for w in app.workers if w.group == "sweep"]:
                 await worker.wait()
-            if app.sweep_status != "done":
+            if app.sweep_status != SweepStatus.DONE:
                 raise RuntimeError(f"the TUI's run ended {app.sweep_status}")
             return _child_wall(app.runner), prepared.sweep_id
 

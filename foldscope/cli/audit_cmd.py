@@ -113,7 +113,15 @@ def follow(args: argparse.Namespace, options: AuditOptions) -> int:
     """``--follow``: tail the session file, report each compaction as it lands and each lost
     value when the agent writes it again; memory holds the values still awaited, never the
     session's text."""
-    from foldscope.core.audit import CompactionAudit, LostAndNeeded, SessionAuditor, redact, redaction_key
+    from foldscope.core.audit import (
+        STATES,
+        CompactionAudit,
+        LostAndNeeded,
+        SessionAuditor,
+        redact,
+        redaction_key,
+    )
+    from foldscope.core.forensics import MISSING, MUTATED, PRESENT, UNKNOWN
     from foldscope.engine.audit_readers import stream_session
 
     stream = stream_session(args.path, args.format, follow=True, idle_s=args.idle)
@@ -130,17 +138,16 @@ def follow(args: argparse.Namespace, options: AuditOptions) -> int:
         if args.json:
             print(json_text({"event": "compaction", "index": c.index, "at": c.at,
                              "carrier": c.carrier, "tokens_before": c.tokens_before,
-                             "counts": {s: c.count(s) for s in ("present", "mutated", "missing",
-                                                                 "unknown")},
+                             "counts": {s: c.count(s) for s in STATES},
                              "lost": [{"kind": i.kind, "value": shown(i.value), "state": i.state}
-                                      for i in c.identifiers if i.state != "present"]}), flush=True)
+                                      for i in c.identifiers if i.state != PRESENT]}), flush=True)
             return
-        n = {s: c.count(s) for s in ("present", "mutated", "missing", "unknown")}
+        n = {s: c.count(s) for s in STATES}
         carrier = "" if c.carrier == "text" else f" · carrier {c.carrier}"
-        unknown = f" · {n['unknown']} unknown" if n["unknown"] else ""
-        print(f"compaction {c.index} at {where} {c.at:,}{carrier} · {n['present']} present · "
-              f"{n['mutated']} mutated · {n['missing']} missing{unknown}", flush=True)
-        lost = [i for i in c.identifiers if i.state in ("missing", "mutated")]
+        unknown = f" · {n[UNKNOWN]} unknown" if n[UNKNOWN] else ""
+        print(f"compaction {c.index} at {where} {c.at:,}{carrier} · {n[PRESENT]} present · "
+              f"{n[MUTATED]} mutated · {n[MISSING]} missing{unknown}", flush=True)
+        lost = [i for i in c.identifiers if i.state in (MISSING, MUTATED)]
         for i in lost[:10]:
             altered = f" → {shown(i.altered)}" if i.altered else ""
             print(f"  {i.state:<8} {i.kind:<10} {shown(i.value)}{altered}", flush=True)
@@ -201,6 +208,8 @@ def _tokens(c: dict[str, Any]) -> str:
 
 def report_lines(doc: dict[str, Any], path: str) -> list[str]:
     """The plain-text report of one audited session (every value shown literally)."""
+    from foldscope.core.forensics import MISSING, MUTATED, PRESENT, UNKNOWN
+
     where = _where(doc)
     name = (f" · sample {_shown(doc['session'])}" if doc.get("session") and doc["format"] == "inspect"
             else "")
@@ -224,8 +233,8 @@ def report_lines(doc: dict[str, Any], path: str) -> list[str]:
         if c.get("carrier", "text") != "text":
             lines.append(f"  the carrier is {c['carrier']}: what it kept cannot be read, so states "
                          "are unknown; what the agent wrote again afterwards is listed")
-        unknown = f" · {n['unknown']} unknown" if n.get("unknown") else ""
-        lines.append(f"  {n['present']} present · {n['mutated']} mutated · {n['missing']} missing"
+        unknown = f" · {n[UNKNOWN]} unknown" if n.get(UNKNOWN) else ""
+        lines.append(f"  {n[PRESENT]} present · {n[MUTATED]} mutated · {n[MISSING]} missing"
                      f"{unknown} (of {len(c['identifiers'])} identifiers in the history it replaced)")
         if c["lost_and_needed"]:
             lines.append("  LOST AND NEEDED (not carried, written again by the agent afterwards):")
@@ -243,7 +252,7 @@ def report_lines(doc: dict[str, Any], path: str) -> list[str]:
             for x in c["reappeared"]:
                 lines.append(f"    {x['kind']:<10} {_shown(x['value'])}  at {where} {x['at']} "
                              f"({x['channel'].replace('_', ' ')})")
-        for state in ("mutated", "missing", "unknown", "present"):
+        for state in (MUTATED, MISSING, UNKNOWN, PRESENT):
             items = [i for i in c["identifiers"] if i["state"] == state]
             if not items:
                 continue

@@ -8,6 +8,7 @@ from typing import Any
 
 from foldscope.cli.paths import DEMO_DB, default_db
 from foldscope.core.errors import FoldscopeError, StoreError
+from foldscope.core.status import FINISHED_SWEEP_STATUSES, SweepStatus
 
 DEMO_MODELS = ("sim/faithful", "sim/describer", "sim/gister", "sim/garbler")
 DEMO_ARMS = ("f", "j", "q", "m", "o")
@@ -86,7 +87,7 @@ def open_tui(db: str | None = None, sweep_id: str | None = None) -> int:
         elif len(sweeps) == 1:
             sweep_id = sweeps[0].id
         sweep = store.sweep(sweep_id) if sweep_id is not None else None
-        unfinished = sweep is not None and sweep.status != "done"
+        unfinished = sweep is not None and sweep.status != SweepStatus.DONE
         elsewhere = run_elsewhere(sweep) if sweep is not None else None
         sessions = not sweeps and bool(store.audits())
     if sessions:  # only stored session audits (foldscope audit --db): the picker lists them
@@ -127,7 +128,7 @@ def resume_hint(db: str, sweep_id: str | None) -> str | None:
     try:
         with Store(db, readonly=True) as store:
             sweep = store.sweep(sweep_id)
-            if sweep is None or sweep.status in ("done", "failed"):
+            if sweep is None or sweep.status in FINISHED_SWEEP_STATUSES:
                 return None
             status = store.live_status(sweep)
             if run_elsewhere(sweep) is not None:

@@ -43,7 +43,7 @@ def parse_row_id(text: str) -> int:
 
 def inspect(args: argparse.Namespace) -> int:
     """Handle ``foldscope inspect``."""
-    from foldscope.core.forensics import STATE_MARKS, timeline_document
+    from foldscope.core.forensics import MUTATED, STATE_MARKS, timeline_document
     from foldscope.engine.store import Store
     from foldscope.engine.timelines import read_row_timeline
 
@@ -77,7 +77,7 @@ def inspect(args: argparse.Namespace) -> int:
             lost += " ↺"
         line = (f"{'★' if fact['graded'] else ' '} {strip:<{max(len(shown), 5)}}  {lost:<7}  "
                 f"{fact['label']} = {fact['value']}")
-        if fact["final_state"] == "mutated":
+        if fact["final_state"] == MUTATED:
             line += f"  → {fact['altered']} ({fact['rule']})"
         print(literal(line, keep_newlines=False))
     return 0

@@ -8,6 +8,7 @@ from typing import Any
 
 from foldscope.cli.paths import add_db_option
 from foldscope.core.designs import balance_note
+from foldscope.core.status import SweepStatus
 from foldscope.core.text import literal
 
 
@@ -157,7 +158,7 @@ def run_headless(db: str, sweep_id: str, *, resumed: bool, json_events: bool = F
     finally:
         progress.close()
     t = runner.totals
-    why = f" ({runner.cancelled})" if runner.cancelled and status != "done" else ""
+    why = f" ({runner.cancelled})" if runner.cancelled and status != SweepStatus.DONE else ""
     print(literal(f"foldscope: sweep {sweep_id} {status}{why}: {t.rows_done} rows done, "
                   f"{t.rows_failed} failed, {t.folds} folds this run", keep_newlines=False),
           file=sys.stderr)
@@ -165,6 +166,6 @@ def run_headless(db: str, sweep_id: str, *, resumed: bool, json_events: bool = F
         print(literal(f"foldscope: error: {runner.key_rejected}; fix the key and run again",
                       keep_newlines=False), file=sys.stderr)
         return EXIT_KEY_REJECTED
-    if status == "failed":
+    if status == SweepStatus.FAILED:
         return EXIT_ALL_FAILED
-    return EXIT_CODES.get(runner.cancelled or "", 0) if status != "done" else 0
+    return EXIT_CODES.get(runner.cancelled or "", 0) if status != SweepStatus.DONE else 0

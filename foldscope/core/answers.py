@@ -35,7 +35,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from foldscope.core.forensics import CarriedForm, FactState, carrier_states, value_course
+from foldscope.core.forensics import (
+    MISSING,
+    MUTATED,
+    PRESENT,
+    CarriedForm,
+    FactState,
+    carrier_states,
+    value_course,
+)
 from foldscope.core.grading import (
     FactGrade,
     contains_token,
@@ -106,7 +114,7 @@ def classify_fact(grade: FactGrade, carrier_state: str, carrier_altered: str | N
     Returns:
         The verdict.
     """
-    state = carrier_state if carrier_state in ("present", "mutated") else "missing"
+    state = carrier_state if carrier_state in (PRESENT, MUTATED) else MISSING
     found = grade.found
     miss = near_miss(found, grade.expected, kind) if found else None
     # ``hedged`` is the grader's verdict (several candidates, a negated or struck value) and is
@@ -117,7 +125,7 @@ def classify_fact(grade: FactGrade, carrier_state: str, carrier_altered: str | N
         return AnswerVerdict(grade.label, "correct", state)
     nothing = getattr(grade, "nothing", False) or not (found or "").strip()
     abstained = not nothing and (grade.abstained or is_abstention(found))
-    if state == "present":
+    if state == PRESENT:
         detail = "nothing" if nothing else "abstained" if abstained else "other_value"
         return AnswerVerdict(grade.label, "read_failure", state, detail, miss)
     if nothing:
@@ -129,7 +137,7 @@ def classify_fact(grade: FactGrade, carrier_state: str, carrier_altered: str | N
     if carried is not None:
         return AnswerVerdict(grade.label, "carried_corruption", state, f"fold {carried.fold}",
                              miss, carried)
-    if state == "mutated" and carrier_altered and contains_token(given, carrier_altered):
+    if state == MUTATED and carrier_altered and contains_token(given, carrier_altered):
         return AnswerVerdict(grade.label, "carried_corruption", state, near_miss=miss)
     return AnswerVerdict(grade.label, "fabricated", state, near_miss=miss)
 
@@ -201,7 +209,7 @@ def _table(pairs: Iterable[tuple[str, str]]) -> CarrierAnswerTable:
     """Held = the final carrier had the value verbatim; got = the answer class is correct."""
     cells = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
     for state, answer_class in pairs:
-        cells[(state == "present", answer_class == "correct")] += 1
+        cells[(state == PRESENT, answer_class == "correct")] += 1
     return CarrierAnswerTable(cells[(True, True)], cells[(True, False)],
                               cells[(False, True)], cells[(False, False)])
 
@@ -427,7 +435,7 @@ def classify_value(label: str, planted: str, answer: str, *, carrier: str | None
     if grade.found is None and answer.strip():
         grade = grade_answer(f"{label}: {' '.join(answer.split())}", [fact], rivals=rivals)[0]
     every = [*carriers, carrier] if carrier is not None else list(carriers)
-    state, altered, rule = "missing", None, None
+    state, altered, rule = MISSING, None, None
     if every:
         now = carrier_states(every[-1], [fact], last_chunk=0)[0]
         state, altered, rule = now.state, now.altered, now.rule

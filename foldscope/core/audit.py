@@ -45,7 +45,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from foldscope.core.errors import ConfigError
-from foldscope.core.forensics import value_state
+from foldscope.core.forensics import MISSING, MUTATED, PRESENT, UNKNOWN, TimelineState, value_state
 from foldscope.core.grading import contains_token_normalized, normalize
 from foldscope.core.identifiers import (
     KindRule,
@@ -79,8 +79,10 @@ kind. (Kinds marked ``track = false`` are never audited.)"""
 CONTEXT_CHARS = 60
 """Characters of text kept on each side of a value where it was used again (``context``)."""
 
-State = Literal["present", "mutated", "missing", "unknown"]
-STATES: tuple[str, ...] = ("present", "mutated", "missing", "unknown")
+State = Literal[TimelineState.PRESENT, TimelineState.MUTATED, TimelineState.MISSING, TimelineState.UNKNOWN]
+"""An identifier's state in a compaction's summary: a value's state in a text (``core.forensics``),
+or ``unknown`` where the summary is opaque."""
+STATES: tuple[State, ...] = (PRESENT, MUTATED, MISSING, UNKNOWN)
 Carrier = Literal["text", "opaque", "empty"]
 
 
@@ -641,12 +643,12 @@ class SessionAuditor:
             index=self.compactions, compaction=c,
             tokens_before=c.tokens_before if c.tokens_before is not None else self._last_usage,
             tokens_after=c.tokens_after, identifiers=states,
-            lost_kinds=frozenset(i.kind for i in states if i.state != "present"),
+            lost_kinds=frozenset(i.kind for i in states if i.state != PRESENT),
             altered=frozenset(i.altered for i in states if i.altered))
         if self.keep:
             self._built.append(building)
         for ident, seen in zip(states, window.values(), strict=True):
-            if ident.state != "present":
+            if ident.state != PRESENT:
                 self._pending.setdefault(seen.key, []).append(_Open(building, ident))
         # The summary's own values: new if nothing showed them before.
         if self.options.facts is None:
@@ -677,18 +679,18 @@ class SessionAuditor:
                summary_dirs: set[str], tokens: Mapping[str, list[str]],
                kept_from: int | None) -> IdentifierState:
         if kept_from is not None and seen.last_at >= kept_from:
-            return IdentifierState(seen.kind, seen.value, "present", None, seen.label)
+            return IdentifierState(seen.kind, seen.value, PRESENT, None, seen.label)
         if seen.key in summary_keys or (seen.kind == "path" and _listed_under(
                 seen.key, summary_dirs, summary_norm)):
-            return IdentifierState(seen.kind, seen.value, "present", None, seen.label)
+            return IdentifierState(seen.kind, seen.value, PRESENT, None, seen.label)
         if c.carrier != "text":  # what the readable part does not hold, the opaque part may
-            return IdentifierState(seen.kind, seen.value, "unknown", None, seen.label)
+            return IdentifierState(seen.kind, seen.value, UNKNOWN, None, seen.label)
         kind_tokens = None if self.options.facts is not None else tokens.get(seen.kind, [])
         norm_value = normalize(seen.value)
         if kind_tokens is not None and not kind_tokens and norm_value not in summary_norm:
             # Not in the text at all and no token of its kind to be a near miss: missing,
             # without the whole-token rule's cost.
-            return IdentifierState(seen.kind, seen.value, "missing", None, seen.label)
+            return IdentifierState(seen.kind, seen.value, MISSING, None, seen.label)
         state, miss = value_state(summary_norm, norm_value, seen.kind, kind_tokens)
         return IdentifierState(seen.kind, seen.value, state, miss.altered if miss else None,
                                seen.label)

@@ -20,7 +20,7 @@ from foldscope.core.audit import (
     Reappeared,
 )
 from foldscope.core.errors import ConfigError
-from foldscope.core.forensics import FactSpan, fact_spans
+from foldscope.core.forensics import MISSING, FactSpan, fact_spans
 
 
 @dataclass(frozen=True)
@@ -137,5 +137,5 @@ def summary_spans(summary: str, identifiers: Sequence[IdentifierState]) -> list[
         Sorted, non-overlapping spans labelled with the identifier's value; missing identifiers
         have no place in the summary and get none.
     """
-    carried = [_Shown(i.value, i.value, i.kind) for i in identifiers if i.state != "missing"]
+    carried = [_Shown(i.value, i.value, i.kind) for i in identifiers if i.state != MISSING]
     return fact_spans(summary, carried)

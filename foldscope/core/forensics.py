@@ -45,6 +45,8 @@ class TimelineState(StrEnum):
     """The text holds a near miss of it (``core.nearmiss``)."""
     MISSING = "missing"
     """Neither."""
+    UNKNOWN = "unknown"
+    """Cannot be told: the text is opaque where the value would be (audits only)."""
 
 
 FactState = Literal[TimelineState.PRESENT, TimelineState.MUTATED, TimelineState.MISSING]
@@ -54,6 +56,7 @@ PRESENT: Final = TimelineState.PRESENT
 MUTATED: Final = TimelineState.MUTATED
 MISSING: Final = TimelineState.MISSING
 NOT_YET: Final = TimelineState.NOT_YET
+UNKNOWN: Final = TimelineState.UNKNOWN
 
 STATE_MARKS: dict[str, str] = {NOT_YET: "·", PRESENT: "●", MUTATED: "◐", MISSING: "○"}
 """One character per state, as the inspector's strip, ``foldscope inspect`` and the audit draw
@@ -420,16 +423,16 @@ def advance_histories(histories: Sequence[FactHistory], fold: FoldFacts
     out: list[FactHistory] = []
     for hist, now in zip(histories, fold.facts, strict=True):
         planted = hist.planted_fold
-        if planted is None and now.state != "not_yet":
+        if planted is None and now.state != NOT_YET:
             planted = fold.fold
         first = hist.first_carried_fold
         lost, returned = hist.lost_fold, hist.returned
-        if now.state == "present":
+        if now.state == PRESENT:
             if first is None:
                 first = fold.fold
             if lost is not None:
                 returned = True
-        elif now.state != "not_yet" and lost is None:
+        elif now.state != NOT_YET and lost is None:
             lost = fold.fold
         if (planted, first, lost, returned, now.state, now.altered, now.rule) == (
                 hist.planted_fold, hist.first_carried_fold, hist.lost_fold, hist.returned,
@@ -512,8 +515,8 @@ def timeline_document(timeline: Timeline, upto: int | None = None) -> dict[str, 
             "fold": entry.fold + 1, "first_chunk": entry.first_chunk + 1,
             "last_chunk": entry.last_chunk + 1,
             "facts": [{"label": f.label, "value": f.value, "state": f.state,
-                       "altered": f.altered if f.state == "mutated" else None,
-                       "rule": f.rule if f.state == "mutated" else None} for f in entry.facts],
+                       "altered": f.altered if f.state == MUTATED else None,
+                       "rule": f.rule if f.state == MUTATED else None} for f in entry.facts],
         } for entry in folds],
         "facts": [{
             "label": h.label, "value": h.value, "graded": h.graded, "chunk": h.chunk + 1,
@@ -521,8 +524,8 @@ def timeline_document(timeline: Timeline, upto: int | None = None) -> dict[str, 
             "first_carried_fold": human_fold(h.first_carried_fold),
             "lost_fold": human_fold(h.lost_fold), "returned": h.returned,
             "final_state": h.final_state,
-            "altered": h.final_altered if h.final_state == "mutated" else None,
-            "rule": h.final_rule if h.final_state == "mutated" else None,
+            "altered": h.final_altered if h.final_state == MUTATED else None,
+            "rule": h.final_rule if h.final_state == MUTATED else None,
         } for h in histories],
     }
 
@@ -564,13 +567,13 @@ def fold_changes(before: FoldFacts | None, now: FoldFacts) -> FoldChanges:
     lost, mutated, added = [], [], []
     for fact in now.facts:
         old = prev.get(fact.label)
-        was_present = old is not None and old.state == "present"
-        arriving = old is None or old.state == "not_yet"
-        if fact.state == "present" and not was_present:
+        was_present = old is not None and old.state == PRESENT
+        arriving = old is None or old.state == NOT_YET
+        if fact.state == PRESENT and not was_present:
             added.append(fact)
-        elif (was_present or arriving) and fact.state == "missing":
+        elif (was_present or arriving) and fact.state == MISSING:
             lost.append(fact)
-        elif fact.state == "mutated" and (old is None or old.state != "mutated"
+        elif fact.state == MUTATED and (old is None or old.state != MUTATED
                                           or old.altered != fact.altered):
             mutated.append(fact)
     return FoldChanges(tuple(lost), tuple(mutated), tuple(added))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from foldscope.core.cells import RECALL_INTERVAL
 from foldscope.core.stats import row_mean_from_sums
+from foldscope.core.status import RowStatus
 from foldscope.core.tally import CellTally
 
 TONES: tuple[str, ...] = ("good", "fair", "poor", "none")
@@ -147,4 +148,4 @@ def cell_metric(name: str, sums: CellTally) -> MetricValue:
 def live_row_status(status: str, sweep_running: bool) -> str:
     """A row's status as a reader should show it: a row left ``running`` by a runner that is
     no longer alive reads ``interrupted``."""
-    return "interrupted" if status == "running" and not sweep_running else status
+    return RowStatus.INTERRUPTED if status == RowStatus.RUNNING and not sweep_running else status

@@ -35,6 +35,7 @@ from foldscope.core.forensics import (
 )
 from foldscope.core.grading import AnswerMarkers, grade_answer
 from foldscope.core.scenario import Scenario
+from foldscope.core.status import FINISHED_ROW_STATUSES, RowStatus
 from foldscope.core.tokens import dominant_class, estimate_tokens
 from foldscope.core.validity import (
     FAILED,
@@ -303,7 +304,7 @@ def advance(cursor: FoldCursor, step: FoldStep, inputs: ScenarioInputs, arm: Arm
 
 def mutations_of(states: Iterable[FactAtFold]) -> dict[str, tuple[str, str]]:
     """The mutated facts of one fold as stored: label -> (altered text, named edit)."""
-    return {s.label: (s.altered or "", s.rule or "") for s in states if s.state == "mutated"}
+    return {s.label: (s.altered or "", s.rule or "") for s in states if s.state == MUTATED}
 
 
 def fold_facts_of(record: FoldRecord, facts: Sequence[PlantedFact]) -> FoldFacts:
@@ -448,18 +449,18 @@ def grade_checks(answer: str, graded: Sequence[PlantedFact], *, carrier: str | N
     grades = grade_answer(answer, graded, rivals=rivals, markers=markers)
     every = [*carriers, carrier] if carrier is not None else list(carriers)
     if carrier is None:
-        states: list[tuple[str, str | None]] = [("missing", None)] * len(grades)
+        states: list[tuple[str, str | None]] = [(MISSING, None)] * len(grades)
     else:
         last = max((f.chunk for f in graded), default=0)
         states = [(s.state, s.altered) for s in carrier_states(carrier, graded, last)]
     checks = []
     for g, fact, (state, altered) in zip(grades, graded, states, strict=True):
-        course = course_for(g, every, fact.kind) if state != "present" else ()
+        course = course_for(g, every, fact.kind) if state != PRESENT else ()
         verdict = classify_fact(g, state, altered, fact.kind, course)
         checks.append(Check(
             label=g.label, expected=g.expected, found=g.found, correct=g.correct,
             abstained=g.abstained, unit_dropped=g.unit_dropped,
-            in_carrier=state == "present" if carrier is not None else None,
+            in_carrier=state == PRESENT if carrier is not None else None,
             classification=verdict.answer_class, carrier_state=verdict.carrier_state,
             class_detail=verdict.detail))
     return tuple(checks)
@@ -501,7 +502,7 @@ def grade_row(answer: str, carrier: str, scenario: Scenario, tally: FoldTally,
         carriers: the carriers before the final one, fold 0 first (the value's course).
     """
     verdict = row_validity(RowFacts(
-        status="done", parse_failures=tally.parse_failures, length_stops=tally.length_stops,
+        status=RowStatus.DONE, parse_failures=tally.parse_failures, length_stops=tally.length_stops,
         catch_up=tally.catch_up, scenario_distributed=scenario.distributed, answered=True))
     checks = grade_checks(answer, scenario.graded, carrier=carrier,
                           rivals=[f.value for f in scenario.facts], carriers=carriers)
@@ -517,7 +518,7 @@ def failure_verdict(*, infra: bool, error: str) -> Validity:
             on): not retryable.
         error: what happened, as recorded on the row.
     """
-    return row_validity(RowFacts(status="failed", infra_error=error if infra else None,
+    return row_validity(RowFacts(status=RowStatus.FAILED, infra_error=error if infra else None,
                                  rejected=not infra))
 
 
@@ -575,7 +576,7 @@ class RowRecord:
     @property
     def finished(self) -> bool:
         """Done or failed."""
-        return self.status in ("done", "failed")
+        return self.status in FINISHED_ROW_STATUSES
 
     @property
     def verdict(self) -> Validity:
@@ -595,7 +596,7 @@ def stored_verdict(status: str, valid: bool | None, reason: str | None,
     runner stored from ``core.validity``; a reason this version does not know (a database
     written by another build) reads as ``failed`` and invalid, never as valid.
     """
-    if status not in ("done", "failed"):
+    if status not in FINISHED_ROW_STATUSES:
         return Validity(False, INCOMPLETE, False)
     if reason not in REASONS or valid is None:
         return Validity(False, FAILED, False)

@@ -26,6 +26,7 @@ from foldscope.core.cuts import GIST_FILL as GIST_FILL
 from foldscope.core.errors import StatsError
 from foldscope.core.evidence import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from foldscope.core.fabrication import ANSWER_COUNTS, counted_as, failing_rows
+from foldscope.core.forensics import MISSING, MUTATED, PRESENT
 from foldscope.core.inference import (
     ROW_THRESHOLD,
     fisher_exact,
@@ -567,7 +568,7 @@ def ceiling_target_table(cells: _Cells) -> Table:
 
 def carrier_answer_table(rows: Sequence[StudyRow]) -> Table:
     """The final carrier's state of each graded fact × the answer's class, over valid rows."""
-    counts: dict[str, Counter[str]] = {s: Counter() for s in ("present", "mutated", "missing")}
+    counts: dict[str, Counter[str]] = {s: Counter() for s in (PRESENT, MUTATED, MISSING)}
     for r in valid_rows(rows):
         for c in r.checks:
             counts.setdefault(c.carrier_state, Counter())[
@@ -594,7 +595,7 @@ def carrier_had_table(cells: _Cells) -> Table:
         if not any(cells.by.get((model, arm)) for model in cells.models):
             continue
         checks = [c for r in valid for c in r.checks]
-        had = [c for c in checks if c.carrier_state == "present"]
+        had = [c for c in checks if c.carrier_state == PRESENT]
         missed = Counter(c.classification for c in had if c.classification != "correct")
         n_missed = sum(missed.values())
         out.append((arm, len(valid), len(checks), len(had), len(had) - n_missed, n_missed,

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from foldscope.core.cells import CellKey
-from foldscope.core.forensics import Timeline
+from foldscope.core.forensics import NOT_YET, PRESENT, Timeline
 from foldscope.core.nearmiss import value_kind
 
 NEVER_LOST = "kept"
@@ -67,10 +67,10 @@ def survival_curves(rows: Iterable[tuple[CellKey, Timeline]]) -> list[SurvivalCu
                 c.append(0)
                 p.append(0)
             for fact in entry.facts:
-                if fact.label not in graded or fact.state == "not_yet":
+                if fact.label not in graded or fact.state == NOT_YET:
                     continue
                 p[i] += 1
-                c[i] += fact.state == "present"
+                c[i] += fact.state == PRESENT
     return [SurvivalCurve(key.scenario, key.model, key.arm, counts[key], tuple(carried[key]),
                           tuple(planted[key]))
             for key in sorted(counts, key=lambda k: (k.scenario, k.arm, k.model))]

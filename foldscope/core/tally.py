@@ -16,6 +16,7 @@ from typing import Any
 from foldscope.core.cells import CellKey, cell_key, enters_aggregates
 from foldscope.core.fabrication import ANSWER_COUNTS, counted_as
 from foldscope.core.row import RowRecord
+from foldscope.core.status import RowStatus
 
 
 @dataclass(frozen=True)
@@ -149,8 +150,9 @@ def _cell_part(row: RowRecord, classes: RowClasses,
     carried = final if valid else None
     filled = carried.fill_fraction if carried is not None else None
     part = {
-        "rows": 1, "valid_rows": int(valid), "done_rows": int(row.status == "done"),
-        "failed_rows": int(row.status == "failed"), "running_rows": int(row.status == "running"),
+        "rows": 1, "valid_rows": int(valid), "done_rows": int(row.status == RowStatus.DONE),
+        "failed_rows": int(row.status == RowStatus.FAILED),
+        "running_rows": int(row.status == RowStatus.RUNNING),
         "recall_rows": int(recall is not None), "recall_sum": recall or 0.0,
         "checks": counted.checks, "flagged": counted.flagged, "call_retries": row.call_retries,
         "row_retries": row.infra_retries, "cost_usd": row.cost_usd,

@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-STATUSES: tuple[str, ...] = ("planned", "running", "done", "failed")
-"""Every row status the store records."""
+from foldscope.core.status import OPEN_ROW_STATUSES, STORED_ROW_STATUSES, RowStatus
+
+STATUSES: tuple[str, ...] = tuple(s.value for s in STORED_ROW_STATUSES)
+"""Every row status the store records (``core.status``)."""
 
 OK = "ok"
 """Valid: finished, answered, no infrastructure fault (parse failures and length stops allowed)."""
@@ -97,11 +99,11 @@ def row_validity(row: RowFacts) -> Validity:
     Returns:
         The verdict.
     """
-    if row.status in ("planned", "running"):
+    if row.status in OPEN_ROW_STATUSES:
         return Validity(False, INCOMPLETE, False)
     if row.infra_error:
         return Validity(False, INFRA_FAULT, True)
-    if row.status == "failed":
+    if row.status == RowStatus.FAILED:
         return Validity(False, REQUEST_REJECTED if row.rejected else FAILED, False)
     if row.catch_up and row.scenario_distributed:
         return Validity(False, CATCH_UP_DISTRIBUTED, False)

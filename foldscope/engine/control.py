@@ -8,11 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foldscope.core.errors import ConfigError
+from foldscope.core.status import SweepStatus
 from foldscope.engine.activity import CONTROL_REQUESTS
 from foldscope.engine.listing import runner_pid
 from foldscope.engine.store import Store
 
-EXPECTED_STATUS = {"pause": ("paused",), "resume": ("running",), "cancel": ("stopped", "done", "failed")}
+EXPECTED_STATUS: dict[str, tuple[SweepStatus, ...]] = {
+    "pause": (SweepStatus.PAUSED,), "resume": (SweepStatus.RUNNING,),
+    "cancel": (SweepStatus.STOPPED, SweepStatus.DONE, SweepStatus.FAILED)}
 """The sweep status that shows a runner obeyed each request."""
 
 
@@ -58,7 +61,7 @@ def await_outcome(db_path: str | Path, sweep_id: str, request: str, pid: int, *,
         with Store(db_path, readonly=True) as store:
             sweep = store.sweep(sweep_id)
             status = store.live_status(sweep) if sweep is not None else "missing"
-        obeyed = status in EXPECTED_STATUS[request] or status == "interrupted"
+        obeyed = status in EXPECTED_STATUS[request] or status == SweepStatus.INTERRUPTED
         if obeyed or time.monotonic() >= deadline:
             return ControlOutcome(sweep_id, request, pid, status, obeyed)
         time.sleep(poll_s)

@@ -12,6 +12,7 @@ from typing import Any
 
 from foldscope.core.errors import StoreError
 from foldscope.core.nesting import loads_json
+from foldscope.core.status import SweepStatus
 from foldscope.engine.procinfo import RunnerId, claim_alive
 from foldscope.engine.store import _MIGRATIONS, SCHEMA_VERSION, _sha256_sql, open_readonly
 from foldscope.engine.store import parse_schema_version as parse_version
@@ -414,7 +415,7 @@ def _sweep_counts(conn: sqlite3.Connection) -> CheckResult:
             planned = rows
         if planned != rows:
             bad.append(f"sweep {sweep_id}: definition plans {planned} rows, {rows} stored")
-        elif status == "done" and open_rows:
+        elif status == SweepStatus.DONE and open_rows:
             bad.append(f"sweep {sweep_id}: status done with {open_rows} rows not finished")
         if len(bad) > before:
             which.append(str(sweep_id))

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.errors import ConfigError, FoldscopeError
+from foldscope.core.status import FINISHED_SWEEP_STATUSES
 from foldscope.engine.store import Store
 from foldscope.engine.sweep import (
     SweepConfig,
@@ -27,7 +28,7 @@ class Prepared:
     rows: int
 
 
-FINISHED_STATUSES = ("done", "failed")
+FINISHED_STATUSES = FINISHED_SWEEP_STATUSES
 """Sweep statuses with nothing left to run (``failed``: every row failed)."""
 
 

@@ -7,8 +7,9 @@ import os
 import time
 from dataclasses import dataclass
 
+from foldscope.core.status import LIVE_SWEEP_STATUSES as LIVE_STATUSES
 from foldscope.engine.procinfo import RunnerId, claim_alive
-from foldscope.engine.store import LIVE_STATUSES, Store, SweepRecord
+from foldscope.engine.store import Store, SweepRecord
 from foldscope.engine.store.rows import SweepTotals
 from foldscope.engine.sweep import stored_definition
 

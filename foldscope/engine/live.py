@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.pace import run_pace
+from foldscope.core.status import LIVE_SWEEP_STATUSES as LIVE_STATUSES
+from foldscope.core.status import SweepStatus
 from foldscope.core.tally import NO_CHECKS, CellTally, Progress, Tallies
 from foldscope.engine.activity import RunnerStatus, StoredEvent
 from foldscope.engine.events import Retry, RowFailed
 from foldscope.engine.listing import runner_pid
-from foldscope.engine.store import LIVE_STATUSES, Store
+from foldscope.engine.store import Store
 from foldscope.engine.sweep import stored_definition
 
 
@@ -228,7 +230,7 @@ def run_state(status: str, pid: int | None, cells: tuple[CellTally, ...], progre
                         progress.finished - runner.finished_at_start,
                         progress.total - progress.finished)
         elapsed, rate = pace.elapsed_s, pace.folds_per_s
-        eta = pace.eta_s if status == "running" else None
+        eta = pace.eta_s if status == SweepStatus.RUNNING else None
     finished = sum(c.done_rows + c.failed_rows for c in cells)
     return RunState(
         status=status, elapsed_s=elapsed, eta_s=eta, folds_per_s=rate,

@@ -14,6 +14,7 @@ from foldscope.core.arms import get_arm
 from foldscope.core.errors import StatsError, StoreError
 from foldscope.core.planning import pooled_cell_icc, row_tokens, rows_needed
 from foldscope.core.stats import clamped_icc, icc_binary
+from foldscope.core.status import RowStatus
 from foldscope.engine.evidence import query_checks, query_rows
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import resolve_model
@@ -61,7 +62,7 @@ def observed_row_tokens(rows: list[dict[str, Any]]) -> dict[tuple[str, str], tup
     """
     sums: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     for r in rows:
-        if r["status"] == "done" and r["prompt_tokens"]:
+        if r["status"] == RowStatus.DONE and r["prompt_tokens"]:
             acc = sums[(r["scenario"], r["arm"])]
             acc[0] += r["prompt_tokens"]
             acc[1] += r["completion_tokens"] or 0

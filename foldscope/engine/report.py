@@ -11,6 +11,7 @@ from foldscope.core.cuts import GIST_FILL
 from foldscope.core.designs import balance_note
 from foldscope.core.fabrication import ANSWER_COUNTS, counted_as
 from foldscope.core.stats import CellSummary, cell_summary, clustering, row_mean
+from foldscope.core.status import RowStatus
 from foldscope.core.tokens import estimator_error as token_error
 from foldscope.engine.review import failing_row_table, failing_rows_json, flag_agreement_json
 from foldscope.engine.store import Store
@@ -104,9 +105,9 @@ def cells(store: Store, sweep_id: str,
         out.append({
             "scenario": scenario, "model": model, "arm": arm, "rows": len(group),
             "valid_rows": len(valid),
-            "done_rows": sum(r.status == "done" for r in group),
-            "failed_rows": sum(r.status == "failed" for r in group),
-            "running_rows": sum(r.status == "running" for r in group),
+            "done_rows": sum(r.status == RowStatus.DONE for r in group),
+            "failed_rows": sum(r.status == RowStatus.FAILED for r in group),
+            "running_rows": sum(r.status == RowStatus.RUNNING for r in group),
             "mean_recall": summary.mean_recall if recalls else None,
             # Mean recall's one interval, the grid's and the study's (core.cells.RECALL_INTERVAL).
             "recall_ci95": None if math.isnan(recall.ci[0]) else [recall.ci[0], recall.ci[1]],

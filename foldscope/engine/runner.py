@@ -39,6 +39,7 @@ from foldscope.core.row import (
     stored_timeline,
 )
 from foldscope.core.scenario import Scenario
+from foldscope.core.status import RowStatus, SweepStatus
 from foldscope.core.text import storable
 from foldscope.engine.activity import EndpointState, RunnerStatus
 from foldscope.engine.client.chat import ChatReply, ChatRequest
@@ -525,7 +526,7 @@ class SweepRunner:
         self.totals.tokens = sum(r.prompt_tokens + r.completion_tokens for r in rows)
         # A request made before this run began (a cancel of an earlier run) is not for it.
         def started(st: Store) -> None:
-            st.set_sweep_status(self.sweep_id, "running")
+            st.set_sweep_status(self.sweep_id, SweepStatus.RUNNING)
             st.clear_control(self.sweep_id)
 
         db.post(started)
@@ -580,14 +581,14 @@ class SweepRunner:
         # No runner is left on the rows this one was running: they wait, planned, for the next.
         progress = await db.call(lambda st: (st.release_running_rows(self.sweep_id),
                                              st.progress(self.sweep_id))[1])
-        status, reason = "done", None
+        status, reason = SweepStatus.DONE, None
         if progress[ROW_PLANNED] + progress[ROW_RUNNING]:
-            status = "stopped"
+            status = SweepStatus.STOPPED
             reason = (self.key_rejected if self.key_rejected is not None
                       else f"{self.cancelled}; run again to resume" if self.cancelled is not None
                       else self._stop_reason or "rows left unfinished; run again to resume")
         elif progress[ROW_FAILED] and not progress[ROW_DONE]:
-            status = "failed"
+            status = SweepStatus.FAILED
             reason = (f"every row failed ({progress[ROW_FAILED]}); see `foldscope report` for "
                       "their errors")
         await db.call(lambda st: st.set_sweep_status(self.sweep_id, status, reason))
@@ -617,11 +618,11 @@ class SweepRunner:
         if request.request == "pause" and self._gate.is_set():
             self._gate.clear()
             reason = request.reason
-            db.post(lambda st: st.set_sweep_status(self.sweep_id, "paused", reason))
+            db.post(lambda st: st.set_sweep_status(self.sweep_id, SweepStatus.PAUSED, reason))
             self._emit(Paused(reason=request.reason))
         elif request.request == "resume" and not self._gate.is_set():
             self._gate.set()
-            db.post(lambda st: st.set_sweep_status(self.sweep_id, "running"))
+            db.post(lambda st: st.set_sweep_status(self.sweep_id, SweepStatus.RUNNING))
             self._emit(Resumed(reason=request.reason))
         elif request.request == "cancel":
             self.cancel(request.reason)
@@ -703,7 +704,7 @@ class SweepRunner:
                 self.totals.row_retries += 1
                 self._emit(RowRetry(row=row.id, attempt=row.attempt + 1))
                 # As reset_row_for_retry leaves it: a new attempt with nothing folded.
-                row = dataclasses.replace(row, status="planned", attempt=row.attempt + 1,
+                row = dataclasses.replace(row, status=RowStatus.PLANNED, attempt=row.attempt + 1,
                                           next_chunk=0, folds_done=0, catch_up=False,
                                           parse_failures=0, length_stops=0)
             outcome = await self._run_row(db, row, inputs, client, cfg, limiter, s)
@@ -1000,7 +1001,7 @@ class SweepRunner:
         self.totals.rows_done += 1
         self._emit(RowDone(row=row.id, model=row.model, arm=row.arm, recall=result.recall,
                            valid=result.verdict.valid, reason=result.verdict.reason))
-        return "done"
+        return RowStatus.DONE
 
     def _then(self, fn: Callable[..., None], *args: Any) -> Callable[[], None]:
         """What the store's thread hands back to the loop once a write is in: ``fn(*args)``,
@@ -1035,7 +1036,7 @@ class SweepRunner:
         if verdict.retryable:
             return "retry"
         self.totals.rows_failed += 1
-        return "failed"
+        return RowStatus.FAILED
 
     def _account(self, reply: ChatReply, request: ChatRequest | None = None,
                  cached: bool = False) -> None:

@@ -27,6 +27,7 @@ from foldscope.core.row import (
     stored_timeline,
 )
 from foldscope.core.scenario import Fact, Scenario
+from foldscope.core.status import RowStatus
 from foldscope.core.survival import DeathTable, SurvivalCurve, death_table, survival_curves
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.store import Store
@@ -203,7 +204,7 @@ def reindex(store: Store, sweep_id: str | None = None,
             batch = []
             for row in rows[at:at + REINDEX_BATCH]:
                 full = store.row(row.id)
-                answer = (full.answer if full is not None and full.status == "done" else None)
+                answer = (full.answer if full is not None and full.status == RowStatus.DONE else None)
                 batch.append((row.scenario, row.id, store.folds(row.id), answer))
             yield batch
 

@@ -23,6 +23,7 @@ from textual.worker import Worker, WorkerState
 from foldscope.core.audit import StoredAudit
 from foldscope.core.audit_view import AuditView, audit_view
 from foldscope.core.errors import ConfigError, SweepClaimed
+from foldscope.core.status import FINISHED_SWEEP_STATUSES, SweepStatus
 from foldscope.core.text import literal
 from foldscope.engine.control import request_control
 from foldscope.engine.listing import SweepSummary, runner_pid
@@ -47,7 +48,7 @@ from foldscope.ui.widgets.reason_input import ReasonInput
 from foldscope.ui.workers import EndsWorkers, route_worker_events_to_app
 from foldscope.ui.writer import StoreWrites
 
-FINISHED = ("done", "failed")
+FINISHED = FINISHED_SWEEP_STATUSES
 """Sweep statuses with nothing left to run."""
 
 QUIT_GRACE_S = 5.0
@@ -229,7 +230,7 @@ class FoldscopeApp(StoreWrites):
         elif status in FINISHED:
             self.notify(f"sweep {sweep_id} is {status}: nothing left to resume", timeout=5,
                         markup=False)
-        elif status == "paused" and pid is not None:
+        elif status == SweepStatus.PAUSED and pid is not None:
             self._request_resume(sweep_id)
         elif pid is not None or (self.runner is not None and self.runner.sweep_id == sweep_id
                                  and not self._sweep_done.is_set()):

@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from foldscope.core.audit import CompactionAudit, LostAndNeeded, Reappeared
 from foldscope.core.audit_view import AuditView, summary_spans
+from foldscope.core.forensics import MISSING, MUTATED, PRESENT, UNKNOWN
 from foldscope.core.text import literal
 from foldscope.ui.widgets.carrier_view import CarrierView
 from foldscope.ui.widgets.diff_view import DiffView
@@ -365,14 +366,14 @@ class AuditScreen(Screen[None]):
         index = view.compactions.index(c)
         previous = view.compactions[index - 1] if index > 0 else None
         summary = view.summaries[index]
-        unknown = f" · {c.count('unknown')} unknown" if c.count("unknown") else ""
+        unknown = f" · {c.count(UNKNOWN)} unknown" if c.count(UNKNOWN) else ""
         carrier = "" if c.carrier == "text" else f" · carrier {c.carrier}"
         self.query_one("#compaction-title", Static).update(Text(
             f"compaction {c.index}/{len(view.compactions)} at {view.where} {c.at} · "
             f"{_one_line(c.kind)} · {_tokens(c)}"
             + (f" · {_one_line(c.trigger)}" if c.trigger else "") + carrier
-            + f" · {c.count('present')} present · {c.count('mutated')} mutated · "
-            f"{c.count('missing')} missing{unknown} · {len(c.lost_and_needed)} lost and needed"
+            + f" · {c.count(PRESENT)} present · {c.count(MUTATED)} mutated · "
+            f"{c.count(MISSING)} missing{unknown} · {len(c.lost_and_needed)} lost and needed"
             f" · {len(c.reappeared)} reappeared   [ ] step compactions"))
         self.query_one("#audit-filter", Static).update(Text(
             f"showing kind: {self.kind_filter or 'all'} (k) · channel: "
@@ -386,7 +387,7 @@ class AuditScreen(Screen[None]):
             # Session text is data: CarrierView and DiffView show it through
             # core.text.literal and never parse it as markup.
             summary_view.show(summary, summary_spans(summary, c.identifiers))
-            lost = [i.value for i in c.identifiers if i.state != "present"]
+            lost = [i.value for i in c.identifiers if i.state != PRESENT]
             gained = ([i.altered for i in c.identifiers if i.altered]
                       + [n.value for n in c.new_after])
             before = view.summaries[index - 1] if previous is not None else None
@@ -443,7 +444,7 @@ class AuditScreen(Screen[None]):
         idents.clear(columns=True)
         for label in ("state", "kind", "value", "altered to"):
             idents.add_column(label, key=label)
-        order = {"missing": 0, "mutated": 1, "unknown": 2, "present": 3}
+        order: dict[str, int] = {MISSING: 0, MUTATED: 1, UNKNOWN: 2, PRESENT: 3}
         kept = [i for i in c.identifiers if self._keep(i.kind)]
         for n, i in enumerate(sorted(kept, key=lambda i: order.get(i.state, 4))):
             value = _one_line(i.value) + (f" ({_one_line(i.label)})" if i.label else "")

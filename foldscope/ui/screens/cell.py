@@ -22,6 +22,7 @@ from foldscope.core.fabrication import answer_counts
 from foldscope.core.forensics import display_order, fact_spans
 from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
 from foldscope.core.scenario import Fact
+from foldscope.core.status import RowStatus
 from foldscope.core.text import literal
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.store import Store
@@ -40,7 +41,7 @@ from foldscope.ui.writer import StoreWrites
 def row_error_text(row: RowRecord | None) -> str | None:
     """The line naming why a failed row ended (None for a row that has not failed), with its
     id, the attempt and what happens next."""
-    if row is None or row.status != "failed":
+    if row is None or row.status != RowStatus.FAILED:
         return None
     error = literal(row.infra_error or "no error was recorded", keep_newlines=False)
     retry = ("an infrastructure failure: resuming the sweep runs it again while it has "
@@ -211,7 +212,7 @@ class CellScreen(Screen[None]):
                 if r.folds_done < start:
                     start = 0  # the row was reset for a retry: its folds start over
                 folds[r.id] = (start, store.folds(r.id, start=start))
-                checks[r.id] = store.checks(r.id) if r.status == "done" else []
+                checks[r.id] = store.checks(r.id) if r.status == RowStatus.DONE else []
         facts = None
         if need_facts and rows:  # the scenario is loaded once, never on a later poll
             scenario = load_scenario(rows[0].scenario)
@@ -429,9 +430,9 @@ class CellScreen(Screen[None]):
         banner.display = error is not None
         inspector.empty_text = (f"row {row.id}: no folds committed" if row is not None
                                 else "no folds committed for this row yet")
-        if row is not None and row.status == "failed":
+        if row is not None and row.status == RowStatus.FAILED:
             inspector.empty_text += " — it failed before its first fold (see the error above)"
-        elif row is not None and row.status == "planned":
+        elif row is not None and row.status == RowStatus.PLANNED:
             inspector.empty_text += " yet (not started)"
         inspector.show(row.scenario if row else None, self._data.fact_objects, self._folds(),
                        self.fold_index, row.id if row is not None else None)

@@ -17,6 +17,7 @@ from textual.widgets import Header, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.metrics import METRIC_BY_NAME, METRICS
+from foldscope.core.status import LIVE_SWEEP_STATUSES, SweepStatus
 from foldscope.core.text import literal
 from foldscope.engine.control import request_control
 from foldscope.engine.live import LiveSweep
@@ -226,7 +227,7 @@ class SweepScreen(Screen[None]):
         grid.set_layout(list(h.arms), list(h.models), list(h.scenarios))
         # Running marks only while a runner lives (paused too): a killed runner leaves rows
         # marked running.
-        alive = h.status in ("running", "paused")
+        alive = h.status in LIVE_SWEEP_STATUSES
         grid.update_cells(view.cells, running=alive)
         p = view.progress
         bar = self.query_one(ProgressBar)
@@ -278,7 +279,7 @@ class SweepScreen(Screen[None]):
     def _runner_alive(self) -> bool:
         """The sweep's runner is alive, as of the last poll."""
         return (self._snapshot is not None
-                and self._snapshot.view.header.status in ("running", "paused"))
+                and self._snapshot.view.header.status in LIVE_SWEEP_STATUSES)
 
     def worker_ended(self, event: Worker.StateChanged) -> bool:
         """Surface a failed poll in the status line rather than crashing the app."""
@@ -298,7 +299,7 @@ class SweepScreen(Screen[None]):
 
     def action_pause_resume(self) -> None:
         """Pause the sweep on display, or resume it when it is paused."""
-        paused = self._snapshot is not None and self._snapshot.view.header.status == "paused"
+        paused = self._snapshot is not None and self._snapshot.view.header.status == SweepStatus.PAUSED
         self._control("resume" if paused else "pause")
 
     def action_resume_sweep(self) -> None:

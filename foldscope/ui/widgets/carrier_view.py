@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from foldscope.core.forensics import FactSpan
+from foldscope.core.forensics import MUTATED, PRESENT, FactSpan
 from foldscope.ui.widgets.literal_lines import LiteralLines, styled_lines
 
-HIGHLIGHTED_STATES = ("present", "mutated")
+HIGHLIGHTED_STATES = (PRESENT, MUTATED)
 """Fact states highlighted in a carrier; each has a component class coloured by the theme."""
 
 

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from foldscope.core.carrier_diff import char_marks
+from foldscope.core.forensics import MUTATED
 from foldscope.core.text import literal
 
 
@@ -58,7 +59,7 @@ class FactDetail(Widget):
             course.append("came back after its loss")
         out.append(" · ".join(course) + "\n", style("fact-detail--muted"))
         value = one(fact["value"])
-        if state["state"] != "mutated" or not state.get("altered"):
+        if state["state"] != MUTATED or not state.get("altered"):
             out.append("value     ")
             out.append(value)
             return out

@@ -9,11 +9,12 @@ from rich.text import Text
 from textual.widgets import Static
 
 from foldscope.core.pace import format_duration, format_rate
+from foldscope.core.status import LIVE_SWEEP_STATUSES, RESUMABLE_SWEEP_STATUSES
 from foldscope.core.tally import Progress
 from foldscope.core.text import cost_text, literal
 from foldscope.engine.live import RunState, SweepHeader
 
-RESUMABLE = ("stopped", "interrupted", "planned")
+RESUMABLE = RESUMABLE_SWEEP_STATUSES
 """Statuses of a sweep no process runs that has rows left: ``R`` resumes it."""
 
 
@@ -43,7 +44,7 @@ def run_text(run: RunState, p: Progress, stop_reason: str | None,
     running = (f"{p.running} running" if run.runner_pid is not None or not p.running
                else f"{p.running} interrupted")
     parts = [status + (f" · {literal(stop_reason, keep_newlines=False)}" if stop_reason
-                       and run.status not in ("running", "paused") else "")]
+                       and run.status not in LIVE_SWEEP_STATUSES else "")]
     if run.elapsed_s is not None:
         eta = format_duration(run.eta_s) if run.eta_s is not None else "—"
         parts.append(f"elapsed {format_duration(run.elapsed_s)} · ETA {eta} · "
