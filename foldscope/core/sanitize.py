@@ -24,11 +24,18 @@ PUBLIC_HOSTS: frozenset[str] = frozenset({
 REDACTED_KEYS: frozenset[str] = frozenset({"api_key_env", "api_key", "authorization", "headers"})
 """Config keys whose values are never released (a key's variable name can itself be a key)."""
 
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
-# An absolute POSIX path of two or more parts, a home-relative path, or a Windows drive path.
-_PATH = re.compile(r"(?<![\w.:/-])(?:~/|/)(?:[^\s/\"'<>]+/)+[^\s/\"'<>]*"
-                   r"|(?<![\w])[A-Za-z]:\\(?:[^\s\\\"'<>]+\\)*[^\s\\\"'<>]*")
+# The scrubber's shapes are broad on purpose: a value scrubbed that needed no scrubbing costs a
+# digest, one missed leaks who ran the study. They cover what the identifier kinds file
+# (``core/data/identifier_kinds.toml``: url, email, path) finds as URLs, e-mail addresses and
+# absolute or home paths; tests/test_scrub_corpus.py checks that relation and pins the output.
+EMAIL_SHAPE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+"""What an export treats as an e-mail address."""
+URL_SHAPE = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
+"""What an export treats as a URL: a scheme, ``://`` and everything up to a space, quote or bracket."""
+LOCAL_PATH_SHAPE = re.compile(r"(?<![\w.:/-])(?:~/|/)(?:[^\s/\"'<>]+/)+[^\s/\"'<>]*"
+                              r"|(?<![\w])[A-Za-z]:\\(?:[^\s\\\"'<>]+\\)*[^\s\\\"'<>]*")
+"""What an export treats as a local path: an absolute POSIX path of two or more parts, a
+home-relative path, or a Windows drive path (a relative path names no machine and is kept)."""
 
 
 KEY_SHAPED = re.compile(
@@ -87,9 +94,9 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
         The text with every such value replaced by a digest placeholder.
     """
     text = scrub_keys(text, secrets)
-    text = _URL.sub(lambda m: sanitize_url(m.group(0)), text)
-    text = _EMAIL.sub(lambda m: f"<email {digest(m.group(0))}>", text)
-    return _PATH.sub(lambda m: f"<path {digest(m.group(0))}>", text)
+    text = URL_SHAPE.sub(lambda m: sanitize_url(m.group(0)), text)
+    text = EMAIL_SHAPE.sub(lambda m: f"<email {digest(m.group(0))}>", text)
+    return LOCAL_PATH_SHAPE.sub(lambda m: f"<path {digest(m.group(0))}>", text)
 
 
 def scrub_answer(text: str, secrets: Iterable[str] = ()) -> str:
@@ -99,7 +106,7 @@ def scrub_answer(text: str, secrets: Iterable[str] = ()) -> str:
     cache origin) that are the study's data, not the author's machine; they are kept.
     """
     text = scrub_keys(text, secrets)
-    return _EMAIL.sub(lambda m: f"<email {digest(m.group(0))}>", text)
+    return EMAIL_SHAPE.sub(lambda m: f"<email {digest(m.group(0))}>", text)
 
 
 def sanitize_config(value: Any, secrets: Iterable[str] = ()) -> Any:

@@ -33,6 +33,11 @@ KV_RE = re.compile(r"^\s*(?:[-*•]\s+)?(?P<label>[^\W\d_][\w .'/()@#+\-]{0,59})
 # Commas and colons are excluded from labels so "For the record, the X is Y" binds X, not "record".
 # The label stays lazy (the first " is " binds); the value is greedy for the reason above.
 THE_IS_RE = re.compile(r"\bthe (?P<label>[^,;:.!?\[\]]{1,60}?) is (?P<value>\S.*)\s*$", re.I)
+# The paths a simulated model notices (and lists in its summaries): a naive reader's notion, on
+# purpose not foldscope's definition of a path (the identifier kinds file, which audits and the
+# grader use; the export scrubber's broader ``core.sanitize.LOCAL_PATH_SHAPE``). It also reads
+# a URL's tail as a path, as a careless model would; every sim carrier is written from it, so
+# changing it changes stored sims.
 PATH_RE = re.compile(r"(?<![\w.])(/[\w.\-]+(?:/[\w.\-]+)+)")
 
 _NON_FACT_SECTIONS = {"progress", "decisions_and_constraints", "failures", "open_items"}
