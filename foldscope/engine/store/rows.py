@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from foldscope.core.forensics import FactHistory
 from foldscope.core.row import FOLD_FIELDS, ROW_FIELDS, Check, FoldRecord, RowRecord, RowResult
+from foldscope.core.status import RowStatus
 from foldscope.core.study import FOLD_MEASURE_FIELDS, FoldMeasure
 from foldscope.core.tally import FinalCarrier, RowClasses, row_classes
 from foldscope.core.validity import Validity
@@ -109,10 +110,10 @@ def _rows(cursor: sqlite3.Cursor) -> list[RowRecord]:
     return out
 
 
-ROW_DONE = "done"
-ROW_FAILED = "failed"
-ROW_RUNNING = "running"
-ROW_PLANNED = "planned"
+ROW_DONE = RowStatus.DONE
+ROW_FAILED = RowStatus.FAILED
+ROW_RUNNING = RowStatus.RUNNING
+ROW_PLANNED = RowStatus.PLANNED
 
 
 class FoldState(NamedTuple):
@@ -514,7 +515,7 @@ class RowRepository(Repository):
 
     def progress(self, sweep_id: str) -> dict[str, int]:
         """Row counts by status, plus folds committed, for progress displays."""
-        out = {s: 0 for s in (ROW_PLANNED, ROW_RUNNING, ROW_DONE, ROW_FAILED)}
+        out: dict[str, int] = {s: 0 for s in (ROW_PLANNED, ROW_RUNNING, ROW_DONE, ROW_FAILED)}
         for status, count in self.db.execute(
                 "SELECT status, COUNT(*) FROM rows WHERE sweep_id=? GROUP BY status", [sweep_id]):
             out[status] = count

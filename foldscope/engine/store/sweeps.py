@@ -12,10 +12,11 @@ from typing import Any
 
 from foldscope.core.errors import StoreError, SweepClaimed
 from foldscope.core.nesting import loads_json
+from foldscope.core.status import LIVE_SWEEP_STATUSES, SweepStatus
 from foldscope.engine.procinfo import RunnerId, claim_alive
 from foldscope.engine.store.connection import _ROW_SEQ, Repository, named
 
-LIVE_STATUSES = ("running", "paused")
+LIVE_STATUSES = LIVE_SWEEP_STATUSES
 """Sweep statuses that mean a runner holds the sweep (a paused run still holds it)."""
 
 
@@ -70,7 +71,7 @@ class SweepRepository(Repository):
                 [sweep["id"], time.time(), sweep["name"], sweep["config_digest"],
                  json.dumps(sweep["config"], ensure_ascii=False, sort_keys=True),
                  json.dumps(sweep.get("pins", {}), ensure_ascii=False, sort_keys=True),
-                 "planned", int(sweep.get("simulated", False)), time.time()])
+                 SweepStatus.PLANNED, int(sweep.get("simulated", False)), time.time()])
             self.db.conn.executemany(
                 "INSERT INTO rows (sweep_id, position, scenario, model, arm, repeat, prompt_digest, "
                 "declared_ceilings_json, output_budget, carry_cap, seq) "
@@ -123,7 +124,7 @@ class SweepRepository(Repository):
         stopped; its sweep reads as "interrupted" until it is run again.
         """
         if sweep.status in LIVE_STATUSES and not self.claim_holds(sweep):
-            return "interrupted"
+            return SweepStatus.INTERRUPTED
         return sweep.status
 
     def sweeps(self) -> list[SweepHeader]:
@@ -186,7 +187,7 @@ class SweepRepository(Repository):
         runner has exited, which is also true.
         """
         try:
-            self.set_sweep_status(sweep_id, "stopped", " ".join(str(exc).split()))
+            self.set_sweep_status(sweep_id, SweepStatus.STOPPED, " ".join(str(exc).split()))
         except sqlite3.Error:
             pass
 
