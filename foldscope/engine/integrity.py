@@ -91,11 +91,13 @@ _INVARIANTS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def check_database(path: str | Path) -> IntegrityReport:
+def check_database(path: str | Path, *, cache: bool = True) -> IntegrityReport:
     """Run SQLite's ``integrity_check`` and foldscope's invariants, reading only.
 
     Args:
         path: the database file.
+        cache: also hold the response cache's entries to the reply rules (only a rerun reads
+            them; ``report`` and ``export`` leave them out, and so the client's imports).
 
     Returns:
         The report (problems are findings, not exceptions).
@@ -113,12 +115,12 @@ def check_database(path: str | Path) -> IntegrityReport:
     except sqlite3.Error as exc:
         raise StoreError(f"{p}: cannot open ({exc})") from None
     try:
-        return IntegrityReport(str(p), _run_checks(conn, p))
+        return IntegrityReport(str(p), _run_checks(conn, p, cache=cache))
     finally:
         conn.close()
 
 
-def _run_checks(conn: sqlite3.Connection, path: Path) -> list[CheckResult]:
+def _run_checks(conn: sqlite3.Connection, path: Path, *, cache: bool) -> list[CheckResult]:
     results: list[CheckResult] = []
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -134,7 +136,8 @@ def _run_checks(conn: sqlite3.Connection, path: Path) -> list[CheckResult]:
         results.append(_invariant(conn, name, sql, form))
     results.append(_sweep_counts(conn))
     results.append(_abandoned_rows(conn))
-    results.append(_cache_entries(conn))
+    if cache:
+        results.append(_cache_entries(conn))
     return results
 
 
@@ -284,12 +287,11 @@ def refuse_unsound(path: str | Path, what: str, *, sweep: str | None = None,
     problem = unsound(path)
     if problem is None and full and Path(path).is_file():
         try:
-            report = check_database(path)
+            report = check_database(path, cache=False)
         except StoreError:
             report = None  # not a foldscope database: the Store's own error says it better
         for result in report.checks if report is not None else ():
-            if result.ok or result.name == CACHE or (
-                    sweep is not None and result.sweeps and sweep not in result.sweeps):
+            if result.ok or (sweep is not None and result.sweeps and sweep not in result.sweeps):
                 continue
             if partial and result.name == ABANDONED:
                 continue
