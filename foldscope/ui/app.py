@@ -9,7 +9,6 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterable
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -21,16 +20,17 @@ from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
 from foldscope.core.audit import StoredAudit
-from foldscope.core.audit_view import AuditView, audit_view
+from foldscope.core.audit_view import AuditView
 from foldscope.core.errors import ConfigError, SweepClaimed
 from foldscope.core.status import FINISHED_SWEEP_STATUSES, SweepStatus
 from foldscope.core.text import literal
 from foldscope.engine.control import request_control
-from foldscope.engine.listing import SweepSummary, runner_pid
+from foldscope.engine.listing import SweepSummary
 from foldscope.engine.runner import SweepRunner
 from foldscope.engine.runner_process import RunnerProcess
-from foldscope.engine.store import Store, writable
+from foldscope.engine.store import writable
 from foldscope.engine.userconfig import LAST_DB_KEY, read_user_config, update_user_config
+from foldscope.engine.views import read_audit_view, read_resume_state
 from foldscope.ui.commands import FoldscopeCommands, PaletteCommand
 from foldscope.ui.messages import ResumeSweep, SweepFinished
 from foldscope.ui.screens.audit import AuditScreen
@@ -217,11 +217,9 @@ class FoldscopeApp(StoreWrites):
 
     @work(thread=True, group="resume", exit_on_error=False, description="read a sweep's status")
     def _read_resumable(self, sweep_id: str) -> None:
-        with Store(self._db, readonly=True) as store:
-            sweep = store.sweep(sweep_id)
-            status = store.live_status(sweep) if sweep is not None else None
-            pid = runner_pid(sweep) if sweep is not None else None
-        self.call_from_thread(self._resume, sweep_id, status, pid)
+        state = read_resume_state(self._db, sweep_id)
+        self.call_from_thread(self._resume, sweep_id, state.status if state else None,
+                              state.runner_pid if state else None)
 
     def _resume(self, sweep_id: str, status: str | None, pid: int | None) -> None:
         """Resume here, ask a paused sweep's runner to go on, or say why neither can be."""
@@ -260,7 +258,7 @@ class FoldscopeApp(StoreWrites):
 
     def _show_audit(self, stored: StoredAudit) -> None:
         try:
-            view = replace(audit_view(stored.document), stored_as=stored.id)
+            view = read_audit_view(stored)
         except ConfigError as exc:
             self.notify(literal(str(exc), keep_newlines=False), severity="error", markup=False)
             return

@@ -19,14 +19,13 @@ from textual.worker import Worker, get_current_worker
 
 from foldscope.core.answers import checks_table
 from foldscope.core.fabrication import answer_counts
-from foldscope.core.forensics import display_order, fact_spans
+from foldscope.core.forensics import fact_spans
 from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
 from foldscope.core.scenario import Fact
 from foldscope.core.status import RowStatus
 from foldscope.core.text import literal
-from foldscope.engine.loader import load_scenario
-from foldscope.engine.store import Store
 from foldscope.engine.userconfig import current_author
+from foldscope.engine.views import read_cell_changes
 from foldscope.engine.writes import SetFlag, WriteStatus
 from foldscope.ui.messages import WriteDone
 from foldscope.ui.widgets.answer_table import AnswerTable
@@ -202,24 +201,11 @@ class CellScreen(Screen[None]):
           description="read what changed in the cell's rows and folds")
     def _read_changes(self, since: int | None, known: dict[int, int], need_facts: bool) -> None:
         """Read the rows changed since ``since``, their new folds and their checks."""
-        with Store(self.db_path, readonly=True) as store:
-            rows = store.cell_rows(self.sweep_id, self.scenario, self.model, self.arm,
-                                   since=since)
-            folds: dict[int, tuple[int, list[FoldRecord]]] = {}
-            checks: dict[int, list[StoredCheck]] = {}
-            for r in rows:
-                start = known.get(r.id, 0)
-                if r.folds_done < start:
-                    start = 0  # the row was reset for a retry: its folds start over
-                folds[r.id] = (start, store.folds(r.id, start=start))
-                checks[r.id] = store.checks(r.id) if r.status == RowStatus.DONE else []
-        facts = None
-        if need_facts and rows:  # the scenario is loaded once, never on a later poll
-            scenario = load_scenario(rows[0].scenario)
-            facts = display_order(scenario.facts)
-        seq = max([since or 0, *(r.seq for r in rows)])
+        read = read_cell_changes(self.db_path, self.sweep_id, self.scenario, self.model, self.arm,
+                                 since=since, known=known, need_facts=need_facts)
         if not get_current_worker().is_cancelled:
-            self.post_message(CellChanges(rows, folds, checks, facts, seq))
+            self.post_message(CellChanges(read.rows, read.folds, read.checks, read.facts,
+                                          read.seq))
 
     @on(CellChanges)
     def merge_changes(self, message: CellChanges) -> None:

@@ -20,10 +20,10 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from foldscope.core.errors import ConfigError
 from foldscope.core.fabrication import FailingRows, HumanVerdict, ReviewValue
 from foldscope.core.text import literal
-from foldscope.engine.review import AgreementBasis, failing_row_table, review_values
+from foldscope.engine.review import AgreementBasis
 from foldscope.engine.rulefiles import load_signatures
-from foldscope.engine.store import Store
 from foldscope.engine.userconfig import current_author
+from foldscope.engine.views import read_review
 from foldscope.engine.writes import SetVerdict, UndoVerdict, WriteStatus
 from foldscope.ui.messages import WriteDone
 from foldscope.ui.screens.cell import CellScreen
@@ -165,13 +165,11 @@ class FabricationScreen(Screen[None]):
             rules = load_signatures()
         except ConfigError as exc:  # a broken user rule file: review with the shipped rules
             rules, warning = None, str(exc)
-        with Store(self.db_path, readonly=True) as store:
-            failing = failing_row_table(store, self.sweep_id)
-            values = review_values(store, self.sweep_id, rules)
-            agreement = AgreementBasis.read(store, self.sweep_id)
+        model = read_review(self.db_path, self.sweep_id, rules)
         author = current_author()
         if not get_current_worker().is_cancelled:
-            self.post_message(ReviewData(failing, values, agreement, author, warning))
+            self.post_message(ReviewData(model.failing, model.values, model.agreement, author,
+                                         warning))
 
     @on(ReviewData)
     def show_data(self, message: ReviewData) -> None:

@@ -18,8 +18,8 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.audit import StoredAudit
 from foldscope.core.text import literal
-from foldscope.engine.listing import SweepSummary, list_sweeps
-from foldscope.engine.store import Store
+from foldscope.engine.listing import SweepSummary
+from foldscope.engine.views import read_picker
 from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.session_table import SessionTable
 
@@ -114,11 +114,9 @@ class SweepPicker(Screen[SweepSummary | StoredAudit | ResumePick | None]):
           description="list the sweeps in the database")
     def reload(self) -> None:
         """Read every sweep's summary in a thread."""
-        with Store(self.db_path, readonly=True) as store:
-            sweeps = list_sweeps(store)
-            sessions = store.audits()
+        model = read_picker(self.db_path)
         if not get_current_worker().is_cancelled:
-            self.post_message(SweepList(sweeps, sessions))
+            self.post_message(SweepList(model.sweeps, model.sessions))
 
     @on(SweepList)
     def show_sweeps(self, message: SweepList) -> None:

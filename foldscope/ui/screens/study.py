@@ -17,8 +17,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.study import FillPoint, StudyTables, Table, cell_text
 from foldscope.core.text import literal
-from foldscope.engine.store import Store
-from foldscope.engine.study import scenario_fill_points, study_rows, sweep_study
+from foldscope.engine.views import read_study
 from foldscope.ui.widgets.fill_scatter import FillScatter
 from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.recall_bars import RecallBars
@@ -86,11 +85,9 @@ class StudyScreen(Screen[None]):
           description="build the study's tables from the store")
     def load(self) -> None:
         """Read the sweep's rows, folds and checks and build its tables in a thread."""
-        with Store(self.db_path, readonly=True) as store:
-            rows = study_rows(store, self.sweep_id)
-            studies = sweep_study(store, self.sweep_id, rows)
+        model = read_study(self.db_path, self.sweep_id)
         if not get_current_worker().is_cancelled:
-            self.post_message(StudyData(studies, scenario_fill_points(rows)))
+            self.post_message(StudyData(model.studies, model.points))
 
     @on(StudyData)
     async def show(self, message: StudyData) -> None:

@@ -20,8 +20,8 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.survival import NEVER_LOST, DeathTable, pool_by_arm
 from foldscope.core.text import literal
-from foldscope.engine.store import Store
-from foldscope.engine.timelines import SweepForensics, sweep_forensics
+from foldscope.engine.timelines import SweepForensics
+from foldscope.engine.views import read_survival
 from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.survival_chart import Series, SurvivalChart, arm_slot
 
@@ -94,8 +94,7 @@ class SurvivalScreen(Screen[None]):
           description="read every row's fact timeline")
     def load(self) -> None:
         """Read the folds' stored states of the whole sweep (no carrier text) in a thread."""
-        with Store(self.db_path, readonly=True) as store:
-            found = sweep_forensics(store, self.sweep_id)
+        found = read_survival(self.db_path, self.sweep_id)
         if not get_current_worker().is_cancelled:
             self.post_message(ForensicsRead(found))
 

@@ -1,0 +1,171 @@
+"""Typed read models, one per screen, each built by one engine function that a screen's worker
+calls: the UI never opens the store, and every record it receives has named fields.
+
+The screens and their models:
+
+- sweep grid: ``engine.live.LiveSweep.poll`` → ``engine.live.LiveView`` (changes since the last
+  poll);
+- sweep picker: ``read_picker`` → ``PickerModel`` (and ``read_resume_state`` for ``R``);
+- cell: ``read_cell_changes`` → ``CellChanges`` (rows, their new folds and checks);
+- fold: built from the cell's ``FoldRecord`` records in the inspector's own worker
+  (``ui.widgets.fold_inspector.build_fold_view``, the science in ``core.forensics``);
+- review (fabrication): ``read_review`` → ``ReviewModel``;
+- survival: ``read_survival`` → ``engine.timelines.SweepForensics``;
+- study: ``read_study`` → ``StudyModel``;
+- session audit: ``read_audit_view`` → ``core.audit_view.AuditView``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from foldscope.core.audit import StoredAudit
+from foldscope.core.audit_view import AuditView, audit_view
+from foldscope.core.fabrication import FailingRows, ReviewValue
+from foldscope.core.forensics import display_order
+from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
+from foldscope.core.scenario import Fact
+from foldscope.core.signatures import Signature
+from foldscope.core.study import FillPoint, StudyTables
+from foldscope.engine.listing import SweepSummary, list_sweeps, runner_pid
+from foldscope.engine.loader import load_scenario
+from foldscope.engine.review import AgreementBasis, failing_row_table, review_values
+from foldscope.engine.store import ROW_DONE, Store
+from foldscope.engine.study import scenario_fill_points, study_rows, sweep_study
+from foldscope.engine.timelines import SweepForensics, sweep_forensics
+
+
+@dataclass(frozen=True)
+class PickerModel:
+    """What the sweep picker lists: every sweep at a glance and the stored session audits."""
+
+    sweeps: list[SweepSummary]
+    sessions: list[StoredAudit] = field(default_factory=list)
+
+
+def read_picker(db_path: str | Path) -> PickerModel:
+    """Every sweep's summary (newest first) and every stored session audit."""
+    with Store(db_path, readonly=True) as store:
+        return PickerModel(list_sweeps(store), store.audits())
+
+
+@dataclass(frozen=True)
+class ResumeState:
+    """Whether a sweep can be resumed here: its status as a reader shows it, and the live
+    process running it, if any."""
+
+    status: str
+    runner_pid: int | None
+
+
+def read_resume_state(db_path: str | Path, sweep_id: str) -> ResumeState | None:
+    """A sweep's resumable state, or None when the database has no such sweep."""
+    with Store(db_path, readonly=True) as store:
+        sweep = store.sweep(sweep_id)
+        if sweep is None:
+            return None
+        return ResumeState(store.live_status(sweep), runner_pid(sweep))
+
+
+@dataclass(frozen=True)
+class CellChanges:
+    """What changed in one cell since a reader's last read."""
+
+    rows: list[RowRecord]
+    """The rows changed since (all of them on a first read), in plan order, with answers."""
+    folds: dict[int, tuple[int, list[FoldRecord]]]
+    """Each changed row's folds from the index given (the ones the reader lacks) on."""
+    checks: dict[int, list[StoredCheck]]
+    """Each changed row's checks (none until it is done)."""
+    facts: list[Fact] | None
+    """The scenario's facts in display order, when asked for (a first read), else None."""
+    seq: int
+    """The change sequence read up to (the next read's ``since``)."""
+
+
+def read_cell_changes(db_path: str | Path, sweep_id: str, scenario: str | None, model: str,
+                      arm: str, *, since: int | None = None,
+                      known: Mapping[int, int] | None = None,
+                      need_facts: bool = False) -> CellChanges:
+    """Read a cell's rows changed after change sequence ``since``, their new folds and checks.
+
+    Args:
+        db_path: the database.
+        sweep_id: the sweep.
+        scenario: the cell's scenario (None: every scenario of the model × arm).
+        model: the cell's model.
+        arm: the cell's arm.
+        since: the reader's last change sequence (None: read everything).
+        known: how many folds the reader holds of each row (only later ones are read; a row
+            reset for a retry is read from its first fold again).
+        need_facts: also load the scenario's facts (once per screen, not on every poll).
+
+    Returns:
+        The changes.
+    """
+    known = known or {}
+    with Store(db_path, readonly=True) as store:
+        rows = store.cell_rows(sweep_id, scenario, model, arm, since=since)
+        folds: dict[int, tuple[int, list[FoldRecord]]] = {}
+        checks: dict[int, list[StoredCheck]] = {}
+        for r in rows:
+            start = known.get(r.id, 0)
+            if r.folds_done < start:
+                start = 0  # the row was reset for a retry: its folds start over
+            folds[r.id] = (start, store.folds(r.id, start=start))
+            checks[r.id] = store.checks(r.id) if r.status == ROW_DONE else []
+    facts = None
+    if need_facts and rows:  # the scenario is loaded once, never on a later poll
+        facts = display_order(load_scenario(rows[0].scenario).facts)
+    return CellChanges(rows, folds, checks, facts, max([since or 0, *(r.seq for r in rows)]))
+
+
+@dataclass(frozen=True)
+class ReviewModel:
+    """What the fabrication review reads: how each cell's failing rows failed, the values to
+    review (traced) and what the agreement between people and classes is computed from."""
+
+    failing: list[FailingRows]
+    values: list[ReviewValue]
+    agreement: AgreementBasis
+
+
+def read_review(db_path: str | Path, sweep_id: str,
+                rules: tuple[Signature, ...] | None = None) -> ReviewModel:
+    """The review's failing-row table, values and agreement basis of one sweep."""
+    with Store(db_path, readonly=True) as store:
+        return ReviewModel(failing_row_table(store, sweep_id), review_values(store, sweep_id, rules),
+                           AgreementBasis.read(store, sweep_id))
+
+
+def read_survival(db_path: str | Path, sweep_id: str) -> SweepForensics:
+    """The survival screen's curves and death tables (``engine.timelines.sweep_forensics``)."""
+    with Store(db_path, readonly=True) as store:
+        return sweep_forensics(store, sweep_id)
+
+
+@dataclass(frozen=True)
+class StudyModel:
+    """The study screen's tables per scenario and its fill-vs-recall points per scenario."""
+
+    studies: list[StudyTables]
+    points: dict[str, list[FillPoint]]
+
+
+def read_study(db_path: str | Path, sweep_id: str) -> StudyModel:
+    """A sweep's study tables and fill points, from one read of its rows, folds and checks."""
+    with Store(db_path, readonly=True) as store:
+        rows = study_rows(store, sweep_id)
+        studies = sweep_study(store, sweep_id, rows)
+    return StudyModel(studies, scenario_fill_points(rows))
+
+
+def read_audit_view(stored: StoredAudit) -> AuditView:
+    """A stored session audit read into the audit screen's records.
+
+    Raises:
+        ConfigError: the stored document is malformed (one line).
+    """
+    return replace(audit_view(stored.document), stored_as=stored.id)

@@ -1,0 +1,99 @@
+"""The screens' typed read models (engine.views): what each screen's worker reads, by name."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from conftest import definition, run_sweep
+
+from foldscope.core.audit import StoredAudit
+from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
+from foldscope.engine.store import Store, SweepRecord
+from foldscope.engine.timelines import SweepForensics
+from foldscope.engine.views import (
+    CellChanges,
+    read_cell_changes,
+    read_picker,
+    read_resume_state,
+    read_review,
+    read_study,
+    read_survival,
+)
+
+
+def _sweep(db):
+    return run_sweep(db, definition(models=("sim/garbler", "sim/faithful"), arms=("j", "q"),
+                                    repeats=2))
+
+
+def test_a_cell_read_is_typed_and_a_later_read_brings_only_what_changed(db):
+    sweep_id = _sweep(db)
+    first = read_cell_changes(db, sweep_id, "smoke", "sim/garbler", "q", need_facts=True)
+    assert isinstance(first, CellChanges) and len(first.rows) == 2
+    assert all(isinstance(r, RowRecord) and r.answer for r in first.rows)
+    assert all(isinstance(f, FoldRecord) for _, folds in first.folds.values() for f in folds)
+    assert all(isinstance(c, StoredCheck) for cs in first.checks.values() for c in cs)
+    assert first.facts and first.seq == max(r.seq for r in first.rows)
+    with Store(db, readonly=True) as store:
+        for r in first.rows:
+            assert first.folds[r.id] == (0, store.folds(r.id))
+            assert first.checks[r.id] == store.checks(r.id)
+    # Nothing changed since: nothing is read again, and the facts are not loaded twice.
+    known = {rid: len(folds) for rid, (_, folds) in first.folds.items()}
+    again = read_cell_changes(db, sweep_id, "smoke", "sim/garbler", "q", since=first.seq,
+                              known=known)
+    assert again.rows == [] and again.facts is None and again.seq == first.seq
+    # A row whose verdict changes is read again; only the folds the reader lacks come back.
+    from foldscope.core.fabrication import flag_refusal
+
+    with Store(db) as store:
+        row, check = next((r, c) for r in first.rows for c in store.checks(r.id)
+                          if flag_refusal(c, "fabricated") is None)
+        store.set_flag(check.id, True, author="ana")
+    changed = read_cell_changes(db, sweep_id, "smoke", "sim/garbler", "q", since=first.seq,
+                                known=known)
+    assert [r.id for r in changed.rows] == [row.id]
+    assert changed.folds[row.id] == (known[row.id], [])
+    assert any(c.flagged for c in changed.checks[row.id])
+
+
+def test_the_picker_resume_review_survival_and_study_models(db):
+    sweep_id = _sweep(db)
+    picker = read_picker(db)
+    (summary,) = picker.sweeps
+    assert summary.id == sweep_id and summary.rows_done == summary.rows_planned == 8
+    assert picker.sessions == []
+    state = read_resume_state(db, sweep_id)
+    assert state is not None and (state.status, state.runner_pid) == ("done", None)
+    assert read_resume_state(db, "no-such-sweep") is None
+    review = read_review(db, sweep_id)
+    assert review.values and all(v.answer_class in ("fabricated", "carried_corruption")
+                                 for v in review.values)
+    survival = read_survival(db, sweep_id)
+    assert isinstance(survival, SweepForensics) and survival.scenarios == ("smoke",)
+    study = read_study(db, sweep_id)
+    assert [s.scenario for s in study.studies] == ["smoke"] and "smoke" in study.points
+
+
+def test_store_sweep_records_are_typed_and_read_by_column_name(db):
+    sweep_id = _sweep(db)
+    with Store(db) as store:
+        sweep = store.sweep(sweep_id)
+        assert isinstance(sweep, SweepRecord) and sweep.simulated is True
+        assert sweep.config["sweep"]["arms"] == ["j", "q"] and sweep.status == "done"
+        (header,) = store.sweeps()
+        assert (header.id, header.name, header.status) == (sweep.id, sweep.name, sweep.status)
+        store.add_audit({"format": "claude-code", "compactions": [], "source": "s.jsonl"})
+    # Columns reordered on disk (a table rebuilt in another order) read into the same records.
+    with sqlite3.connect(db) as conn:
+        cols = [r[1] for r in conn.execute("PRAGMA table_info(rows)")]
+        conn.execute("PRAGMA foreign_keys=OFF")
+        conn.execute(f"CREATE TABLE rows2 AS SELECT {', '.join(reversed(cols))} FROM rows")
+        conn.execute("DROP TABLE rows")
+        conn.execute("ALTER TABLE rows2 RENAME TO rows")
+    with Store(db, readonly=True) as store:
+        rows = store.rows(sweep_id)
+        assert len(rows) == 8 and all(r.status == "done" and r.valid is True for r in rows)
+        assert store.row(rows[0].id).answer
+        (audit,) = store.audits()
+        assert isinstance(audit, StoredAudit) and audit.document["source"] == "s.jsonl"
