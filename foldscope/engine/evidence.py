@@ -74,60 +74,30 @@ _KEY_ENVS = ("OPENROUTER_API_KEY", "OPENAI_API_KEY")
 
 # -- reading databases: small named queries ---------------------------------------------------
 
-def _query(store: Store, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-    return list(store.db.query(sql, list(params)))
-
-
-def _stream(store: Store, sql: str, params: Sequence[Any] = ()) -> Iterator[dict[str, Any]]:
-    """A query's records one at a time (a whole sweep's checks or folds are not held at once)."""
-    cursor = store.db.conn.execute(sql, list(params))
-    names = [d[0] for d in cursor.description]
-    while batch := cursor.fetchmany(1000):
-        for values in batch:
-            yield dict(zip(names, values))
-
-
 def query_sweeps(store: Store) -> list[dict[str, Any]]:
     """Every sweep with its raw configuration and pins, oldest first."""
-    return _query(store, "SELECT id, name, config_json, pins_json, status, simulated "
-                         "FROM sweeps ORDER BY created_at, rowid")
+    return store.export_repo.export_sweeps()
 
 
 def query_rows(store: Store, sweep_id: str) -> list[dict[str, Any]]:
     """Every row of a sweep in execution order, with its answer and stored validity verdict."""
-    return _query(store, "SELECT id, scenario, model, arm, repeat, status, valid, "
-                         "validity_reason, recall, correct, graded, folds_done, catch_up, "
-                         "parse_failures, length_stops, simulated, prompt_tokens, "
-                         f"completion_tokens, cost_usd, {store.unpriced_sql()} AS unpriced_calls, "
-                         f"{store.answer_sql()} AS answer, "
-                         "infra_error FROM rows WHERE sweep_id = ? ORDER BY position", [sweep_id])
+    return store.export_repo.export_rows(sweep_id)
 
 
 def query_checks(store: Store, sweep_id: str) -> Iterator[dict[str, Any]]:
     """Every check of a sweep's rows, in row and check order, read as iterated."""
-    return _stream(store, "SELECT c.row_id, c.label, c.correct, c.abstained, c.unit_dropped, "
-                         "c.classification, c.in_carrier, c.flagged FROM checks c "
-                         "JOIN rows r ON r.id = c.row_id WHERE r.sweep_id = ? "
-                         "ORDER BY r.position, c.id", [sweep_id])
+    return store.export_repo.export_checks(sweep_id)
 
 
 def query_final_folds(store: Store, sweep_id: str) -> dict[int, dict[str, Any]]:
-    """Each row's last committed fold's measures (headings carried, fill fraction, carried
-    characters), by row id: the carrier the recall turn read."""
-    return {r["row_id"]: r for r in _query(
-        store, "SELECT f.row_id, f.headings_carried, f.fill_fraction, f.carrier_chars "
-               "FROM folds f JOIN rows r ON r.id = f.row_id WHERE r.sweep_id = ? "
-               "AND f.fold_index = (SELECT MAX(g.fold_index) FROM folds g "
-               "WHERE g.row_id = f.row_id)", [sweep_id])}
+    """Each row's last committed fold's measures, by row id: the carrier the recall read."""
+    return store.export_repo.export_final_folds(sweep_id)
 
 
 def query_carriers(store: Store, sweep_id: str) -> Iterator[dict[str, Any]]:
     """Every fold's reply and carrier of a sweep (hashed into the lock, never released), read
     as iterated."""
-    return _stream(store, f"SELECT f.row_id, f.fold_index, {store.reply_sql('f.')} AS reply, "
-                         "f.carrier FROM folds f "
-                         "JOIN rows r ON r.id = f.row_id WHERE r.sweep_id = ? "
-                         "ORDER BY f.row_id, f.fold_index", [sweep_id])
+    return store.export_repo.export_carriers(sweep_id)
 
 
 _CONTENT_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)

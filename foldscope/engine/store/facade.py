@@ -23,6 +23,7 @@ from foldscope.engine.store.audits import AuditRepository
 from foldscope.engine.store.cache import CacheRepository
 from foldscope.engine.store.checks import CheckRepository
 from foldscope.engine.store.connection import StoreConnection, database_error
+from foldscope.engine.store.export import ExportRepository
 from foldscope.engine.store.rows import FoldState, RowRepository, RunSpan, SweepTotals
 from foldscope.engine.store.sweeps import SweepHeader, SweepRecord, SweepRepository
 
@@ -34,7 +35,8 @@ class Store:
     Each kind of method lives in its repository (``sweep_repo``: sweeps and runner claims;
     ``row_repo``: rows, folds and fact courses; ``check_repo``: checks and verdicts;
     ``activity_repo``: the event log, runner status and control; ``audit_repo``: session audits;
-    ``cache_repo``: the response cache); the methods below forward to them, so a caller that
+    ``cache_repo``: the response cache; ``export_repo``: the evidence package's whole-database
+    reads); the methods below forward to them, so a caller that
     needs the whole database keeps one object.
 
     Args:
@@ -53,6 +55,7 @@ class Store:
         self.activity_repo = ActivityRepository(self._conn)
         self.audit_repo = AuditRepository(self._conn)
         self.cache_repo = CacheRepository(self._conn)
+        self.export_repo = ExportRepository(self._conn)
 
     def __enter__(self) -> Store:
         return self
