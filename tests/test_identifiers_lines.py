@@ -104,3 +104,42 @@ def test_a_full_line_cache_is_forgotten_and_results_stay_the_same(monkeypatch) -
     for text in texts + texts:
         _same(text, rules)
     assert identifiers._line_cache_size <= 50 + max(len(line) for t in texts for line in t.split("\n")) * 3
+
+
+# --- the literal pre-screen: an anchor it rules out has no match -------------------------------
+
+from foldscope.core.identifiers import _IGNORECASE_EXTRA, _may_match, _screen  # noqa: E402
+
+ANCHOR_TEXT = st.text(alphabet=st.sampled_from(list("ab1:/.-_@#\n $xPORTportKk\u212a\u017fIi\u0130\u0131"
+                                                    "toolu_msgreply@co-authoredEXPOSElisten0f9F")),
+                      max_size=120)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ANCHOR_TEXT, st.lists(st.sampled_from(FRAGMENTS), max_size=6))
+def test_an_anchor_the_screen_rules_out_has_no_match(noise: str, parts: list[str]) -> None:
+    text = noise + "".join(parts)
+    for rule in default_rules():
+        if rule.anchor is not None and not _may_match(rule.anchor, text):
+            assert rule.anchor.search(text) is None, (rule.name, text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aAbB-_:kK\u212a\u017fsSiI\u0130\u0131xX")), max_size=12))
+def test_the_screen_of_odd_anchors_is_exact(text: str) -> None:
+    for anchor in [r"(?i:kiss)-x", r"(?i)s[ab]_", r"(?:ab|[kK]x)(?i:i)", r"a{2,}b", r"x(?=a)a",
+                   r"(?:a|b*)x", r"[a-c]{3}-", r"(?i:ax)|b"]:
+        compiled = re.compile(anchor)
+        if not _may_match(compiled, text):
+            assert compiled.search(text) is None, (anchor, text)
+    assert _screen(re.compile(r"\d+")) == ()
+
+
+def test_case_folds_beyond_the_two_cases_are_known() -> None:
+    import string
+
+    for letter in string.ascii_lowercase:
+        extra = {chr(c) for c in range(0x80, 0x3000)
+                 if re.fullmatch("(?i)" + letter, chr(c))}
+        extra |= {c for c in "\u212a\u017f" if re.fullmatch("(?i)" + letter, c)}
+        assert extra == set(_IGNORECASE_EXTRA.get(letter, "")), letter

@@ -41,7 +41,7 @@ import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 from urllib.parse import urlsplit
 
 from foldscope.core.errors import ConfigError
@@ -51,6 +51,7 @@ from foldscope.core.identifiers import (
     KindRule,
     default_rules,
     find_identifiers,
+    identifier_spans,
     main_kind,
     tracked_kinds,
 )
@@ -278,8 +279,11 @@ class PathContext:
 
     cwds: list[str] = field(default_factory=list)
     home: str | None = None
+    version: int = 0
+    """Changes whenever a working directory or the home is added (keys may change)."""
 
     def add(self, cwd: str | None, home: str | None = None) -> None:
+        before = (len(self.cwds), self.home)
         if cwd and cwd.startswith("/"):
             cwd = posixpath.normpath(cwd)
             if cwd not in self.cwds and cwd != "/":
@@ -289,6 +293,8 @@ class PathContext:
                 self.home = home_of(cwd)
         if home and home.startswith("/"):
             self.home = posixpath.normpath(home)
+        if (len(self.cwds), self.home) != before:
+            self.version += 1
 
     def key(self, kind: str, value: str) -> str:
         """The value as compared: a path relative to the working directory (or ``~/`` under
@@ -314,14 +320,21 @@ class PathContext:
 # --- identifiers of a text -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Found:
+class _Found(NamedTuple):
     kind: str
     value: str
     key: str
     start: int
     end: int
     label: str | None = None
+    seen_as: tuple[str, ...] = ()
+    """What seeing it shows: its key, and for a path its directory, for a URL its host."""
+
+
+_Derived = tuple[tuple[tuple[str, str, str, int, int, tuple[str, ...]], ...], bool]
+"""What an identifier's kind and text give, whatever the text around it: its found values
+``(kind, value, key, start, end, seen_as)`` relative to it (a URL's host and port follow it),
+and whether it is one of the log's own ids."""
 
 
 class _Finder:
@@ -335,29 +348,58 @@ class _Finder:
         # Kinds the audit leaves out are not searched for at all (a bare number is everywhere);
         # a lost port the agent writes back as a bare number is found by :meth:`numbers`.
         self.rules = tuple(r for r in options.rules if r.name not in options.excluded_kinds)
-        self.inner = [r for r in self.rules if r.name not in COMPOSITE_KINDS]
+        self.inner = tuple(r for r in self.rules if r.name not in COMPOSITE_KINDS)
         self.weights = {r.name: r.weight for r in options.rules}
         self.own_ids: set[str] = set()
         self._part_cache: dict[str, list[tuple[str, str, int]]] = {}
+        # (kind, text) -> what it gives; keys depend on the session's places and own ids, so
+        # the cache is forgotten when they change (and when it is full).
+        self._derived: dict[tuple[str, str], _Derived] = {}
+        self._derived_for: tuple[int, int] = (-1, -1)
 
     def find(self, text: str) -> list[_Found]:
         if self.options.facts is not None:
             return self._facts(text)
+        if self._derived_for != (self.paths.version, len(self.own_ids)) or len(self._derived) >= 65536:
+            self._derived.clear()
+            self._derived_for = (self.paths.version, len(self.own_ids))
+        derived = self._derived
+        tracked = self.tracked
         out: list[_Found] = []
-        key = self.paths.key
-        for ident in find_identifiers(text, self.rules):
-            if ident.kind not in self.tracked or self._own(ident.value):
+        for start, end, kind in identifier_spans(text, self.rules):
+            if kind not in tracked:
                 continue
-            value = ident.value
-            if ident.kind == "env_var":  # $NAME, ${NAME} and NAME are one variable
-                value = value.lstrip("${").rstrip("}")
-            out.append(_Found(ident.kind, value, key(ident.kind, value), ident.start, ident.end))
-            if ident.kind in COMPOSITE_KINDS:
-                for kind, part, at in self._parts(ident.value):
-                    if kind in self.tracked:
-                        out.append(_Found(kind, part, key(kind, part), ident.start + at,
-                                          ident.start + at + len(part)))
+            ident = text[start:end]
+            got = derived.get((kind, ident))
+            if got is None:
+                got = derived[(kind, ident)] = self._derive(kind, ident)
+            values, own = got
+            if own:
+                continue
+            for k, value, key, at, to, seen_as in values:
+                out.append(_Found(k, value, key, start + at, start + to, None, seen_as))
         return out
+
+    def _derive(self, kind: str, ident: str) -> _Derived:
+        """What an identifier gives (see :data:`_Derived`)."""
+        if self._own(ident):
+            return (), True
+        value = ident
+        if kind == "env_var":  # $NAME, ${NAME} and NAME are one variable
+            value = value.lstrip("${").rstrip("}")
+        key = self.paths.key(kind, value)
+        seen_as = _seen_as(kind, key)
+        parts: list[tuple[str, str, str, int, int, tuple[str, ...]]] = []
+        if kind in COMPOSITE_KINDS:
+            hosts: list[str] = []
+            for part_kind, part, at in self._parts(ident):
+                if part_kind == "host":
+                    hosts.append(part)
+                if part_kind in self.tracked:
+                    part_key = self.paths.key(part_kind, part)
+                    parts.append((part_kind, part, part_key, at, at + len(part), (part_key,)))
+            seen_as = (key, *hosts)
+        return ((kind, value, key, 0, len(ident), seen_as), *parts), False
 
     def _parts(self, url: str) -> list[tuple[str, str, int]]:
         """A URL's host and port (kinds by the rules: a dotted host, an IP), where they stand."""
@@ -414,8 +456,16 @@ class _Finder:
                 at = text.find(fact.value)
                 at = max(at, 0)
                 out.append(_Found(fact.kind, fact.value, fact.value, at, at + len(fact.value),
-                                  fact.label))
+                                  fact.label, _seen_as(fact.kind, fact.value)))
         return out
+
+
+def _seen_as(kind: str, key: str) -> tuple[str, ...]:
+    """What seeing a (non-composite) value shows: its key, and for a path its directory (a
+    new file in a known directory is work, not a stand-in)."""
+    if kind == "path":
+        return (key, posixpath.dirname(key.rstrip("/")) + "/")
+    return (key,)
 
 
 _NUMBER_RE = re.compile(r"(?<![\w.,-])\d{2,}(?![\w]|[.,]\d)")
@@ -551,38 +601,43 @@ class SessionAuditor:
         found = self.finder.find(entry.text)
         current = self._current
         authored = entry.channel in AUTHORED_CHANNELS
-        if authored and self.options.facts is None:
+        pending = self._pending
+        if authored and self.options.facts is None and pending:
             taken = {f.start for f in found}
             for number in self.finder.numbers(entry.text):
-                waiting = self._pending.get(number.key)
+                waiting = pending.get(number.key)
                 if waiting and number.start not in taken:
                     self._use(waiting, number, entry)
+        # Each value once per entry, where it first stands (its later mentions in the entry
+        # change nothing: a use is reported once, a window keeps one line per value).
+        firsts: dict[tuple[str, str], _Found] = {}
         for f in found:
-            waiting = self._pending.get(f.key)
-            if waiting:
-                self._use(waiting, f, entry)
-            self._track(f, entry.at)
-            if (current is not None and authored and f.kind in current.lost_kinds
+            if (f.kind, f.key) not in firsts:
+                firsts[(f.kind, f.key)] = f
+        new_after = (current is not None and authored and self.options.facts is None
+                     and current.lost_kinds)
+        at = entry.at
+        for f in firsts.values():
+            if pending:
+                waiting = pending.get(f.key)
+                if waiting:
+                    self._use(waiting, f, entry)
+            self._track(f, at)
+            if (new_after and current is not None and f.kind in current.lost_kinds
                     and self._unseen(f) and f.value not in current.altered
-                    and f.key not in current.new_seen and self.options.facts is None):
+                    and f.key not in current.new_seen):
                 current.new_seen.add(f.key)
                 current.new_after.append(NewAfter(
-                    f.kind, f.value, entry.at,
+                    f.kind, f.value, at,
                     tuple(signature_hits(f.value, f.kind, self.options.signatures))))
         # After the entry: a value a tool showed is "seen" only from the next entry on (an
         # agent's own first mention in this entry was still its own).
-        self._see(found)
+        self._see(firsts.values())
 
     def _see(self, found: Iterable[_Found]) -> None:
         seen = self._seen
         for f in found:
-            seen.add(f.key)
-            if f.kind == "path":  # a new file in a known directory is work, not a stand-in
-                seen.add(posixpath.dirname(f.key.rstrip("/")) + "/")
-            elif f.kind in COMPOSITE_KINDS:
-                for kind, part, _at in self.finder._parts(f.value):
-                    if kind == "host":
-                        seen.add(part)
+            seen.update(f.seen_as)
 
     def _unseen(self, f: _Found) -> bool:
         """Nothing had shown this value before: not it, not (for a path) its directory, not (for
@@ -590,12 +645,7 @@ class SessionAuditor:
         seen = self._seen
         if f.key in seen:
             return False
-        if f.kind == "path":
-            return posixpath.dirname(f.key.rstrip("/")) + "/" not in seen
-        if f.kind in COMPOSITE_KINDS:
-            return not any(part in seen for kind, part, _at in self.finder._parts(f.value)
-                           if kind == "host")
-        return True
+        return not any(shown in seen for shown in f.seen_as[1:])
 
     def _use(self, waiting: list[_Open], f: _Found, entry: Entry) -> None:
         if entry.channel in AUTHORED_CHANNELS:

@@ -25,9 +25,10 @@ import importlib
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
+from itertools import accumulate, compress, repeat
 from typing import Any
 
 from foldscope.core.errors import ConfigError
@@ -169,11 +170,178 @@ def _whole_candidates(text: str, rules: Sequence[KindRule], orders: Iterable[int
     each searched over the whole text (around its anchor's hits when it has one)."""
     for order in orders:
         rule = rules[order]
+        if rule.anchor is not None and not _may_match(rule.anchor, text):
+            continue
         for match in (rule.pattern.finditer(text) if rule.anchor is None else
                       _anchored(rule.pattern, rule.anchor, text)):
             start, end = _span(match)
             if end > start:
                 out.append((start - end, order, start, rule.name))
+
+
+# --- literal pre-screen (a speed-up only: exact) -----------------------------------------------
+#
+# Scanning a text with an anchor costs sre a match attempt at nearly every position when the
+# anchor starts with a repeat, a case-insensitive word or an alternation; finding a short
+# literal costs a fraction of that. So each anchor gets a few *factor sets*, read off its parsed
+# pattern: sets of strings such that every match of the anchor contains one string of each set
+# (e.g. ``\d\d:`` ... gives no set from the digits, ``-`` from the dash; ``(?:toolu|msg)[_-]``
+# gives {toolu_, toolu-, msg_, msg-}). A text lacking every string of one set holds no match,
+# so the anchor is not scanned there. Only what is certain is used: a character class with a
+# category (``\d`` takes every Unicode digit), a negated class or ``.`` is an unknown
+# character, and case-insensitive letters take their case folds (``(?i)k`` also takes the
+# Kelvin sign).
+
+FACTOR_SET_MAX = 32
+"""Most strings in one factor set (more would cost more to look for than the scan saves)."""
+
+FACTOR_RUN_MAX = 5
+"""Longest factor string read off a run of known characters."""
+
+_IGNORECASE_EXTRA = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
+"""The ASCII letters whose case-insensitive match takes more than their two cases."""
+
+
+def _char_set(op: str, arg: Any, ignorecase: bool) -> frozenset[str] | None:
+    """The characters one parsed item takes, or None when unknown or too many."""
+    chars: set[int] = set()
+    if op == "LITERAL":
+        chars.add(arg)
+    elif op == "IN":
+        for sub_op, sub_arg in arg:
+            name = str(sub_op)
+            if name == "LITERAL":
+                chars.add(sub_arg)
+            elif name == "RANGE" and sub_arg[1] - sub_arg[0] < 64:
+                chars.update(range(sub_arg[0], sub_arg[1] + 1))
+            else:  # NEGATE, CATEGORY, wide ranges
+                return None
+    else:
+        return None
+    out: set[str] = set()
+    for code in chars:
+        ch = chr(code)
+        if ignorecase and ch.lower() != ch.upper():
+            if not ch.isascii():
+                return None
+            low = ch.lower()
+            out.update((low, ch.upper(), *_IGNORECASE_EXTRA.get(low, "")))
+        else:
+            out.add(ch)
+    return frozenset(out) if len(out) <= FACTOR_SET_MAX else None
+
+
+def _factor_sets(items: Any, flags: int) -> list[frozenset[str]]:
+    """Factor sets of a parsed sequence: each set holds a string every match contains."""
+    found: list[frozenset[str]] = []
+    run: list[frozenset[str]] = []  # consecutive known characters
+
+    def close() -> None:
+        for width in range(min(len(run), FACTOR_RUN_MAX), 0, -1):
+            for lo in range(len(run) - width + 1):
+                strings: set[str] = {""}
+                for chars in run[lo:lo + width]:
+                    strings = {a + b for a in strings for b in chars}
+                    if len(strings) > FACTOR_SET_MAX:
+                        break
+                else:
+                    found.append(frozenset(strings))
+        run.clear()
+
+    for op, arg in items:
+        name = str(op)
+        ignorecase = bool(flags & re.IGNORECASE)
+        if name in ("LITERAL", "IN"):
+            chars = _char_set(name, arg, ignorecase)
+            if chars is None:
+                close()
+            else:
+                run.append(chars)
+        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+            continue  # zero-width: the characters either side stand next to each other
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, high, sub = arg
+            single = list(sub)
+            chars = None
+            if len(single) == 1 and str(single[0][0]) in ("LITERAL", "IN"):
+                chars = _char_set(str(single[0][0]), single[0][1], ignorecase)
+            if chars is not None and low >= 1:
+                run.extend([chars] * min(low, FACTOR_RUN_MAX))
+                if high != low:
+                    close()
+            else:
+                close()
+                if low >= 1:
+                    found.extend(_factor_sets(sub, flags))
+        elif name == "SUBPATTERN":
+            sub_flags = (flags | arg[1]) & ~arg[2]
+            if sub_flags == flags:
+                # A plain group: its characters stand in the sequence.
+                inner = list(arg[3])
+                if all(str(o) in ("LITERAL", "IN", "AT", "ASSERT", "ASSERT_NOT") for o, _a in inner):
+                    for o, a in inner:
+                        if str(o) in ("LITERAL", "IN"):
+                            chars = _char_set(str(o), a, ignorecase)
+                            if chars is None:
+                                close()
+                            else:
+                                run.append(chars)
+                    continue
+            close()
+            found.extend(_factor_sets(arg[3], sub_flags))
+        elif name == "ATOMIC_GROUP":
+            close()
+            found.extend(_factor_sets(arg, flags))
+        elif name == "BRANCH":
+            close()
+            union: set[str] = set()
+            for branch in arg[1]:
+                sets = _factor_sets(branch, flags)
+                if not sets:
+                    break
+                union.update(_best(sets))
+                if len(union) > FACTOR_SET_MAX:
+                    break
+            else:
+                found.append(frozenset(union))
+        else:
+            close()
+    close()
+    return found
+
+
+def _best(sets: list[frozenset[str]]) -> frozenset[str]:
+    """The factor set one alternative adds to its alternation's: a few strings (a
+    case-insensitive word gives many), the longest, then the fewest."""
+    return min(sets, key=lambda f: (len(f) > 4, -min(map(len, f)), len(f)))
+
+
+_SCREENS: dict[re.Pattern[str], tuple[frozenset[str], ...]] = {}
+
+
+def _screen(anchor: re.Pattern[str]) -> tuple[frozenset[str], ...]:
+    """An anchor's factor sets to look for, the most telling first (at most three)."""
+    got = _SCREENS.get(anchor)
+    if got is None:
+        try:
+            parsed = _RE_PARSER.parse(anchor.pattern, anchor.flags)
+            sets = _factor_sets(parsed.data, parsed.state.flags)
+        except Exception:  # noqa: BLE001 - a pattern the reading does not follow: no screen
+            sets = []
+        ranked = sorted(set(sets), key=lambda f: (-min(map(len, f)), len(f), sorted(f)))
+        got = tuple(ranked[:3])
+        if len(_SCREENS) >= 1024:
+            _SCREENS.clear()
+        _SCREENS[anchor] = got
+    return got
+
+
+def _may_match(anchor: re.Pattern[str], text: str) -> bool:
+    """False only when the anchor certainly has no match in ``text``."""
+    for strings in _screen(anchor):
+        if not any(string in text for string in strings):
+            return False
+    return True
 
 
 def find_identifiers(text: str, rules: Sequence[KindRule] | None = None,
@@ -189,25 +357,49 @@ def find_identifiers(text: str, rules: Sequence[KindRule] | None = None,
     Returns:
         The identifiers, longest match first where rules overlap, sorted by position.
     """
+    wanted = None if kinds is None else set(kinds)
+    return [Identifier(kind, text[start:end], start, end)
+            for start, end, kind in identifier_spans(text, rules)
+            if wanted is None or kind in wanted]
+
+
+def identifier_spans(text: str, rules: Sequence[KindRule] | None = None
+                     ) -> list[tuple[int, int, str]]:
+    """:func:`find_identifiers` as ``(start, end, kind)`` triples (no objects made: for callers
+    that read every identifier of a whole session)."""
     rules = default_rules() if rules is None else rules
-    active = [order for order, rule in enumerate(rules)
-              if not rule.requires or any(needle in text for needle in rule.requires)]
-    candidates: list[tuple[int, int, int, str]] = []  # (-length, rule order, start, kind)
     if isinstance(rules, tuple):
-        local = _line_local(rules)
-        by_line = tuple(order for order in active if local[order])
-        _whole_candidates(text, rules, (order for order in active if not local[order]), candidates)
-        if by_line:
-            _line_candidates(text, rules, by_line, candidates)
-    else:
-        _whole_candidates(text, rules, active, candidates)
+        plan = _plan(rules)
+        if not any(_active(rules[order], text) for order in plan.whole):
+            spans = _line_spans(text, rules, plan)
+            if spans is not None:
+                return spans
+    return _contest(_candidates(text, rules))
+
+
+def _active(rule: KindRule, text: str) -> bool:
+    return not rule.requires or any(needle in text for needle in rule.requires)
+
+
+def _candidates(text: str, rules: Sequence[KindRule]) -> list[tuple[int, int, int, str]]:
+    """Every candidate ``(-length, rule order, start, kind)`` of the rules whose ``requires``
+    the text meets, each rule searched over the whole text (around its anchor's hits)."""
+    out: list[tuple[int, int, int, str]] = []
+    _whole_candidates(text, rules, (order for order, rule in enumerate(rules)
+                                    if _active(rule, text)), out)
+    return out
+
+
+def _contest(candidates: list[tuple[int, int, int, str]]) -> list[tuple[int, int, str]]:
+    """The winners ``(start, end, kind)`` of the overlap contest, sorted by start: longest
+    first, on a tie the rule listed first (then the earlier start)."""
     candidates.sort()
     # Taken spans never overlap, so kept sorted by start they are sorted by end too: a new span
     # overlaps one only if it overlaps its neighbour on either side (a session of thousands of
     # identifiers must not cost a scan of every span taken so far per candidate).
     starts: list[int] = []
     ends: list[int] = []
-    found: list[Identifier] = []
+    kinds: list[str] = []
     for neg_len, _order, start, kind in candidates:
         end = start - neg_len
         pos = bisect.bisect_right(starts, start)
@@ -215,44 +407,71 @@ def find_identifiers(text: str, rules: Sequence[KindRule] | None = None,
             continue
         starts.insert(pos, start)
         ends.insert(pos, end)
-        found.append(Identifier(kind, text[start:end], start, end))
-    wanted = None if kinds is None else set(kinds)
-    return sorted((i for i in found if wanted is None or i.kind in wanted), key=lambda i: i.start)
+        kinds.insert(pos, kind)
+    return list(zip(starts, ends, kinds, strict=True))
 
 
-# --- line by line (a speed-up only: the same candidates as searching the whole text) ------------
+# --- line by line (a speed-up only: the same identifiers as searching the whole text) -----------
 #
 # A rule with an anchor searches only the lines its anchor hits. When nothing in the anchor can
 # match a line break or see a text's ends, and nothing the pattern looks behind can match a line
 # break or see the text's start, a line's matches depend on the line alone (its text, its own
-# ``\n`` included): the same line anywhere in any text holds the same candidates. So each distinct
-# line is searched once (lines not yet known are searched together, joined, in one pass per
-# rule) and its candidates are remembered, up to a bound.
+# ``\n`` included): the same line anywhere in any text holds the same candidates. When every rule
+# a text activates is such a rule, no candidate spans two lines, so no two lines' candidates
+# overlap and the overlap contest falls apart into one contest per line: each line's winners
+# are the text's winners on that line. So each distinct line is searched once (lines not yet
+# known are searched together, joined, in one pass per rule, with every line-local rule), its
+# winners are remembered (up to a bound), and a text is its lines' winners put end to end.
+#
+# ``requires`` decides which rules a text activates; a line's winners are the same for every
+# text holding the line as long as every rule with a candidate on the line is active for the
+# text — true of a rule whose candidate on the line holds one of its ``requires`` strings (the
+# text holds the line). A rule whose candidate does not (its ``requires`` promise broken) is
+# checked against each text; when it is inactive there, the text is searched the plain way.
 
 LINE_CACHE_CHARS = 4_000_000
-"""Characters of distinct lines whose candidates are remembered (all are forgotten when the bound
+"""Characters of distinct lines whose winners are remembered (all are forgotten when the bound
 is hit), so the cache never holds more than a few MB of text, whatever the session."""
 
 LINE_CACHE_MAX_CHARS = 2_000
 """Longer lines are searched every time, never remembered."""
 
-_LineHits = tuple[tuple[int, int, int, str], ...]  # (start, end, rule order, kind), line-relative
-_PLANS: dict[int, tuple[tuple[KindRule, ...], tuple[bool, ...]]] = {}
-_LINE_CACHE: dict[tuple[int, tuple[int, ...]], dict[str, _LineHits]] = {}
+_Spans = tuple[tuple[int, int, str], ...]  # (start, end, kind), line-relative
+
+
+@dataclass
+class _Plan:
+    """How a rule set searches texts line by line, and the lines it remembers."""
+
+    rules: tuple[KindRule, ...]
+    whole: tuple[int, ...]
+    """Rules that are not line-local: a text activating one is searched the plain way."""
+    by_line: tuple[int, ...]
+    lines: dict[str, _Spans] = field(default_factory=dict)
+    """Winners of lines that end in a line break (keyed without it)."""
+    tails: dict[str, _Spans] = field(default_factory=dict)
+    """Winners of a text's last line (no line break after it)."""
+    needs: dict[tuple[bool, str], tuple[int, ...]] = field(default_factory=dict)
+    """Lines with candidates of rules their text may not activate: those rules."""
+
+
+_PLANS: dict[int, _Plan] = {}
 _line_cache_size = 0
+_MISS: _Spans = ((-1, -1, ""),)  # a truthy stand-in for "not remembered"
 
 
-def _line_local(rules: tuple[KindRule, ...]) -> tuple[bool, ...]:
-    """For each rule, whether its matches on a line depend on that line alone."""
+def _plan(rules: tuple[KindRule, ...]) -> _Plan:
+    """The line-by-line plan of a rule set (made once per rule set)."""
     plan = _PLANS.get(id(rules))
-    if plan is not None and plan[0] is rules:
-        return plan[1]
+    if plan is not None and plan.rules is rules:
+        return plan
     if len(_PLANS) >= 16:
         _PLANS.clear()
-        _LINE_CACHE.clear()
-    local = tuple(_rule_is_line_local(rule) for rule in rules)
-    _PLANS[id(rules)] = (rules, local)
-    return local
+    local = [_rule_is_line_local(rule) for rule in rules]
+    plan = _Plan(rules, tuple(o for o, ok in enumerate(local) if not ok),
+                 tuple(o for o, ok in enumerate(local) if ok))
+    _PLANS[id(rules)] = plan
+    return plan
 
 
 def _rule_is_line_local(rule: KindRule) -> bool:
@@ -344,52 +563,73 @@ def _sees_newline_or_edge(items: Any, flags: int, *, ends: bool, behind_only: bo
     return False
 
 
-def _line_candidates(text: str, rules: tuple[KindRule, ...], orders: tuple[int, ...],
-                     out: list[tuple[int, int, int, str]]) -> None:
-    """Append the candidates of the line-local rules at ``orders``, line by line."""
-    global _line_cache_size
-    key = (id(rules), orders)
-    cache = _LINE_CACHE.get(key)
-    if cache is None:
-        cache = _LINE_CACHE[key] = {}
+def _line_spans(text: str, rules: tuple[KindRule, ...], plan: _Plan
+                ) -> list[tuple[int, int, str]] | None:
+    """The winners of a text all of whose active rules are line-local, line by line; None when
+    a remembered line's winners do not hold for this text (search it the plain way)."""
     lines = text.split("\n")
-    last = len(lines) - 1
-    at = 0
-    missed: list[tuple[int, str]] = []  # (where the line starts in text, line with its \n)
-    for i, line in enumerate(lines):
-        if i < last:
-            line += "\n"
-        hits = cache.get(line)
-        if hits is None:
-            missed.append((at, line))
-        else:
-            for start, end, order, kind in hits:
-                out.append((start - end, order, at + start, kind))
-        at += len(line)
-    if not missed:
-        return
-    joined = "".join(line for _at, line in missed)
+    tail = lines.pop()
+    count = len(lines)
+    got = list(map(plan.lines.get, lines, repeat(_MISS, count)))
+    got.append(plan.tails.get(tail, _MISS) if tail else ())
+    missed = [i for i in compress(range(count + 1), got) if got[i] is _MISS]
+    if missed and not _search_lines(text, lines, tail, missed, got, rules, plan):
+        return None
+    if plan.needs:
+        for i in compress(range(count + 1), got):
+            needs = plan.needs.get((i == count, tail if i == count else lines[i]))
+            if needs and not all(_active(rules[order], text) for order in needs):
+                return None
+    lengths = list(map(len, lines))
+    lengths.append(len(tail))
+    starts = list(accumulate(lengths, initial=0))
+    out: list[tuple[int, int, str]] = []
+    for i in compress(range(count + 1), got):
+        base = starts[i] + i
+        out.extend([(base + start, base + end, kind) for start, end, kind in got[i]])
+    return out
+
+
+def _search_lines(text: str, lines: list[str], tail: str, missed: list[int], got: list[_Spans],
+                  rules: tuple[KindRule, ...], plan: _Plan) -> bool:
+    """Search the lines at ``missed`` (index ``len(lines)`` is the tail) of ``text`` with every
+    line-local rule, put their winners in ``got`` and remember them; False when a line's winners
+    do not hold for this text."""
+    global _line_cache_size
+    count = len(lines)
+    texts = [tail if i == count else lines[i] + "\n" for i in missed]
+    offsets = list(accumulate(map(len, texts), initial=0))
     found: list[tuple[int, int, int, str]] = []
-    _whole_candidates(joined, rules, orders, found)
-    offsets: list[int] = []
-    pos = 0
-    for _at, line in missed:
-        offsets.append(pos)
-        pos += len(line)
+    _whole_candidates("".join(texts), rules, plan.by_line, found)
     per_line: list[list[tuple[int, int, int, str]]] = [[] for _ in missed]
     for neg_len, order, start, kind in found:
-        i = bisect.bisect_right(offsets, start) - 1
-        rel = start - offsets[i]
-        per_line[i].append((rel, rel - neg_len, order, kind))
-        out.append((neg_len, order, missed[i][0] + rel, kind))
+        j = bisect.bisect_right(offsets, start) - 1
+        per_line[j].append((neg_len, order, start - offsets[j], kind))
     if _line_cache_size >= LINE_CACHE_CHARS:
-        for known in _LINE_CACHE.values():
-            known.clear()
+        for known in _PLANS.values():
+            known.lines.clear()
+            known.tails.clear()
+            known.needs.clear()
         _line_cache_size = 0
-    for (_at, line), hits_list in zip(missed, per_line, strict=True):
-        if len(line) <= LINE_CACHE_MAX_CHARS and line not in cache:
-            cache[line] = tuple(hits_list)
-            _line_cache_size += len(line)
+    holds = True
+    for j, i in enumerate(missed):
+        candidates = per_line[j]
+        spans: _Spans = tuple(_contest(candidates)) if candidates else ()
+        got[i] = spans
+        line = texts[j]
+        needs = tuple(sorted(order for order in {c[1] for c in candidates}
+                             if not _active(rules[order], line))) if candidates else ()
+        if needs and not all(_active(rules[order], text) for order in needs):
+            holds = False
+        if len(line) > LINE_CACHE_MAX_CHARS:
+            continue
+        is_tail = i == count
+        key = line if is_tail else lines[i]
+        if needs:
+            plan.needs[(is_tail, key)] = needs
+        (plan.tails if is_tail else plan.lines)[key] = spans
+        _line_cache_size += len(line)
+    return holds
 
 
 def kind_of(value: str, rules: Sequence[KindRule] | None = None) -> str | None:

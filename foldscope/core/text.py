@@ -70,6 +70,8 @@ def literal(text: str, *, keep_newlines: bool = True) -> str:
     Returns:
         The text to display.
     """
+    if text.isprintable():  # every character the tables replace is unprintable
+        return text
     return text.translate(_LITERAL_KEEP_NEWLINES if keep_newlines else _LITERAL_TABLE)
 
 
