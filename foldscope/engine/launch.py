@@ -16,6 +16,7 @@ from foldscope.engine.sweep import (
     load_sweep_file,
     new_sweep_id,
     plan_rows,
+    stored_definition,
 )
 
 
@@ -64,7 +65,7 @@ def prepare_sweep(db_path: str | Path, data: dict[str, Any], source: str, *,
 def _create(store: Store, config: SweepConfig, digest: str) -> Prepared:
     sweep_id = new_sweep_id()
     rows = plan_rows(config)
-    simulated = all(str(m["id"]).startswith("sim/") for m in config.models)
+    simulated = all(m.id.startswith("sim/") for m in config.models)
     store.create_sweep({"id": sweep_id, "name": config.sweep.name, "config_digest": digest,
                         "config": config.model_dump(mode="json"), "simulated": simulated}, rows)
     return Prepared(sweep_id, False, len(rows))
@@ -74,10 +75,9 @@ def check_credentials(config: SweepConfig) -> None:
     """Refuse to start when a model's API key variable is unset or holds what an HTTP header
     cannot carry (named, never printed)."""
     from foldscope.engine.keys import key_problem
-    from foldscope.engine.models import resolve_model
 
     for entry in config.models:
-        cfg = resolve_model(entry["id"], {k: v for k, v in entry.items() if k != "id"} or None)
+        cfg = entry.resolve()
         if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
             raise ConfigError(f"model '{cfg.id}': environment variable {cfg.api_key_env} "
                               "(api_key_env) is not set")
@@ -93,7 +93,7 @@ def stored_config(db_path: str | Path, sweep_id: str) -> SweepConfig:
         sweep = store.sweep(sweep_id)
     if sweep is None:
         raise ConfigError(f"{db_path}: no sweep '{sweep_id}'")
-    return SweepConfig.model_validate(sweep.config)
+    return stored_definition(sweep.config).config
 
 
 def check_resumable(db_path: str | Path, sweep_id: str) -> None:

@@ -17,7 +17,6 @@ from foldscope.core.stats import clamped_icc, icc_binary
 from foldscope.core.status import RowStatus
 from foldscope.engine.evidence import query_checks, query_rows
 from foldscope.engine.loader import load_scenario
-from foldscope.engine.models import resolve_model
 from foldscope.engine.store import Store
 from foldscope.engine.sweep import SweepConfig
 
@@ -104,7 +103,7 @@ def plan_sweep(config: SweepConfig, *, p1: float, p2: float, icc: float, icc_sou
     seen_prompt = seen_completion = 0.0
     seen_cost: float | None = 0.0
     for entry in config.models:
-        cfg = resolve_model(entry["id"], {k: v for k, v in entry.items() if k != "id"} or None)
+        cfg = entry.resolve()
         prompt = completion = 0
         obs_prompt = obs_completion = 0.0
         for name, scenario in scenarios.items():
@@ -149,7 +148,7 @@ def plan_sweep(config: SweepConfig, *, p1: float, p2: float, icc: float, icc_sou
         "method": METHOD, "p1": p1, "p2": p2, "alpha": alpha, "power": power,
         "icc": icc, "icc_used": clamped_icc(icc), "icc_source": icc_source, "scenarios": per_scenario,
         "rows_per_cell": rows_per_cell, "arms": list(s.arms),
-        "models": [m["id"] for m in config.models], "cells": cells,
+        "models": list(config.model_ids), "cells": cells,
         "rows_total": sum(p["rows_per_cell"] for p in per_scenario) * len(config.models)
         * len(s.arms),
         "tokens": {"prompt": total_prompt, "completion": total_completion,

@@ -65,7 +65,7 @@ from foldscope.engine.events import (
 )
 from foldscope.engine.limiter import AdaptiveLimiter
 from foldscope.engine.loader import load_scenario
-from foldscope.engine.models import ModelConfig, resolve_model
+from foldscope.engine.models import ModelConfig
 from foldscope.engine.models import warnings as model_warnings
 from foldscope.engine.probe import probe_arms, probe_model
 from foldscope.engine.procinfo import this_runner
@@ -80,7 +80,7 @@ from foldscope.engine.store import (
     database_error,
 )
 from foldscope.engine.store_thread import WRITES_PER_WORKER, StoreThread
-from foldscope.engine.sweep import SweepConfig, stored_mode
+from foldscope.engine.sweep import SweepConfig, stored_definition
 from foldscope.engine.wire import body_digest, raise_open_files
 
 CONTROL_POLL_S = 0.25
@@ -306,16 +306,15 @@ class SweepRunner:
               ) -> tuple[SweepConfig, dict[str, Scenario], dict[str, ModelConfig]]:
         if sweep is None:
             raise ConfigError(f"{self.db_path}: no sweep with id '{self.sweep_id}'")
-        config = SweepConfig.model_validate(sweep.config)
-        self.mode = stored_mode(sweep.config)
+        definition = stored_definition(sweep.config)
+        config, self.mode = definition.config, definition.mode
         scenarios = {name: load_scenario(name) for name in config.sweep.scenario_names()}
         models: dict[str, ModelConfig] = {}
         for entry in config.models:
-            overrides = {k: v for k, v in entry.items() if k != "id"}
-            cfg = resolve_model(entry["id"], overrides or None)
+            cfg = entry.resolve()
             if self.latency_scale is not None and cfg.faults is not None:
                 cfg = cfg.model_copy(update={"latency_scale": self.latency_scale})
-            models[entry["id"]] = cfg
+            models[entry.id] = cfg
         return config, scenarios, models
 
     # -- main loop ---------------------------------------------------------------------------

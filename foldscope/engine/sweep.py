@@ -8,7 +8,7 @@ import tomllib
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -18,6 +18,9 @@ from foldscope.core.errors import ConfigError, FoldscopeError
 from foldscope.core.nesting import NestingError, loads_toml
 from foldscope.core.text import ID_MAX_CHARS, check_field
 from foldscope.engine.loader import load_scenario
+
+if TYPE_CHECKING:
+    from foldscope.engine.models import ModelConfig
 
 
 class RateLimit(BaseModel):
@@ -132,13 +135,47 @@ class SweepSection(BaseModel):
         return names
 
 
+class ModelEntry(BaseModel):
+    """One ``[[models]]`` entry as written: a model id and the fields laid over its defaults.
+
+    Kept as written (not resolved): the stored definition and its digest are what the person
+    asked for, so an unchanged definition resumes its sweep, and a built-in model's defaults
+    are read when the sweep runs. :meth:`resolve` gives the typed ``ModelConfig``.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    id: str
+    """The model id (``sim/faithful``, ``qwen3-235b@deepinfra``)."""
+
+    @property
+    def overrides(self) -> dict[str, Any]:
+        """The entry's fields other than ``id`` (``ModelConfig`` fields, checked on resolve)."""
+        return dict(self.model_extra or {})
+
+    def resolve(self) -> ModelConfig:
+        """The model's configuration (``engine.models.resolve_model``).
+
+        Raises:
+            ModelError: the id is unknown or a field is invalid.
+        """
+        from foldscope.engine.models import resolve_model
+
+        return resolve_model(self.id, self.overrides or None)
+
+
 class SweepConfig(BaseModel):
     """A whole sweep definition: the ``[sweep]`` table and its ``[[models]]``."""
 
     model_config = ConfigDict(extra="forbid")
 
     sweep: SweepSection
-    models: list[dict[str, Any]]
+    models: list[ModelEntry]
+
+    @property
+    def model_ids(self) -> tuple[str, ...]:
+        """The model ids, in the definition's order."""
+        return tuple(m.id for m in self.models)
 
     def digest(self) -> str:
         """A digest of the definition; re-running an identical definition resumes its sweep.
@@ -160,16 +197,23 @@ def stored_mode(config: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class StoredDefinition:
-    """A stored sweep definition read once into typed fields: what the live view, the sweep
-    listing, the report and the study show of it (the runner validates the whole
-    ``SweepConfig``)."""
+    """A stored sweep definition validated once into a ``SweepConfig``: what the runner runs
+    and what the live view, the sweep listing, the report and the study show of it."""
 
-    section: SweepSection
-    """The ``[sweep]`` table, validated."""
-    models: tuple[str, ...]
-    """The model ids, in the definition's order."""
+    config: SweepConfig
+    """The whole definition, validated."""
     mode: str
     """The execution mode (``sequential`` for a definition that predates modes)."""
+
+    @property
+    def section(self) -> SweepSection:
+        """The ``[sweep]`` table."""
+        return self.config.sweep
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The model ids, in the definition's order."""
+        return self.config.model_ids
 
     @property
     def scenarios(self) -> tuple[str, ...]:
@@ -189,8 +233,7 @@ def stored_definition(config: dict[str, Any]) -> StoredDefinition:
         KeyError, ValueError: the stored data is not a sweep definition (``foldscope check``
             names what is wrong).
     """
-    return StoredDefinition(SweepSection.model_validate(config["sweep"]),
-                            tuple(str(m["id"]) for m in config["models"]), stored_mode(config))
+    return StoredDefinition(SweepConfig.model_validate(config), stored_mode(config))
 
 
 def _format_error(source: str, err: Any) -> str:
@@ -238,11 +281,16 @@ def _problems(data: dict[str, Any], source: str) -> list[FoldscopeError]:
     try:
         config = SweepConfig.model_validate(checked)
     except ValidationError as exc:
-        problems += [ConfigError(_format_error(source, err))
-                     for err in exc.errors(include_url=False, include_input=False)]
+        for err in exc.errors(include_url=False, include_input=False):
+            loc = err["loc"]
+            if len(loc) >= 3 and loc[0] == "models" and loc[2] == "id":
+                continue  # a model entry's id is worded below, from the raw data, once
+            if len(loc) == 2 and loc[0] == "models" and err["type"] == "model_type":
+                err = {**err, "msg": "Input should be a valid dictionary"}  # a table, in TOML
+            problems.append(ConfigError(_format_error(source, err)))
     if config is not None:
         names = config.sweep.scenario_names()
-        models: Any = config.models
+        models: Any = [m.model_dump() for m in config.models]
     else:  # the raw data, so a bad count does not hide an unknown scenario or model
         sweep = data.get("sweep") if isinstance(data, dict) else None
         sweep = sweep if isinstance(sweep, dict) else {}
@@ -331,7 +379,7 @@ def plan_rows(config: SweepConfig) -> list[dict[str, Any]]:
                 for entry in config.models:
                     arm = get_arm(arm_id)
                     rows.append({
-                        "position": len(rows), "scenario": scenario, "model": entry["id"],
+                        "position": len(rows), "scenario": scenario, "model": entry.id,
                         "arm": arm_id, "repeat": repeat, "prompt_digest": arm.prompt_digest,
                         "declared_ceilings": arm.declared_ceilings,
                         "output_budget": arm.output_budget, "carry_cap": arm.carry_cap,
