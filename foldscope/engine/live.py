@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from foldscope.core.pace import run_pace
 from foldscope.core.status import LIVE_SWEEP_STATUSES as LIVE_STATUSES
@@ -21,6 +21,7 @@ from foldscope.core.tally import NO_CHECKS, CellTally, Progress, Tallies
 from foldscope.engine.activity import RunnerStatus, StoredEvent
 from foldscope.engine.events import Retry, RowFailed
 from foldscope.engine.listing import runner_pid
+from foldscope.engine.pins import ModelPin, PinnedEndpoint, stored_pins
 from foldscope.engine.store import Store
 from foldscope.engine.sweep import stored_definition
 
@@ -66,19 +67,18 @@ class PinInfo:
     warnings: tuple[str, ...]
 
 
-def pin_infos(pins: dict[str, Any]) -> tuple[PinInfo, ...]:
-    """The stored pins of a sweep as records, in the order they were recorded."""
+def pin_infos(pins: Mapping[str, ModelPin]) -> tuple[PinInfo, ...]:
+    """The stored pins of a sweep (``engine.pins.stored_pins``) as rows of the pins panel, in
+    the order they were recorded."""
     out = []
     for model, entry in pins.items():
-        endpoint = entry.get("endpoint") or {}
+        endpoint = entry.endpoint or PinnedEndpoint()
         out.append(PinInfo(
-            model=model, provider=str(entry.get("provider", "?")), pin=entry.get("pin"),
-            endpoint=endpoint.get("name") or endpoint.get("provider_name"),
-            quantization=endpoint.get("quantization"),
-            context_length=endpoint.get("context_length"),
-            price_prompt_per_mtok=endpoint.get("price_prompt_per_mtok"),
-            price_completion_per_mtok=endpoint.get("price_completion_per_mtok"),
-            warnings=tuple(str(w) for w in entry.get("warnings", []))))
+            model=model, provider=entry.provider, pin=entry.pin, endpoint=endpoint.shown_name,
+            quantization=endpoint.quantization, context_length=endpoint.context_length,
+            price_prompt_per_mtok=endpoint.price_prompt_per_mtok,
+            price_completion_per_mtok=endpoint.price_completion_per_mtok,
+            warnings=entry.warnings))
     return tuple(out)
 
 
@@ -174,16 +174,16 @@ class LiveSweep:
         if self.seq is None:
             self.seq = 0
         definition = stored_definition(sweep.config)
+        pins = stored_pins(sweep.pins)
         header = SweepHeader(
             id=self.sweep_id, name=sweep.name, status=status,
             stop_reason=sweep.stop_reason, simulated=sweep.simulated,
             scenarios=definition.scenarios, arms=definition.arms, models=definition.models,
             repeats=definition.section.repeats, design=definition.section.design,
             mode=definition.mode,
-            warnings=tuple(f"{model}: {w}" for model, entry in sweep.pins.items()
-                           for w in entry.get("warnings", [])),
+            warnings=tuple(f"{model}: {w}" for model, entry in pins.items() for w in entry.warnings),
             runner_pid=runner_pid(sweep),
-            pins=pin_infos(sweep.pins))
+            pins=pin_infos(pins))
         cells = tuple(self._tallies.cells())
         progress = self._tallies.progress()
         now = time.time()

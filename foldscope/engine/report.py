@@ -13,6 +13,7 @@ from foldscope.core.fabrication import ANSWER_COUNTS, counted_as
 from foldscope.core.stats import CellSummary, cell_summary, clustering, row_mean
 from foldscope.core.status import RowStatus
 from foldscope.core.tokens import estimator_error as token_error
+from foldscope.engine.pins import stored_pins
 from foldscope.engine.review import failing_row_table, failing_rows_json, flag_agreement_json
 from foldscope.engine.store import Store
 from foldscope.engine.study import study_json, sweep_study
@@ -244,8 +245,8 @@ def sweep_report(store: Store, sweep_id: str, gist_fill: float = GIST_FILL) -> d
         "capacity_notes": capacity_notes(list(definition.scenarios), list(s.arms)),
         "progress": progress,
         "pins": sweep.pins,
-        "warnings": [f"{model}: {w}" for model, entry in sweep.pins.items()
-                     for w in entry.get("warnings", [])],
+        "warnings": [f"{model}: {w}" for model, entry in stored_pins(sweep.pins).items()
+                     for w in entry.warnings],
         "cells": cells(store, sweep_id, rows),
         "accounting": accounting(rows),
         "estimator": estimator_error(store, sweep_id),
