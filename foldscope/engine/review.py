@@ -12,6 +12,7 @@ from foldscope.core.errors import ScenarioError
 from foldscope.core.fabrication import (
     REVIEW_CLASSES,
     FailingRows,
+    FlagAgreement,
     HumanVerdict,
     ReviewValue,
     failing_rows,
@@ -91,7 +92,8 @@ def failing_rows_json(table: list[FailingRows]) -> list[dict[str, Any]]:
     return [{**asdict(t), "items_reached": list(t.items_reached)} for t in table]
 
 
-def _figure(x: float) -> float | None:
+def figure(x: float) -> float | None:
+    """An agreement figure as the report gives it: four decimals, None when undefined (NaN)."""
     return None if math.isnan(x) else round(x, 4)
 
 
@@ -132,13 +134,17 @@ class AgreementBasis:
             human[check_id] = verdict.verdict
         return AgreementBasis(self.checks, human)
 
-    def json(self) -> dict[str, Any]:
-        """The report's ``flag_agreement`` (see :func:`flag_agreement_json`)."""
+    def agreement(self) -> FlagAgreement:
+        """People's verdicts against the automatic class, typed (``core.fabrication``)."""
         judged = [(self.checks[cid], self.human[cid]) for cid in sorted(self.human)
                   if cid in self.checks]
-        agreement = flag_agreement(judged)
+        return flag_agreement(judged)
+
+    def json(self) -> dict[str, Any]:
+        """The report's ``flag_agreement`` (see :func:`flag_agreement_json`)."""
+        agreement = self.agreement()
         k = agreement.kappa
         return {"reviewed": agreement.reviewed, "unsure": agreement.unsure, "n": k.n,
-                "kappa": _figure(k.kappa), "observed": _figure(k.observed),
-                "expected": _figure(k.expected),
+                "kappa": figure(k.kappa), "observed": figure(k.observed),
+                "expected": figure(k.expected),
                 "table": [{"automatic": a, "human": h, "n": n} for a, h, n in k.table]}

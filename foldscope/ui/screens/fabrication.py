@@ -18,9 +18,9 @@ from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.errors import ConfigError
-from foldscope.core.fabrication import FailingRows, HumanVerdict, ReviewValue
+from foldscope.core.fabrication import FailingRows, FlagAgreement, HumanVerdict, ReviewValue
 from foldscope.core.text import literal
-from foldscope.engine.review import AgreementBasis
+from foldscope.engine.review import AgreementBasis, figure
 from foldscope.engine.rulefiles import load_signatures
 from foldscope.engine.userconfig import current_author
 from foldscope.engine.views import read_review
@@ -48,17 +48,20 @@ class ReviewData(Message):
     warning: str | None = None
 
 
-def agreement_text(a: dict[str, Any], listed: int) -> Text:
+def agreement_text(a: FlagAgreement, listed: int) -> Text:
     """The agreement line (the report's ``flag_agreement``, in words)."""
-    if not a["reviewed"]:
+    if not a.reviewed:
         return Text(f"no verdicts yet · {listed} values to review", style="dim")
-    kappa = "undefined" if a["kappa"] is None else f"{a['kappa']:.2f}"
-    observed = "—" if a["observed"] is None else f"{a['observed']:.2f}"
-    expected = "—" if a["expected"] is None else f"{a['expected']:.2f}"
-    return Text.assemble(("Cohen's κ ", ""), (kappa, "bold"),
-                         f" automatic class vs people over {a['n']} verdicts (observed "
-                         f"{observed}, chance {expected}) · {a['unsure']} unsure left out · "
-                         f"{a['reviewed']} reviewed of {listed} listed")
+
+    def shown(x: float, undefined: str) -> str:
+        value = figure(x)  # the report's figure, so screen and report agree to the digit
+        return undefined if value is None else f"{value:.2f}"
+
+    k = a.kappa
+    return Text.assemble(("Cohen's κ ", ""), (shown(k.kappa, "undefined"), "bold"),
+                         f" automatic class vs people over {k.n} verdicts (observed "
+                         f"{shown(k.observed, '—')}, chance {shown(k.expected, '—')}) · "
+                         f"{a.unsure} unsure left out · {a.reviewed} reviewed of {listed} listed")
 
 
 def _failing_cells(t: FailingRows) -> list[Any]:
@@ -190,7 +193,7 @@ class FabricationScreen(Screen[None]):
     def _show_agreement(self) -> None:
         if self._agreement is not None:
             self.query_one("#agreement", Static).update(
-                agreement_text(self._agreement.json(), self._listed))
+                agreement_text(self._agreement.agreement(), self._listed))
 
     # -- marking --------------------------------------------------------------------------
 
