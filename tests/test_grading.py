@@ -6,7 +6,7 @@ import re
 import unicodedata
 
 import pytest
-from hypothesis import assume, example, given
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from kestrel_facts import KESTREL_FACTS, Fact
 
@@ -412,3 +412,37 @@ def test_a_value_under_another_label_in_a_sentence_is_not_credited():
     grades = {g.label: g for g in grade_answer(
         "The admin console port is 62114 and the ledger service port is 47031.", facts)}
     assert not grades["ledger service port"].correct and not grades["admin console port"].correct
+
+
+# -- marker phrases as one alternation match where the per-entry alternation did --------------
+
+def _old_alternation(entries):
+    from foldscope.core.grading import _NEVER, _phrase
+
+    return "|".join(_phrase(e) for e in entries) or _NEVER
+
+
+_MARKER_LISTS = ("abstention", "hedge", "negation_before", "negation_after")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_MARKER_LISTS), st.data())
+def test_marker_alternation_matches_exactly_where_each_phrase_did(which, data):
+    import re as _re
+
+    from foldscope.core.grading import _phrases, default_markers
+
+    entries = getattr(default_markers(), which)
+    pieces = data.draw(st.lists(st.one_of(
+        st.sampled_from(entries),
+        st.sampled_from(entries).map(str.upper),
+        st.sampled_from(entries).map(lambda e: e.replace(" ", "  \n").replace("'", "’")),
+        st.sampled_from(["62114", "x", "not", "I", "-", "'", "(", "maybe", "known", "é", "İ"]),
+        st.text(max_size=4)), max_size=8))
+    glue = data.draw(st.lists(st.sampled_from(["", " ", ", ", "\n", "-", "_", "a"]),
+                              min_size=len(pieces), max_size=len(pieces)))
+    text = "".join(p + g for p, g in zip(pieces, glue))
+    old = _re.compile(_old_alternation(entries), _re.IGNORECASE)
+    new = _re.compile(_phrases(entries), _re.IGNORECASE)
+    assert [m.span() for m in new.finditer(text)] == [m.span() for m in old.finditer(text)]
+    assert (new.fullmatch(text) is None) == (old.fullmatch(text) is None)

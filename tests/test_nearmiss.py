@@ -285,7 +285,9 @@ def test_the_prefiltered_search_finds_what_comparing_every_candidate_finds(data,
         digits = any(c.isdigit() for c in value)
         parts.append(data.draw(_mutations(value))[1] if digits else value.upper())
     parts = data.draw(st.permutations(parts))
-    seps = data.draw(st.lists(st.sampled_from([" ", ", ", "\n", ". ", ":", "/", " (", ") "]),
+    # U+2003 and U+001C are whitespace to str.split() yet no token separator: runs start there.
+    seps = data.draw(st.lists(st.sampled_from([" ", ", ", "\n", ". ", ":", "/", " (", ") ",
+                                               "\u2003", " \u2003", "\x1c "]),
                               min_size=len(parts), max_size=len(parts)))
     text = "".join(p + s for p, s in zip(parts, seps))
     norm, orig = normalize(text), normalize(value).strip()
@@ -293,3 +295,59 @@ def test_the_prefiltered_search_finds_what_comparing_every_candidate_finds(data,
         return
     resolved = value_kind(orig, kind)
     assert _search(norm, orig, resolved) == _search(norm, orig, resolved, prefilter=False)
+
+
+def _runs_reference(index, value):
+    """Word runs as the near-miss search first collected them: every run of as many words as
+    the value (or its number part) has, tested by slicing and re-joining each one."""
+    from foldscope.core.grading import split_unit
+
+    out = []
+    words, text = index.words, index.text
+    n = len(value.split())
+    if n > 1:
+        for i in range(len(words) - n + 1):
+            start, end = words[i][0], words[i + n - 1][1]
+            if abs((end - start) - len(value)) <= 1 and text[start:end].count("\n") == 0:
+                out.append((text[start:end], start, end))
+    unit = split_unit(value)
+    if unit is not None and len(unit[0].split()) > 1:
+        head, m = unit[0], len(unit[0].split())
+        for i in range(len(words) - m + 1):
+            start, end = words[i][0], words[i + m - 1][1]
+            if " ".join(text[start:end].split()) == head:
+                out.append((text[start:end], start, end))
+    return sorted(out)
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(["19 shards", "2026-07-14 01:26 UTC", "62114 ms", "3 eu west regions"]),
+       st.lists(st.sampled_from(["19", "shards", "2026-07-14", "01:26", "UTC", "utc", "62114",
+                                 "ms", "3", "eu", "west", "regions", "x", "\u2003", "\x1c",
+                                 "19\u2003shards", "01:26\u2003UTC", "\u20032026-07-14",
+                                 "01:26\u2003", "\x1c3", "west\x1c"]), max_size=14),
+       st.lists(st.sampled_from([" ", "  ", "\n", "\u2003 ", " \x1c", ", "]), min_size=14,
+                max_size=14))
+def test_word_runs_are_the_runs_the_search_always_compared(value, words, seps):
+    from foldscope.core.nearmiss import _candidates, _index
+
+    text = "".join(w + s for w, s in zip(words, seps))
+    index = _index(text)
+    got = sorted(c for c in _candidates(index, value, None)
+                 if len(c[0].split()) > 1 or " " in value and c[0] != value)
+    ref = _runs_reference(index, value)
+    multi = [c for c in got if c in ref or len(c[0].split()) > 1]
+    assert sorted(set(multi)) == sorted(set(ref))
+
+
+@pytest.mark.parametrize("text", [
+    "backup at \u20032026-07-14 01:26 noted", "cutoff 2026-07-14 01:26\u2003 UTC-ish",
+    "3 eu west\u2003 regions", "count \x1c19 shards", "62114\u2003 ms and 62114 ms"])
+def test_word_runs_with_whitespace_inside_tokens(text):
+    from foldscope.core.nearmiss import _candidates, _index
+
+    for value in ("2026-07-14 01:26 UTC", "3 eu west regions", "19 shards", "62114 ms"):
+        index = _index(text)
+        ref = _runs_reference(index, value)
+        got = set(_candidates(index, value, None))
+        assert set(ref) <= got

@@ -116,8 +116,9 @@ def bound_texts(carrier: str, label: str) -> list[str]:
         text = carrier
     else:
         folded_words = tuple(w[:5] for w in words)
-        text = "\n".join(line for line in carrier.splitlines()
-                         if any(w in line.casefold() for w in folded_words))
+        text = "\n".join(line for line, low in ((line, line.casefold())
+                                                for line in carrier.splitlines())
+                         if any(w in low for w in folded_words))
     if not text.strip():
         return []
     return [b.value for b in bind_answer(text, [label])[label] if b.value.strip()]

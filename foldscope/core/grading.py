@@ -474,6 +474,10 @@ class _Unit:
     forms: tuple[str, ...]
 
 
+_READING_CACHE_ENTRIES = 8192
+"""Phrases and lines a label index remembers its reading of (then it starts afresh)."""
+
+
 class _LabelIndex:
     """Resolves label text (exact, with a qualifier, a typo or a paraphrase) to an asked label."""
 
@@ -491,6 +495,10 @@ class _LabelIndex:
             for w in words:
                 self.synonyms.setdefault(w, set()).update(words)
         self._hit_cache: dict[str, frozenset[tuple[str, int]]] = {}
+        # Phrase and line readings, memoised per index: a row's carriers repeat most of their
+        # lines from one fold to the next, and the grader reads each carrier once per lost fact.
+        self._phrase_cache: dict[str, str | None] = {}
+        self._start_cache: dict[str, tuple[str, str] | None] = {}
         self.units: dict[str, tuple[_Unit, ...]] = {}
         for norm, label in self.by_norm.items():
             units = []
@@ -527,6 +535,15 @@ class _LabelIndex:
 
     def paraphrase(self, text: str) -> str | None:
         """The one asked label a phrase names by its words, or None (nothing, or ambiguous)."""
+        cache = self._phrase_cache
+        if text in cache:
+            return cache[text]
+        if len(cache) >= _READING_CACHE_ENTRIES:
+            cache.clear()
+        found = cache[text] = self._paraphrase(text)
+        return found
+
+    def _paraphrase(self, text: str) -> str | None:
         words = _words(text)
         hits = [h for h in (self._hits(w) for w in words) if h]
         if not hits:
@@ -564,6 +581,15 @@ class _LabelIndex:
     def at_start(self, body: str) -> tuple[str, str] | None:
         """An asked label named at the start of a line (markup around it allowed), with the text
         after it: ``**backup cutoff** 2026-07-14 01:26 UTC`` gives the label and the value."""
+        cache = self._start_cache
+        if body in cache:
+            return cache[body]
+        if len(cache) >= _READING_CACHE_ENTRIES:
+            cache.clear()
+        found = cache[body] = self._at_start(body)
+        return found
+
+    def _at_start(self, body: str) -> tuple[str, str] | None:
         skeleton: list[str] = []
         where: list[int] = []
         for i, ch in enumerate(body):
@@ -1265,11 +1291,31 @@ def default_markers() -> AnswerMarkers:
     return markers_from_data(tomllib.loads(text), source="answer_markers.toml")
 
 
+_AT_START = r"(?:(?<!\w)|(?!\w))"
+_AT_END = r"(?:(?!\w)|(?<!\w))"
+
+
+def _phrase_body(entry: str) -> str:
+    """One marker entry as a regex: spaces match whitespace runs, ``'`` matches ``’`` too."""
+    return re.sub(r"(?<!\\) ", r"\\s+", entry).replace("'", "['’]")
+
+
 def _phrase(entry: str) -> str:
-    """One marker entry as a regex: spaces match whitespace runs, ``'`` matches ``’`` too, and a
-    word character at either end only matches at a word boundary there."""
-    body = re.sub(r"(?<!\\) ", r"\\s+", entry).replace("'", "['’]")
-    return r"(?:(?<!\w)|(?!\w))(?:" + body + r")(?:(?!\w)|(?<!\w))"
+    """One marker entry as a regex (:func:`_phrase_body`) where a word character at either end
+    only matches at a word boundary there."""
+    return _AT_START + "(?:" + _phrase_body(entry) + ")" + _AT_END
+
+
+def _phrases(entries: tuple[str, ...]) -> str:
+    """Marker entries as one regex matching exactly where ``|``-joined :func:`_phrase` s would,
+    found first in the same order: the boundary tests, the same for every entry and taking no
+    characters, stand once around the alternation instead of twice in each entry. Written per
+    entry, sre tries both boundary alternatives in front of every entry at every position (about
+    70 us to scan a 35-character answer against the ~80 abstention markers; 6.5 us this way)."""
+    if not entries:
+        return _NEVER
+    return _AT_START + "(?:" + "|".join("(?:" + _phrase_body(e) + ")" for e in entries) + ")" \
+        + _AT_END
 
 
 @dataclass(frozen=True)
@@ -1292,8 +1338,7 @@ _STROKES_RE = re.compile("(?:.[\u0335\u0336\u0337\u0338])+", re.DOTALL)
 
 @lru_cache(maxsize=8)
 def _compiled(markers: AnswerMarkers) -> _Compiled:
-    def alt(entries: tuple[str, ...]) -> str:
-        return "|".join(_phrase(e) for e in entries) or _NEVER
+    alt = _phrases
 
     flags = re.IGNORECASE
     gap = r"[\s*_`\"'«»“”(\[:,=]*"

@@ -344,10 +344,11 @@ def _candidates(index: _TextIndex, value: str, kind: str | None
     else:
         n = len(value.split())
         words = index.words
-        for i in range(len(words) - n + 1):
-            start, end = words[i][0], words[i + n - 1][1]
-            if abs((end - start) - size) <= 1 and index.text[start:end].count("\n") == 0:
-                yield index.text[start:end], start, end
+        text = index.text
+        # Runs of n words: (start of word i, end of word i + n - 1).
+        for (start, _), (_, end) in zip(words, words[n - 1:]):
+            if size - 1 <= end - start <= size + 1 and "\n" not in text[start:end]:
+                yield text[start:end], start, end
     unit = split_unit(value)
     if unit is not None:
         head = unit[0]
@@ -358,10 +359,17 @@ def _candidates(index: _TextIndex, value: str, kind: str | None
                 yield head, found, found + len(head)
         else:
             words = index.words
-            for i in range(len(words) - n + 1):
-                start, end = words[i][0], words[i + n - 1][1]
-                if " ".join(index.text[start:end].split()) == head:
-                    yield index.text[start:end], start, end
+            text = index.text
+            first, last, least = head[0], head[-1], len(head)
+            for (start, _), (_, end) in zip(words, words[n - 1:]):
+                # Collapsing whitespace keeps a run's first and last characters unless they are
+                # whitespace (a word may start or end with a space that is no separator, such
+                # as U+2003) and never lengthens it: cheap tests before the join.
+                if end - start >= least \
+                        and (text[start] == first or text[start].isspace()) \
+                        and (text[end - 1] == last or text[end - 1].isspace()) \
+                        and " ".join(text[start:end].split()) == head:
+                    yield text[start:end], start, end
     # The value glued inside a longer token: found where it occurs, widened to the token.
     text = index.text
     at = text.find(value)
