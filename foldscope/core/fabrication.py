@@ -178,6 +178,80 @@ def answer_reach(checks: Sequence[Check], finish: str | None = None) -> Reach:
     return Reach(len(checks), reached, finish)
 
 
+CheckKind = tuple[str, str, str | None]
+"""What a check is counted by: its final carrier state, its answer class and the class's
+detail (``Check.carrier_state``, ``classification``, ``class_detail``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RowChecks:
+    """What every aggregate reads from one row's checks, without the checks: how many of each
+    kind (in the order first asked), how many correct, flagged and unit-dropped, whether the
+    answer abstained or fabricated anywhere, and how far it reached. A sweep's rows are
+    summarised as they are read (a 50,000-row sweep has 700,000 checks), so no report holds
+    them all; every count is the one its checks give (``answer_counts``, ``answer_reach``,
+    ``abstains``)."""
+
+    kinds: tuple[tuple[CheckKind, int], ...] = ()
+    """Each kind of check with its count, in the order the kind is first asked."""
+    checks: int = 0
+    correct: int = 0
+    flagged: int = 0
+    unit_dropped: int = 0
+    abstains: bool = False
+    """Some check's answer abstained (:func:`abstains`)."""
+    fabricates: bool = False
+    """Some check's class is ``fabricated``."""
+    reached: int = 0
+    """``answer_reach(checks).reached``: labels asked up to the last one the answer bound."""
+
+    @classmethod
+    def of(cls, checks: Iterable[Check]) -> RowChecks:
+        """Summarise one row's checks, in the order asked (a person's flag is read from stored
+        checks, ``StoredCheck.flagged``; a bare ``Check`` has none)."""
+        kinds: dict[CheckKind, int] = {}
+        n = correct = unit_dropped = reached = flagged = 0
+        abstained = fabricated = False
+        for c in checks:
+            n += 1
+            key = (c.carrier_state, c.classification, c.class_detail)
+            kinds[key] = kinds.get(key, 0) + 1
+            correct += c.correct
+            unit_dropped += c.unit_dropped
+            flagged += bool(getattr(c, "flagged", False))
+            if c.found is not None:
+                reached = n
+            abstained = abstained or abstains(c)
+            fabricated = fabricated or c.classification == "fabricated"
+        return cls(tuple(kinds.items()), n, correct, flagged, unit_dropped, abstained,
+                   fabricated, reached)
+
+    def __len__(self) -> int:
+        return self.checks
+
+    @property
+    def counts(self) -> tuple[int, int]:
+        """(checks, correct checks): what the ICC reads of the row (``core.stats.icc_counts``)."""
+        return (self.checks, self.correct)
+
+    def answer_counts(self) -> dict[str, int]:
+        """How many checks go in each of :data:`ANSWER_COUNTS` (``answer_counts``)."""
+        out = dict.fromkeys(ANSWER_COUNTS, 0)
+        for (_, classification, detail), n in self.kinds:
+            key = counted_as(classification, detail)
+            out[key] = out.get(key, 0) + n
+        return out
+
+    def reach(self, finish: str | None = None) -> Reach:
+        """``answer_reach`` of the checks."""
+        return Reach(self.checks, self.reached, finish)
+
+
+def row_checks(checks: Sequence[Check] | RowChecks) -> RowChecks:
+    """A row's checks summarised (``RowChecks.of``), or the summary as it is."""
+    return checks if isinstance(checks, RowChecks) else RowChecks.of(checks)
+
+
 # ---------------------------------------------------------------------------------------------
 # Failing rows: fabricate-never-abstain vs abstain-somewhere
 # ---------------------------------------------------------------------------------------------
@@ -208,17 +282,19 @@ class FailingRows:
     """Labels asked per row (the most any row of the cell was asked)."""
 
 
-def failing_rows(rows: Iterable[tuple[RowRecord, Sequence[Check]]]) -> list[FailingRows]:
+def failing_rows(rows: Iterable[tuple[RowRecord, Sequence[Check] | RowChecks]]
+                 ) -> list[FailingRows]:
     """Split each cell's failing rows into those that fabricate without abstaining anywhere and
     those that abstain somewhere, and say how far answers that stopped early reached.
 
     Args:
-        rows: each row with its checks (in the order asked), in plan order.
+        rows: each row with its checks (in the order asked) or their summary (``RowChecks``),
+            in plan order.
 
     Returns:
         One entry per (scenario, model, arm), in the order cells are first seen.
     """
-    grouped = group_cells(rows, lambda rc: cell_key(rc[0]))
+    grouped = group_cells(((r, row_checks(c)) for r, c in rows), lambda rc: cell_key(rc[0]))
     out = []
     for (scenario, model, arm), group in grouped.items():
         valid = [(r, c) for r, c in group if enters_aggregates(r) and r.recall is not None]
@@ -226,11 +302,10 @@ def failing_rows(rows: Iterable[tuple[RowRecord, Sequence[Check]]]) -> list[Fail
         fabricating = abstaining = 0
         reached: list[int] = []
         for row, checks in failing:
-            abstained = any(abstains(c) for c in checks)
+            abstained = checks.abstains
             abstaining += abstained
-            fabricating += (not abstained
-                            and any(c.classification == "fabricated" for c in checks))
-            reach = answer_reach(checks, row.answer_finish)
+            fabricating += not abstained and checks.fabricates
+            reach = checks.reach(row.answer_finish)
             if reach.stopped_early:
                 reached.append(reach.reached)
         out.append(FailingRows(

@@ -522,7 +522,7 @@ def failure_verdict(*, infra: bool, error: str) -> Validity:
                                  rejected=not infra))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RowRecord:
     """One stored row as readers see it (without its answer text), with its stored verdict."""
 

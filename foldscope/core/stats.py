@@ -12,6 +12,7 @@ import functools
 import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 
 from foldscope.core.distributions import norm_ppf, t_ppf
 
@@ -122,6 +123,7 @@ def icc_binary(groups: Sequence[Sequence[int | bool]]) -> float:
     The raw estimate is returned, unclamped: it can be negative (rows less alike than chance),
     and a report should show that rather than a silent 0. Its floor is −1 / (n0 − 1), so with
     tiny unequal rows it can fall below −1. It never exceeds 1. Empty clusters are ignored.
+    Computed from each row's counts (``icc_counts``): 0/1 checks are all it needs.
 
     Args:
         groups: one sequence of 0/1 (or bool) checks per row.
@@ -131,18 +133,42 @@ def icc_binary(groups: Sequence[Sequence[int | bool]]) -> float:
         checks (no within-row variance can be measured), or every check identical (0/0: there
         is no variance to apportion). Rows that agree inside but differ between give 1.0.
     """
-    clusters = [[float(y) for y in g] for g in groups if len(g) > 0]
-    k = len(clusters)
-    total = sum(len(c) for c in clusters)
-    if k < 2 or total - k <= 0:
+    return icc_counts(check_counts(groups))
+
+
+def check_counts(groups: Iterable[Sequence[int | bool]]) -> list[tuple[int, int]]:
+    """Each row's (checks, correct checks) from its 0/1 checks: all the ICC reads of a row."""
+    return [(len(g), sum(1 for y in g if y)) for g in groups]
+
+
+def icc_counts(counts: Iterable[tuple[int, int]]) -> float:
+    """``icc_binary`` from each row's (checks, correct checks): a sweep's rows need not be held.
+
+    The sums are ``math.fsum`` over the same terms ``icc_binary`` of the rows' 0/1 checks sums
+    (``fsum`` is exact, so the order of the terms does not matter): the figure is the same to
+    the last bit. Rows with no checks are ignored.
+    """
+    tally: dict[tuple[int, int], int] = {}
+    for n, k in counts:
+        if n > 0:
+            tally[(n, k)] = tally.get((n, k), 0) + 1
+    rows = sum(tally.values())
+    total = sum(n * c for (n, _), c in tally.items())
+    if rows < 2 or total - rows <= 0:
         return NAN
-    grand = math.fsum(math.fsum(c) for c in clusters) / total
-    means = [math.fsum(c) / len(c) for c in clusters]
-    ssb = math.fsum(len(c) * (m - grand) ** 2 for c, m in zip(clusters, means))
-    ssw = math.fsum((y - m) ** 2 for c, m in zip(clusters, means) for y in c)
-    msb = ssb / (k - 1)
-    msw = ssw / (total - k)
-    n0 = (total - math.fsum(len(c) ** 2 for c in clusters) / total) / (k - 1)
+    grand = math.fsum(chain.from_iterable(repeat(float(k), c) for (_, k), c in tally.items())
+                      ) / total
+    means = {(n, k): float(k) / n for (n, k) in tally}
+    ssb = math.fsum(chain.from_iterable(repeat(n * (means[(n, k)] - grand) ** 2, c)
+                                        for (n, k), c in tally.items()))
+    ssw = math.fsum(chain.from_iterable(
+        chain(repeat((1.0 - means[(n, k)]) ** 2, k * c),
+              repeat((0.0 - means[(n, k)]) ** 2, (n - k) * c))
+        for (n, k), c in tally.items()))
+    msb = ssb / (rows - 1)
+    msw = ssw / (total - rows)
+    n0 = (total - math.fsum(chain.from_iterable(repeat(n ** 2, c) for (n, _), c in tally.items()))
+          / total) / (rows - 1)
     denominator = msb + (n0 - 1) * msw
     if denominator <= 0:
         return NAN
@@ -238,10 +264,15 @@ def clustering(groups: Sequence[Sequence[int | bool]]) -> Clustering:
     Returns:
         The diagnostics; NaN where undefined (see ``icc_binary``).
     """
-    kept = [g for g in groups if len(g) > 0]
-    checks = sum(len(g) for g in kept)
+    return clustering_counts(check_counts(groups))
+
+
+def clustering_counts(counts: Sequence[tuple[int, int]]) -> Clustering:
+    """``clustering`` from each row's (checks, correct checks) (``icc_counts``)."""
+    kept = [c for c in counts if c[0] > 0]
+    checks = sum(n for n, _ in kept)
     m = checks / len(kept) if kept else NAN
-    icc = icc_binary(kept)
+    icc = icc_counts(kept)
     de = design_effect(m, icc)
     return Clustering(icc=icc, design_effect=de, effective_n=effective_n(checks, de),
                       checks=checks, rows=len(kept), m=m)
@@ -345,11 +376,18 @@ def cell_summary(row_recalls: Sequence[float], check_groups: Sequence[Sequence[i
     Returns:
         The summary; NaN fields where a quantity is undefined (e.g. no rows).
     """
+    return cell_summary_counts(row_recalls, check_counts(check_groups), confidence, interval_de)
+
+
+def cell_summary_counts(row_recalls: Sequence[float], counts: Sequence[tuple[int, int]],
+                        confidence: float = 0.95, interval_de: float | None = None
+                        ) -> CellSummary:
+    """``cell_summary`` from each valid row's (checks, correct checks) (``icc_counts``)."""
     mean, rows = mean_with_n(row_recalls)
-    checks = sum(len(g) for g in check_groups)
-    groups = sum(1 for g in check_groups if len(g) > 0)
+    checks = sum(n for n, _ in counts)
+    groups = sum(1 for n, _ in counts if n > 0)
     m = checks / groups if groups else NAN
-    icc = icc_binary(check_groups)
+    icc = icc_counts(counts)
     de = design_effect(m, icc)
     de_for_ci = design_effect(m, interval_icc(icc)) if interval_de is None else interval_de
     n_eff = effective_n(checks, de_for_ci) if groups else NAN

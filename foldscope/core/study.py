@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 
 from foldscope.core.answers import ANSWER_CLASSES
@@ -25,7 +25,13 @@ from foldscope.core.cells import valid_rows as cell_valid_rows
 from foldscope.core.cuts import GIST_FILL as GIST_FILL
 from foldscope.core.errors import StatsError
 from foldscope.core.evidence import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-from foldscope.core.fabrication import ANSWER_COUNTS, counted_as, failing_rows
+from foldscope.core.fabrication import (
+    ANSWER_COUNTS,
+    RowChecks,
+    counted_as,
+    failing_rows,
+    row_checks,
+)
 from foldscope.core.forensics import MISSING, MUTATED, PRESENT
 from foldscope.core.inference import (
     ROW_THRESHOLD,
@@ -40,8 +46,8 @@ from foldscope.core.planning import pooled_cell_icc
 from foldscope.core.row import FOLD_FIELDS, Check, RowRecord
 from foldscope.core.stats import (
     Clustering,
-    clustering,
-    icc_binary,
+    clustering_counts,
+    icc_counts,
     row_mean,
     wilson_interval,
 )
@@ -86,7 +92,7 @@ LADDER = ("j", "q", "m")
 """The ladder of representations: one field, five fields, plain text under five headings."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FoldMeasure:
     """What the tables read from one stored fold (a subset of ``core.row.FoldRecord``)."""
 
@@ -104,13 +110,64 @@ FOLD_MEASURE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(FoldMeasure)
 assert set(FOLD_MEASURE_FIELDS) <= set(FOLD_FIELDS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class RowFolds:
+    """What the tables read from one row's folds, without them: how many, how they stopped,
+    how many ended at the ceiling or were clipped, and the final fold's measures (a sweep's
+    rows are summarised as they are read; ``RowFolds.of``)."""
+
+    count: int = 0
+    stop: int = 0
+    """Folds whose reply's finish reason is ``stop``."""
+    length: int = 0
+    """Folds whose reply's finish reason is ``length``."""
+    ceilinged: int = 0
+    """Folds with a fill fraction (arms with a declared ceiling)."""
+    at_ceiling: int = 0
+    """Folds whose carrier ends at its ceiling (``at_ceiling``)."""
+    clipped: int = 0
+    """Folds the carry cap cut."""
+    clipped_chars: int = 0
+    final: FoldMeasure | None = None
+    """The last fold: its carrier is what the recall turn read."""
+
+    @classmethod
+    def of(cls, folds: Iterable[FoldMeasure]) -> RowFolds:
+        """Summarise one row's folds, in fold order."""
+        count = stop = length = ceilinged = at = clipped = clipped_chars = 0
+        final = None
+        for f in folds:
+            count += 1
+            stop += f.finish_reason == "stop"
+            length += f.finish_reason == "length"
+            if f.fill_fraction is not None:
+                ceilinged += 1
+                at += at_ceiling(f.fill_fraction)
+            clipped += f.clipped_chars > 0
+            clipped_chars += f.clipped_chars
+            final = f
+        return cls(count, stop, length, ceilinged, at, clipped, clipped_chars, final)
+
+    def __len__(self) -> int:
+        return self.count
+
+
+@dataclass(frozen=True, slots=True)
 class StudyRow:
-    """One stored row with its folds' measures (in fold order) and its graded checks."""
+    """One stored row with what the tables read of its folds (in fold order) and of its graded
+    checks: their summaries (``RowFolds``, ``core.fabrication.RowChecks``). Sequences of
+    ``FoldMeasure`` and ``Check`` are summarised when the row is made."""
 
     row: RowRecord
-    folds: tuple[FoldMeasure, ...] = ()
-    checks: tuple[Check, ...] = ()
+    folds: RowFolds = RowFolds()
+    checks: RowChecks = RowChecks()
+
+    def __init__(self, row: RowRecord, folds: RowFolds | Iterable[FoldMeasure] = (),
+                 checks: RowChecks | Sequence[Check] = ()) -> None:
+        object.__setattr__(self, "row", row)
+        object.__setattr__(self, "folds", folds if isinstance(folds, RowFolds)
+                           else RowFolds.of(folds))
+        object.__setattr__(self, "checks", row_checks(checks))
 
     @property
     def verdict(self) -> Validity:
@@ -120,7 +177,7 @@ class StudyRow:
     @property
     def final(self) -> FoldMeasure | None:
         """The last fold: its carrier is what the recall turn read."""
-        return self.folds[-1] if self.folds else None
+        return self.folds.final
 
     @property
     def fill(self) -> float | None:
@@ -459,10 +516,10 @@ def ceiling_table(cells: _Cells) -> Table:
         valid = cells.valid(model, arm)
         recalls = _recalls(valid)
         finals = [r.final.carrier_chars for r in valid if r.final is not None]
-        folds = [f for r in valid for f in r.folds]
         out.append((model, arm, len(recalls), _recalled(recalls), _mean(recalls), _mean(finals),
-                    max(finals, default=None), len(folds), sum(f.clipped_chars > 0 for f in folds),
-                    sum(f.clipped_chars for f in folds)))
+                    max(finals, default=None), sum(r.folds.count for r in valid),
+                    sum(r.folds.clipped for r in valid),
+                    sum(r.folds.clipped_chars for r in valid)))
     return Table("ceiling", "Capacity: j vs t (ceiling halved) and m vs u (carry cap cut), "
                  "per model",
                  ("model", "arm", "valid_rows", "rows_recalled", "mean_recall", "carried_chars",
@@ -545,16 +602,17 @@ def ceiling_target_table(cells: _Cells) -> Table:
     """
     out = []
     for model, arm in cells.keys():
-        folds = [f for r in cells.by[(model, arm)] for f in r.folds]
+        group = [r.folds for r in cells.by[(model, arm)]]
+        folds = sum(f.count for f in group)
         if not folds:
             continue
-        stop = sum(f.finish_reason == "stop" for f in folds)
-        length = sum(f.finish_reason == "length" for f in folds)
-        ceilinged = [f for f in folds if f.fill_fraction is not None]
-        at = sum(at_ceiling(f.fill_fraction) for f in ceilinged)
-        out.append((model, arm, len(folds), stop, length, len(folds) - stop - length,
-                    stop / len(folds), length / len(folds),
-                    at if ceilinged else None, at / len(ceilinged) if ceilinged else None))
+        stop = sum(f.stop for f in group)
+        length = sum(f.length for f in group)
+        ceilinged = sum(f.ceilinged for f in group)
+        at = sum(f.at_ceiling for f in group)
+        out.append((model, arm, folds, stop, length, folds - stop - length,
+                    stop / folds, length / folds,
+                    at if ceilinged else None, at / ceilinged if ceilinged else None))
     return Table("ceiling_target", "The ceiling as a target: how folds stop, and folds at the "
                  "ceiling",
                  ("model", "arm", "folds", "stop", "length", "other", "stop_share",
@@ -570,9 +628,8 @@ def carrier_answer_table(rows: Sequence[StudyRow]) -> Table:
     """The final carrier's state of each graded fact × the answer's class, over valid rows."""
     counts: dict[str, Counter[str]] = {s: Counter() for s in (PRESENT, MUTATED, MISSING)}
     for r in valid_rows(rows):
-        for c in r.checks:
-            counts.setdefault(c.carrier_state, Counter())[
-                counted_as(c.classification, c.class_detail)] += 1
+        for (state, classification, detail), n in r.checks.kinds:
+            counts.setdefault(state, Counter())[counted_as(classification, detail)] += n
     out: tuple[tuple[Value, ...], ...] = tuple(
         (state, *(n[k] for k in ANSWER_COUNTS), sum(n.values())) for state, n in counts.items())
     return Table("carrier_answer", "Final carrier × answer (graded facts of valid rows)",
@@ -594,12 +651,18 @@ def carrier_had_table(cells: _Cells) -> Table:
         valid = [r for model in cells.models for r in cells.valid(model, arm)]
         if not any(cells.by.get((model, arm)) for model in cells.models):
             continue
-        checks = [c for r in valid for c in r.checks]
-        had = [c for c in checks if c.carrier_state == PRESENT]
-        missed = Counter(c.classification for c in had if c.classification != "correct")
+        checks = had = 0
+        missed: Counter[str] = Counter()
+        for r in valid:
+            checks += r.checks.checks
+            for (state, classification, _), n in r.checks.kinds:
+                if state == PRESENT:
+                    had += n
+                    if classification != "correct":
+                        missed[classification] += n
         n_missed = sum(missed.values())
-        out.append((arm, len(valid), len(checks), len(had), len(had) - n_missed, n_missed,
-                    n_missed / len(had) if had else None, *(missed[k] for k in MISSED_CLASSES)))
+        out.append((arm, len(valid), checks, had, had - n_missed, n_missed,
+                    n_missed / had if had else None, *(missed[k] for k in MISSED_CLASSES)))
     return Table("carrier_had_answer_missed",
                  "Carrier had it, answer missed it: per arm (models pooled)",
                  ("arm", "valid_rows", "graded", "carrier_had", "answered", "missed",
@@ -623,8 +686,9 @@ def answer_class_table(cells: _Cells) -> Table:
     out = []
     for model, arm in cells.keys():
         valid = cells.valid(model, arm)
-        classes = Counter(counted_as(c.classification, c.class_detail)
-                          for r in valid for c in r.checks)
+        classes: Counter[str] = Counter()
+        for r in valid:
+            classes.update(r.checks.answer_counts())
         split = failing_rows([(r.row, r.checks) for r in valid])
         failing = (split[0].failing_rows, split[0].fabricate_never_abstain,
                    split[0].abstain_somewhere, split[0].stopped_early) if split else (0, 0, 0, 0)
@@ -657,7 +721,7 @@ ICC_POOLED_NOTE = ("icc_pooled: one-way random-effects ICC(1) (ANOVA estimator, 
 def pooled_clustering(rows: Sequence[StudyRow]) -> Clustering:
     """The scenario's pooled clustering: ``core.stats.clustering`` over the graded checks of
     every valid row (all models and arms together), rows as clusters."""
-    return clustering([[int(c.correct) for c in r.checks] for r in valid_rows(rows)])
+    return clustering_counts([r.checks.counts for r in valid_rows(rows)])
 
 
 def icc_table(cells: _Cells) -> Table:
@@ -672,8 +736,8 @@ def icc_table(cells: _Cells) -> Table:
     pooled = pooled_clustering([r for key in cells.keys() for r in cells.by[key]])
     per_cell = []
     for model, arm in cells.keys():
-        groups = [[int(c.correct) for c in r.checks] for r in cells.valid(model, arm) if r.checks]
-        per_cell.append((len(groups), icc_binary(groups)))
+        groups = [r.checks.counts for r in cells.valid(model, arm) if r.checks]
+        per_cell.append((len(groups), icc_counts(groups)))
     cell_icc, used = pooled_cell_icc(per_cell)
     rows_n = pooled.rows
     return Table("icc", "Clustering of checks in rows: pooled ICC and design effect",

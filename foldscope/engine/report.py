@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.cells import RECALL_INTERVAL, cell_key, group_cells, valid_rows
 from foldscope.core.cuts import GIST_FILL
 from foldscope.core.designs import balance_note
-from foldscope.core.fabrication import ANSWER_COUNTS, counted_as
-from foldscope.core.stats import CellSummary, cell_summary, clustering, row_mean
+from foldscope.core.fabrication import ANSWER_COUNTS, failing_rows
+from foldscope.core.stats import CellSummary, cell_summary_counts, clustering_counts, row_mean
 from foldscope.core.status import RowStatus
 from foldscope.core.tokens import estimator_error as token_error
 from foldscope.engine.pins import stored_pins
-from foldscope.engine.review import failing_row_table, failing_rows_json, flag_agreement_json
+from foldscope.engine.review import failing_rows_json, flag_agreement_json
 from foldscope.engine.store import Store
-from foldscope.engine.study import study_json, sweep_study
+from foldscope.engine.study import study_json, study_rows, sweep_study
 from foldscope.engine.sweep import stored_definition
 
 if TYPE_CHECKING:
     from foldscope.core.row import RowRecord
+    from foldscope.core.study import StudyRow
 
 ANSWER_COLUMNS = (*ANSWER_COUNTS, "flagged", "unit_dropped")
 """Per-cell counts of answer classes (see ``core.answers.classify_fact``) and flags."""
@@ -65,7 +67,7 @@ def _interval(summary: CellSummary, source: str = INTERVAL_DE_CELL) -> dict[str,
 
 
 def cells(store: Store, sweep_id: str,
-          rows: list[RowRecord] | None = None) -> list[dict[str, Any]]:
+          rows: Sequence[StudyRow] | None = None) -> list[dict[str, Any]]:
     """One entry per (scenario, model, arm) in plan order: rows, valid rows, mean recall, spread.
 
     Scenarios are never pooled: a sweep over several scenarios has one cell per scenario.
@@ -78,30 +80,30 @@ def cells(store: Store, sweep_id: str,
     because the graded checks of one row are not independent trials.
     """
     if rows is None:
-        rows = store.rows(sweep_id)
-    checks_by_row: dict[int, list[int]] = defaultdict(list)
-    classes: dict[int, Counter[str]] = defaultdict(Counter)
-    for c in store.sweep_checks(sweep_id):
-        checks_by_row[c.row_id].append(int(c.correct))
-        classes[c.row_id][counted_as(c.classification, c.class_detail)] += 1
-        classes[c.row_id]["flagged"] += int(c.flagged)
-        classes[c.row_id]["unit_dropped"] += int(c.unit_dropped)
-    grouped = group_cells(rows, cell_key)
+        rows = study_rows(store, sweep_id)
+    grouped = group_cells(rows, lambda r: cell_key(r.row))
     # The interval's DE is the scenario's pooled one (every valid row of the scenario, all
     # models and arms), the figure the study's icc table reports as icc_pooled.
-    pooled_groups: dict[str, list[list[int]]] = defaultdict(list)
-    for key, group in grouped.items():
-        pooled_groups[key.scenario] += [checks_by_row[r.id] for r in valid_rows(group)]
-    pooled = {scenario: clustering(groups) for scenario, groups in pooled_groups.items()}
+    pooled_groups: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for key, study_group in grouped.items():
+        pooled_groups[key.scenario] += [r.checks.counts for r in valid_rows(study_group)]
+    pooled = {scenario: clustering_counts(groups) for scenario, groups in pooled_groups.items()}
     out = []
-    for (scenario, model, arm), group in grouped.items():
-        valid = valid_rows(group)
+    for (scenario, model, arm), study_group in grouped.items():
+        valid_study = valid_rows(study_group)
+        group = [r.row for r in study_group]
+        valid = [r.row for r in valid_study]
         recalls = [r.recall for r in valid if r.recall is not None]
         recall = row_mean(recalls)
-        check_groups = [checks_by_row[r.id] for r in valid if checks_by_row[r.id]]
-        summary = cell_summary(recalls, check_groups,
-                               interval_de=pooled[scenario].design_effect_used)
-        correct = sum(sum(g) for g in check_groups)
+        check_groups = [r.checks.counts for r in valid_study if r.checks]
+        summary = cell_summary_counts(recalls, check_groups,
+                                      interval_de=pooled[scenario].design_effect_used)
+        correct = sum(k for _, k in check_groups)
+        classes: Counter[str] = Counter()
+        for r in valid_study:
+            classes.update(r.checks.answer_counts())
+            classes["flagged"] += r.checks.flagged
+            classes["unit_dropped"] += r.checks.unit_dropped
         interval = _interval(summary, INTERVAL_DE_POOLED)
         out.append({
             "scenario": scenario, "model": model, "arm": arm, "rows": len(group),
@@ -119,7 +121,7 @@ def cells(store: Store, sweep_id: str,
             # different failures, and a person's fabrication flags are counted beside the rule's.
             # honest_abstention counts abstentions only; an answer that gave nothing is
             # no_answer (core.fabrication.counted_as).
-            **{name: sum(classes[r.id][name] for r in valid) for name in ANSWER_COLUMNS},
+            **{name: classes[name] for name in ANSWER_COLUMNS},
             "catch_up_rows": sum(r.catch_up for r in group),
             "parse_failures": sum(r.parse_failures for r in group),
             "length_stops": sum(r.length_stops for r in group),
@@ -225,7 +227,10 @@ def sweep_report(store: Store, sweep_id: str, gist_fill: float = GIST_FILL) -> d
     progress = store.progress(sweep_id)
     definition = stored_definition(sweep.config)
     s = definition.section
-    rows = store.rows(sweep_id)
+    # One pass over the sweep, a batch of rows at a time: each row with the summaries of its
+    # folds and checks (engine.study.iter_study_rows), which every section below reads.
+    study = study_rows(store, sweep_id)
+    rows = [r.row for r in study]
     return {
         "sweep": sweep_id,
         "name": sweep.name,
@@ -247,12 +252,13 @@ def sweep_report(store: Store, sweep_id: str, gist_fill: float = GIST_FILL) -> d
         "pins": sweep.pins,
         "warnings": [f"{model}: {w}" for model, entry in stored_pins(sweep.pins).items()
                      for w in entry.warnings],
-        "cells": cells(store, sweep_id, rows),
+        "cells": cells(store, sweep_id, study),
         "accounting": accounting(rows),
         "estimator": estimator_error(store, sweep_id),
         # The study's tables (engine.study); added beside the keys above, which stay as they are.
-        "study": study_json(sweep_study(store, sweep_id, gist_fill=gist_fill)),
+        "study": study_json(sweep_study(store, sweep_id, study, gist_fill=gist_fill)),
         # Issue 12: failing rows by how they failed; people's verdicts against the class.
-        "abstention_vs_fabrication": failing_rows_json(failing_row_table(store, sweep_id, rows)),
+        "abstention_vs_fabrication": failing_rows_json(
+            failing_rows([(r.row, r.checks) for r in study])),
         "flag_agreement": flag_agreement_json(store, sweep_id),
     }

@@ -4,7 +4,7 @@ signatures, the failing-row table and the agreement between people's verdicts an
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -15,6 +15,7 @@ from foldscope.core.fabrication import (
     FlagAgreement,
     HumanVerdict,
     ReviewValue,
+    RowChecks,
     failing_rows,
     flag_agreement,
     trace_value,
@@ -23,7 +24,7 @@ from foldscope.core.row import RowRecord, StoredCheck
 from foldscope.core.scenario import Scenario
 from foldscope.core.signatures import Signature
 from foldscope.engine.loader import load_scenario
-from foldscope.engine.store import Store
+from foldscope.engine.store import ROW_BATCH, Store
 
 
 def _scenario(name: str, cache: dict[str, Scenario | None]) -> Scenario | None:
@@ -73,12 +74,15 @@ def review_values(store: Store, sweep_id: str,
     return out
 
 
-def _rows_with_checks(store: Store, sweep_id: str,
-                      rows: list[RowRecord] | None = None) -> list[tuple[RowRecord, list[StoredCheck]]]:
-    checks: dict[int, list[StoredCheck]] = defaultdict(list)
-    for c in store.sweep_checks(sweep_id):
-        checks[c.row_id].append(c)
-    return [(r, checks[r.id]) for r in (store.rows(sweep_id) if rows is None else rows)]
+def _rows_with_checks(store: Store, sweep_id: str, rows: list[RowRecord] | None = None
+                      ) -> Iterator[tuple[RowRecord, RowChecks]]:
+    """Each row (execution order) with its checks' summary, a batch of rows at a time."""
+    batches = store.row_batches(sweep_id) if rows is None else (
+        rows[i:i + ROW_BATCH] for i in range(0, len(rows), ROW_BATCH))
+    for batch in batches:
+        checks = store.rows_checks([r.id for r in batch])
+        for r in batch:
+            yield r, RowChecks.of(checks.get(r.id, ()))
 
 
 def failing_row_table(store: Store, sweep_id: str,
@@ -121,7 +125,7 @@ class AgreementBasis:
     def read(cls, store: Store, sweep_id: str) -> AgreementBasis:
         """Read the sweep's verdicts and the checks they (or a review) can concern."""
         human = {cid: v.verdict for cid, v in store.verdicts(sweep_id).items()}
-        checks = {c.id: c for c in store.sweep_checks(sweep_id)
+        checks = {c.id: c for c in store.review_checks(sweep_id, REVIEW_CLASSES)
                   if c.id in human or c.classification in REVIEW_CLASSES}
         return cls(checks, human)
 

@@ -6,19 +6,20 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from foldscope.core.cuts import GIST_FILL
 from foldscope.core.errors import FoldscopeError, StoreError
 from foldscope.core.evidence import fmt
+from foldscope.core.fabrication import RowChecks
 from foldscope.core.inference import ROW_THRESHOLD
-from foldscope.core.row import Check
 from foldscope.core.study import (
     AT_CEILING_TOLERANCE,
     FillPoint,
     FoldMeasure,
+    RowFolds,
     StudyRow,
     StudyTables,
     cell_text,
@@ -35,14 +36,27 @@ def fold_measures(store: Store, sweep_id: str) -> dict[int, list[FoldMeasure]]:
     return store.fold_measures(sweep_id)
 
 
+def iter_study_rows(store: Store, sweep_id: str) -> Iterator[StudyRow]:
+    """A sweep's rows (execution order) with what the tables read of their folds and checks
+    (``RowFolds``, ``RowChecks``), read a batch of rows at a time: the folds and checks of one
+    batch are held, never the sweep's. Equal summaries are one object (a sweep's rows repeat
+    the same few)."""
+    shared: dict[Any, Any] = {}
+    for rows in store.row_batches(sweep_id):
+        ids = [r.id for r in rows]
+        folds = store.rows_fold_measures(ids)
+        checks = store.rows_checks(ids)
+        for r in rows:
+            row_folds = RowFolds.of(folds.get(r.id, ()))
+            row_checks = RowChecks.of(checks.get(r.id, ()))
+            yield StudyRow(r, shared.setdefault(row_folds, row_folds),
+                           shared.setdefault(row_checks, row_checks))
+
+
 def study_rows(store: Store, sweep_id: str) -> list[StudyRow]:
-    """A sweep's rows (execution order) with their folds' measures and their checks."""
-    folds = fold_measures(store, sweep_id)
-    checks: dict[int, list[Check]] = defaultdict(list)
-    for c in store.sweep_checks(sweep_id):
-        checks[c.row_id].append(c)
-    return [StudyRow(r, tuple(folds.get(r.id, ())), tuple(checks.get(r.id, ())))
-            for r in store.rows(sweep_id)]
+    """A sweep's rows (execution order) with their folds' measures and their checks
+    (``iter_study_rows``)."""
+    return list(iter_study_rows(store, sweep_id))
 
 
 def sweep_study(store: Store, sweep_id: str, rows: list[StudyRow] | None = None,

@@ -17,6 +17,7 @@ from foldscope.engine.store.connection import (
 )
 from foldscope.engine.store.facade import Store
 from foldscope.engine.store.rows import (
+    ROW_BATCH,
     ROW_DONE,
     ROW_FAILED,
     ROW_PLANNED,
@@ -34,6 +35,7 @@ from foldscope.engine.store.sweeps import LIVE_STATUSES, SweepHeader, SweepRecor
 
 __all__ = [
     "CHECK_BATCH",
+    "ROW_BATCH",
     "EVENT_CAP",
     "LIVE_STATUSES",
     "ROW_DONE",

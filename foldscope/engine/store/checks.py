@@ -6,7 +6,7 @@ import dataclasses
 import operator
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from foldscope.core.errors import FlagRefused
@@ -24,6 +24,8 @@ _VERDICT_COLUMNS = ", ".join(f.name for f in dataclasses.fields(HumanVerdict))
 
 CHECK_BATCH = 2000
 """Checks read per fetch when a whole sweep's are iterated."""
+CHECK_IDS = 500
+"""Row ids per ``IN`` list when a batch of rows' checks is read."""
 
 
 def _checks(cursor: sqlite3.Cursor) -> list[StoredCheck]:
@@ -152,6 +154,28 @@ class CheckRepository(Repository):
         """Every verdict entry of a check, oldest first (withdrawals included)."""
         return _verdicts(self.db.execute(
             f"SELECT {_VERDICT_COLUMNS} FROM verdicts WHERE check_id=? ORDER BY id", [check_id]))
+
+    def rows_checks(self, row_ids: Sequence[int]) -> dict[int, list[StoredCheck]]:
+        """The checks of these rows (one batch of a streamed sweep), by row id, each in the
+        order asked."""
+        out: dict[int, list[StoredCheck]] = {}
+        for start in range(0, len(row_ids), CHECK_IDS):
+            ids = list(row_ids[start:start + CHECK_IDS])
+            for check in _checks(self.db.execute(
+                    f"SELECT {_CHECK_COLUMNS} FROM checks WHERE row_id IN "
+                    f"({', '.join('?' * len(ids))}) ORDER BY id", ids)):
+                out.setdefault(check.row_id, []).append(check)
+        return out
+
+    def review_checks(self, sweep_id: str, classes: Sequence[str]) -> Iterator[StoredCheck]:
+        """The checks of a sweep whose class is one of ``classes`` or that have ever had a
+        verdict, in id order: what the agreement of people's verdicts reads (a subset of
+        ``sweep_checks`` chosen in SQL, not by reading every check)."""
+        return iter(_checks(self.db.conn.execute(
+            f"SELECT {_CHECK_COLUMNS} FROM checks WHERE row_id IN "
+            "(SELECT id FROM rows WHERE sweep_id=?) AND (classification IN "
+            f"({', '.join('?' * len(classes))}) OR id IN (SELECT check_id FROM verdicts)) "
+            "ORDER BY id", [sweep_id, *classes])))
 
     def sweep_checks(self, sweep_id: str) -> Iterator[StoredCheck]:
         """Every check of a sweep, for check-level statistics: read in batches as it is

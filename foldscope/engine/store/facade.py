@@ -258,7 +258,7 @@ class Store:
         """The most one stored call of a sweep cost (0.0 when none states a cost)."""
         return self.row_repo.highest_call_cost(sweep_id)
 
-    def token_pairs(self, sweep_id: str) -> list[dict[str, Any]]:
+    def token_pairs(self, sweep_id: str) -> Iterator[dict[str, Any]]:
         """Estimated vs reported prompt tokens of every fold that has a reported count."""
         return self.row_repo.token_pairs(sweep_id)
 
@@ -273,6 +273,14 @@ class Store:
     def fold_measures(self, sweep_id: str) -> dict[int, list[FoldMeasure]]:
         """Every committed fold's measures of a sweep, by row id, in fold order."""
         return self.row_repo.fold_measures(sweep_id)
+
+    def row_batches(self, sweep_id: str, size: int | None = None) -> Iterator[list[RowRecord]]:
+        """A sweep's rows in execution order, ``size`` at a time, read as iterated."""
+        return self.row_repo.row_batches(sweep_id, size)
+
+    def rows_fold_measures(self, row_ids: Sequence[int]) -> dict[int, list[FoldMeasure]]:
+        """The committed folds' measures of these rows, by row id, in fold order."""
+        return self.row_repo.rows_fold_measures(row_ids)
 
     def progress(self, sweep_id: str) -> dict[str, int]:
         """Row counts by status, plus folds committed, for progress displays."""
@@ -341,6 +349,14 @@ class Store:
     def verdict_history(self, check_id: int) -> list[HumanVerdict]:
         """Every verdict entry of a check, oldest first (withdrawals included)."""
         return self.check_repo.verdict_history(check_id)
+
+    def rows_checks(self, row_ids: Sequence[int]) -> dict[int, list[StoredCheck]]:
+        """The checks of these rows, by row id, each in the order asked."""
+        return self.check_repo.rows_checks(row_ids)
+
+    def review_checks(self, sweep_id: str, classes: Sequence[str]) -> Iterator[StoredCheck]:
+        """A sweep's checks of these classes or with a verdict ever, in id order."""
+        return self.check_repo.review_checks(sweep_id, classes)
 
     def sweep_checks(self, sweep_id: str) -> Iterator[StoredCheck]:
         """Every check of a sweep, for check-level statistics: read in batches as it is

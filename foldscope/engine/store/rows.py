@@ -8,7 +8,7 @@ import operator
 import sqlite3
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -93,19 +93,28 @@ def _folds(cursor: sqlite3.Cursor) -> list[FoldRecord]:
 
 def _rows(cursor: sqlite3.Cursor) -> list[RowRecord]:
     """A query's rows, each column read into the ``RowRecord`` field of its name."""
+    return _decode_rows([d[0] for d in cursor.description], cursor)
+
+
+def _decode_rows(names: Sequence[str], records: Iterable[Sequence[Any]],
+                 shared: dict[str, str] | None = None) -> list[RowRecord]:
+    """Rows from their stored values (columns ``names``); with ``shared``, each short text
+    (scenario, model, arm, status, reason) one string across every row decoded with it."""
     # Booleans converted by position found once by name, the rest as stored: a first live poll
     # decodes every row.
-    names = [d[0] for d in cursor.description]
     bools, optional = _converters(_ROW_TYPES, names)
     out = []
-    for values in cursor:
-        if bools or optional:
+    for values in records:
+        if bools or optional or shared is not None:
             values = list(values)
             for i in bools:
                 values[i] = bool(values[i])
             for i in optional:
                 if values[i] is not None:
                     values[i] = bool(values[i])
+            if shared is not None:
+                values = [shared.setdefault(v, v) if isinstance(v, str) and len(v) < 200 else v
+                          for v in values]
         out.append(RowRecord(**dict(zip(names, values))))
     return out
 
@@ -146,6 +155,10 @@ class RunSpan:
     rows_done: int
     first_started: float | None
     last_finished: float | None
+
+
+ROW_BATCH = 500
+"""Rows read per batch when a whole sweep is streamed (and row ids per ``IN`` list)."""
 
 
 class RowRepository(Repository):
@@ -190,6 +203,32 @@ class RowRepository(Repository):
             sql += " AND seq > ?"
             params.append(since)
         return _rows(self.db.execute(sql + " ORDER BY position", params))
+
+    def row_batches(self, sweep_id: str, size: int | None = None) -> Iterator[list[RowRecord]]:
+        """A sweep's rows in execution order (no answer text), ``size`` at a time, read as
+        iterated: a whole-sweep command holds one batch of stored rows at once (``size``:
+        ``ROW_BATCH`` unless given)."""
+        size = size or ROW_BATCH
+        cursor = self.db.execute(f"SELECT {self._row_columns()} FROM rows WHERE sweep_id = ? "
+                                 "ORDER BY position", [sweep_id])
+        names = [d[0] for d in cursor.description]
+        shared: dict[str, str] = {}
+        while batch := cursor.fetchmany(size):
+            yield _decode_rows(names, batch, shared)
+
+    def rows_fold_measures(self, row_ids: Sequence[int]) -> dict[int, list[FoldMeasure]]:
+        """The committed folds' measures of these rows (one batch of a streamed sweep), by row
+        id, in fold order (no carrier text; see ``fold_measures``)."""
+        out: dict[int, list[FoldMeasure]] = defaultdict(list)
+        for start in range(0, len(row_ids), ROW_BATCH):
+            ids = list(row_ids[start:start + ROW_BATCH])
+            cursor = self.db.conn.execute(
+                f"SELECT row_id, {', '.join(FOLD_MEASURE_FIELDS)} FROM folds WHERE row_id IN "
+                f"({', '.join('?' * len(ids))}) ORDER BY row_id, fold_index", ids)
+            names = [d[0] for d in cursor.description][1:]
+            for row_id, *values in cursor:
+                out[row_id].append(FoldMeasure(**dict(zip(names, values))))
+        return out
 
     def changes(self, sweep_id: str, since: int | None
                 ) -> tuple[list[RowRecord], dict[int, RowClasses], dict[int, FinalCarrier]]:
@@ -478,9 +517,10 @@ class RowRepository(Repository):
                   if isinstance(v, int | float) and math.isfinite(v) and v >= 0]
         return float(max(values)) if values else 0.0
 
-    def token_pairs(self, sweep_id: str) -> list[dict[str, Any]]:
-        """Estimated vs reported prompt tokens of every fold that has a reported count."""
-        return list(self.db.query(
+    def token_pairs(self, sweep_id: str) -> Iterator[dict[str, Any]]:
+        """Estimated vs reported prompt tokens of every fold that has a reported count, read as
+        iterated (a 50,000-row sweep has 300,000 folds)."""
+        return iter(self.db.query(
             "SELECT f.content_class, f.est_prompt_tokens, f.prompt_tokens FROM folds f "
             "JOIN rows r ON r.id=f.row_id WHERE r.sweep_id=? AND f.prompt_tokens IS NOT NULL "
             "AND f.cached=0", [sweep_id]))

@@ -1,0 +1,169 @@
+"""Whole-sweep commands stream (issue 24 item 6): the report reads a sweep a batch of rows at a
+time and keeps, per row, only the summaries of its folds and checks; every figure is the one
+the checks themselves give."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from itertools import pairwise
+
+import pytest
+from conftest import definition, run_sweep
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.fabrication import (
+    ANSWER_CLASSES,
+    RowChecks,
+    abstains,
+    answer_counts,
+    answer_reach,
+)
+from foldscope.core.row import Check, StoredCheck
+from foldscope.core.stats import cell_summary, check_counts, clustering, icc_binary, icc_counts
+from foldscope.core.study import FoldMeasure, RowFolds, at_ceiling
+from foldscope.engine.report import sweep_report
+from foldscope.engine.store import Store
+from foldscope.engine.store import rows as rows_repo
+from foldscope.engine.study import iter_study_rows
+
+
+def _icc_of_every_check(groups: list[list[int]]) -> float:
+    """The ANOVA ICC(1) as it was computed before rows were summarised: every check a term."""
+    clusters = [[float(y) for y in g] for g in groups if len(g) > 0]
+    k = len(clusters)
+    total = sum(len(c) for c in clusters)
+    if k < 2 or total - k <= 0:
+        return math.nan
+    grand = math.fsum(math.fsum(c) for c in clusters) / total
+    means = [math.fsum(c) / len(c) for c in clusters]
+    ssb = math.fsum(len(c) * (m - grand) ** 2 for c, m in zip(clusters, means))
+    ssw = math.fsum((y - m) ** 2 for c, m in zip(clusters, means) for y in c)
+    msb, msw = ssb / (k - 1), ssw / (total - k)
+    n0 = (total - math.fsum(len(c) ** 2 for c in clusters) / total) / (k - 1)
+    denominator = msb + (n0 - 1) * msw
+    if denominator <= 0:
+        return math.nan
+    return (msb - msw) / denominator
+
+
+GROUPS = st.lists(st.lists(st.integers(0, 1), max_size=16), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(GROUPS)
+def test_the_icc_from_row_counts_is_the_icc_of_every_check_to_the_last_bit(groups):
+    expected = _icc_of_every_check(groups)
+    got = icc_counts(check_counts(groups))
+    assert (math.isnan(got) and math.isnan(expected)) or got == expected
+    assert (math.isnan(icc_binary(groups)) and math.isnan(expected)) or icc_binary(groups) == expected
+    # Rows in another order, counts given as pairs: the same figure (fsum is exact).
+    shuffled = list(reversed([(len(g), sum(g)) for g in groups]))
+    again = icc_counts(shuffled)
+    assert (math.isnan(again) and math.isnan(got)) or again == got
+    c = clustering(groups)
+    assert c.checks == sum(map(len, groups)) and c.rows == sum(1 for g in groups if g)
+
+
+@settings(max_examples=100, deadline=None)
+@given(GROUPS, st.lists(st.floats(0, 1), max_size=10), st.one_of(st.none(), st.floats(1, 20)))
+def test_a_cell_summary_reads_only_row_counts(groups, recalls, de):
+    s = cell_summary(recalls, groups, interval_de=de)
+    assert s.checks == sum(map(len, groups))
+
+
+CLASSES = st.sampled_from([*ANSWER_CLASSES, "honest_abstention"])
+DETAILS = st.sampled_from([None, "nothing", "abstained", "other_value"])
+CHECKS = st.lists(st.builds(
+    lambda label, found, cls, detail, state, unit, flagged, cid: StoredCheck(
+        label, "v", found, cls == "correct", cls == "honest_abstention", unit, state == "present",
+        cls, state, detail, cid, 1, flagged),
+    st.sampled_from(["a", "b", "c"]), st.one_of(st.none(), st.sampled_from(["", "x", "v"])),
+    CLASSES, DETAILS, st.sampled_from(["present", "mutated", "missing", "odd"]), st.booleans(),
+    st.booleans(), st.integers(1, 10**6)), max_size=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(CHECKS, st.sampled_from([None, "stop", "length", "server_cut"]))
+def test_a_rows_check_summary_counts_what_its_checks_count(checks, finish):
+    summary = RowChecks.of(checks)
+    assert len(summary) == len(checks) and summary.counts == (len(checks),
+                                                             sum(c.correct for c in checks))
+    assert summary.answer_counts() == answer_counts(checks)
+    assert summary.reach(finish) == answer_reach(checks, finish)
+    assert summary.abstains == any(abstains(c) for c in checks)
+    assert summary.fabricates == any(c.classification == "fabricated" for c in checks)
+    assert summary.flagged == sum(c.flagged for c in checks)
+    assert summary.unit_dropped == sum(c.unit_dropped for c in checks)
+    kinds = Counter((c.carrier_state, c.classification, c.class_detail) for c in checks)
+    assert dict(summary.kinds) == kinds
+    # Kinds in the order first asked (tables list unexpected states in that order).
+    assert [k for k, _ in summary.kinds] == list(dict.fromkeys(
+        (c.carrier_state, c.classification, c.class_detail) for c in checks))
+    # A bare Check (not stored) has no flag.
+    bare = [Check(*(getattr(c, f) for f in ("label", "expected", "found", "correct", "abstained",
+                                            "unit_dropped", "in_carrier", "classification",
+                                            "carrier_state", "class_detail"))) for c in checks]
+    assert RowChecks.of(bare).flagged == 0
+
+
+FOLDS = st.lists(st.builds(
+    FoldMeasure, st.integers(0, 10), st.integers(0, 9600), st.integers(0, 50), st.integers(0, 5),
+    st.one_of(st.none(), st.floats(0, 1.2)), st.sampled_from(["stop", "length", "other"]),
+    st.sampled_from(["ok", "failed"])), max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(FOLDS)
+def test_a_rows_fold_summary_counts_what_its_folds_count(folds):
+    s = RowFolds.of(folds)
+    assert len(s) == len(folds) and s.final == (folds[-1] if folds else None)
+    assert s.stop == sum(f.finish_reason == "stop" for f in folds)
+    assert s.length == sum(f.finish_reason == "length" for f in folds)
+    assert s.ceilinged == sum(f.fill_fraction is not None for f in folds)
+    assert s.at_ceiling == sum(at_ceiling(f.fill_fraction) for f in folds)
+    assert s.clipped == sum(f.clipped_chars > 0 for f in folds)
+    assert s.clipped_chars == sum(f.clipped_chars for f in folds)
+
+
+@pytest.fixture(scope="module")
+def two_scenario_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("streaming") / "sweep.sqlite"
+    data = definition(models=("sim/faithful", "sim/inventor", "sim/gister"),
+                      arms=("j", "q", "m", "t", "u"), repeats=2)
+    data["sweep"]["scenarios"] = ["smoke", "tiny"]
+    return db, run_sweep(db, data)
+
+
+def test_the_report_is_the_same_whatever_the_batch_of_rows(two_scenario_db, monkeypatch):
+    db, sweep_id = two_scenario_db
+    with Store(db, readonly=True) as store:
+        whole = json.dumps(sweep_report(store, sweep_id), sort_keys=True)
+    # Batches of one, two and seven rows: a row's folds and checks never split across batches
+    # or lost at a batch's edge.
+    for size in (1, 2, 7):
+        monkeypatch.setattr(rows_repo, "ROW_BATCH", size)
+        with Store(db, readonly=True) as store:
+            batches = [len(b) for b in store.row_batches(sweep_id)]
+            assert max(batches) == size and sum(batches) == len(store.rows(sweep_id))
+            assert json.dumps(sweep_report(store, sweep_id), sort_keys=True) == whole
+
+
+def test_streamed_rows_carry_their_own_folds_and_checks(two_scenario_db):
+    db, sweep_id = two_scenario_db
+    with Store(db, readonly=True) as store:
+        streamed = list(iter_study_rows(store, sweep_id))
+        assert [r.row.id for r in streamed] == [r.id for r in store.rows(sweep_id)]
+        assert [r.row.position for r in streamed] == sorted(r.row.position for r in streamed)
+        for r in streamed:
+            checks = store.checks(r.row.id)
+            assert r.checks == RowChecks.of(checks)
+            assert r.folds.count == len(store.folds(r.row.id)) == r.row.folds_done
+            final = store.folds(r.row.id)[-1] if r.folds.count else None
+            assert (r.final is None) == (final is None)
+            if final is not None:
+                assert (r.final.fold_index, r.final.carrier_chars) == (final.fold_index,
+                                                                        final.carrier_chars)
+    assert all(a.row.position < b.row.position for a, b in pairwise(streamed))
