@@ -10,6 +10,7 @@ import pytest
 from conftest import definition, run_sweep, wait_group, wait_until
 
 from foldscope.cli.main import main
+from foldscope.core.forensics import timeline_document
 from foldscope.engine.store import Store
 from foldscope.ui.app import FoldscopeApp
 
@@ -126,7 +127,7 @@ async def test_diff_chunk_and_mutation_panes(garbled):
         diff = screen.query_one(DiffView)
         assert diff.plain_lines[0] == "fold 2 → 3"
         # The describer under j drops identifiers: the diff names what this fold lost.
-        doc = screen.query_one(FoldInspector).doc
+        doc = timeline_document(screen.query_one(FoldInspector).timeline)  # as inspect prints it
         lost_here = [f for f in doc["facts"] if f["lost_fold"] == 3]
         for fact in lost_here:
             assert any(line.strip().startswith("lost") and fact["value"] in line
@@ -162,7 +163,7 @@ async def test_diff_chunk_and_mutation_panes(garbled):
     app = FoldscopeApp(str(db), sweep_id=sweep_id)
     async with app.run_test(size=(180, 50)) as pilot:
         screen = await _open_cell(app, pilot, row)
-        doc = screen.query_one(FoldInspector).doc
+        doc = timeline_document(screen.query_one(FoldInspector).timeline)  # as inspect prints it
         index = next(i for i, f in enumerate(doc["facts"]) if f["final_state"] == "mutated")
         strip = screen.query_one(FactHistory)
         strip.move_cursor(row=index)

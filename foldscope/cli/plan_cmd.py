@@ -81,8 +81,8 @@ def plan(args: argparse.Namespace) -> int:
         icc, icc_source = args.icc, "given"
     else:
         found = stored_icc(args.db, args.sweep)
-        icc, icc_source = found["icc"], f"{found['source']} ({found['cells_used']} cells)"
-        observed = found["observed"]
+        icc, icc_source = found.icc, f"{found.source} ({found.cells_used} cells)"
+        observed = found.observed
     result = plan_sweep(config, p1=args.p1, p2=args.p2, icc=icc, icc_source=icc_source,
                         alpha=args.alpha, power=args.power,
                         planned_repeats=data["sweep"].get("repeats"), observed=observed)

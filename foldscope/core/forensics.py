@@ -486,6 +486,30 @@ def human_fold(index: int | None) -> int | None:
     return None if index is None else index + 1
 
 
+def timeline_upto(timeline: Timeline, upto: int | None = None) -> Timeline:
+    """A timeline as it stood after one fold: its folds up to that one, and each fact's course
+    as it stood then (what the inspector shows at a fold, and ``timeline_document`` prints).
+
+    Args:
+        timeline: the row's timeline.
+        upto: the last fold (0-based) to include. None: every fold (the timeline itself).
+
+    Returns:
+        The timeline up to that fold.
+    """
+    if upto is None or upto + 1 >= len(timeline.folds):
+        return timeline
+    folds = timeline.folds[: upto + 1]
+    graded = {h.label: h.graded for h in timeline.facts}
+    chunks = {h.label: h.chunk for h in timeline.facts}
+    facts = [_Fact(f.label, f.value, chunks[f.label], graded[f.label])
+             for f in timeline.folds[0].facts] if timeline.folds else []
+    histories = start_histories(facts)
+    for entry in folds:
+        histories = advance_histories(histories, entry)
+    return Timeline(folds, histories)
+
+
 def timeline_document(timeline: Timeline, upto: int | None = None) -> dict[str, object]:
     """A timeline as plain data (``foldscope inspect --json``): folds numbered from 1 as on
     screen.
@@ -500,17 +524,8 @@ def timeline_document(timeline: Timeline, upto: int | None = None) -> dict[str, 
         rule}]}], "facts": [{label, value, graded, chunk, planted_fold, first_carried_fold,
         lost_fold, returned, final_state, altered, rule}]}`` (chunks numbered from 1 too).
     """
-    folds = timeline.folds if upto is None else timeline.folds[: upto + 1]
-    if upto is None or upto + 1 >= len(timeline.folds):
-        histories = timeline.facts
-    else:
-        graded = {h.label: h.graded for h in timeline.facts}
-        chunks = {h.label: h.chunk for h in timeline.facts}
-        facts = [_Fact(f.label, f.value, chunks[f.label], graded[f.label])
-                 for f in timeline.folds[0].facts] if timeline.folds else []
-        histories = start_histories(facts)
-        for entry in folds:
-            histories = advance_histories(histories, entry)
+    shown = timeline_upto(timeline, upto)
+    folds, histories = shown.folds, shown.facts
     return {
         "folds": [{
             "fold": entry.fold + 1, "first_chunk": entry.first_chunk + 1,

@@ -7,6 +7,7 @@ resolves the models (for prices) and scenarios (for token estimates).
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,21 @@ METHOD = ("two-proportion z-test sample size (Fleiss, no continuity correction) 
           "assume each carrier at its cap and each reply at its output budget (an upper bound)")
 
 
-def stored_icc(db: str | Path, sweep_id: str | None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class StoredIcc:
+    """The ICC a plan takes from a stored sweep, and what the sweep's rows used of tokens."""
+
+    icc: float
+    """The row-weighted mean of the sweep's cells' ICCs over valid rows."""
+    source: str
+    """Where it comes from (``sweep <id>``)."""
+    cells_used: int
+    """Cells with a defined ICC."""
+    observed: dict[tuple[str, str], tuple[float, float]]
+    """Mean reported (prompt, completion) tokens per finished row, by (scenario, arm)."""
+
+
+def stored_icc(db: str | Path, sweep_id: str | None) -> StoredIcc:
     """The ICC of a stored sweep: the row-weighted mean of its cells' ICCs over valid rows.
 
     Raises:
@@ -50,8 +65,7 @@ def stored_icc(db: str | Path, sweep_id: str | None) -> dict[str, Any]:
     if used == 0:
         raise StoreError(f"{db}: sweep {sweep_id} has no cell with a defined ICC "
                          "(too few valid rows, or every check alike); give --icc")
-    return {"icc": icc, "source": f"sweep {sweep_id}", "cells_used": used,
-            "observed": observed_row_tokens(rows)}
+    return StoredIcc(icc, f"sweep {sweep_id}", used, observed_row_tokens(rows))
 
 
 def observed_row_tokens(rows: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[float, float]]:

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from foldscope.core.carrier_diff import char_marks
-from foldscope.core.forensics import MUTATED
+from foldscope.core.forensics import MUTATED, FactAtFold, FactHistory, human_fold
 from foldscope.core.text import literal
 
 
@@ -28,12 +28,12 @@ class FactDetail(Widget):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._fact: dict[str, Any] | None = None
-        self._state: dict[str, Any] | None = None
+        self._fact: FactHistory | None = None
+        self._state: FactAtFold | None = None
 
-    def show(self, fact: dict[str, Any] | None, state: dict[str, Any] | None) -> None:
-        """Show a fact's course (``timeline_document``'s ``facts`` entry) and its state at the
-        fold shown (the fold's ``facts`` entry); None clears."""
+    def show(self, fact: FactHistory | None, state: FactAtFold | None) -> None:
+        """Show a fact's course (as it stood at the fold shown) and its state at that fold;
+        None clears."""
         self._fact, self._state = fact, state
         self.refresh(layout=True)
 
@@ -49,27 +49,27 @@ class FactDetail(Widget):
         style = self.get_component_rich_style
         one = lambda s: literal(str(s), keep_newlines=False)  # noqa: E731 - local shorthand
         out = Text(end="")
-        out.append(one(fact["label"]), style("fact-detail--label"))
-        out.append(f" · {'graded' if fact['graded'] else 'decoy'} · chunk {fact['chunk']} · "
-                   f"now {state['state']}\n")
-        course = [f"planted fold {fact['planted_fold'] or '—'}",
-                  f"first carried {fact['first_carried_fold'] or '—'}",
-                  f"lost at {fact['lost_fold'] or '—'}"]
-        if fact["returned"]:
+        out.append(one(fact.label), style("fact-detail--label"))
+        out.append(f" · {'graded' if fact.graded else 'decoy'} · chunk {fact.chunk + 1} · "
+                   f"now {state.state}\n")
+        course = [f"planted fold {human_fold(fact.planted_fold) or '—'}",
+                  f"first carried {human_fold(fact.first_carried_fold) or '—'}",
+                  f"lost at {human_fold(fact.lost_fold) or '—'}"]
+        if fact.returned:
             course.append("came back after its loss")
         out.append(" · ".join(course) + "\n", style("fact-detail--muted"))
-        value = one(fact["value"])
-        if state["state"] != MUTATED or not state.get("altered"):
+        value = one(fact.value)
+        if state.state != MUTATED or not state.altered:
             out.append("value     ")
             out.append(value)
             return out
-        altered = one(state["altered"])
+        altered = one(state.altered)
         marks = char_marks(value, altered)
         out.append("original  ")
         out.append(_marked(value, marks.original, style("fact-detail--mark")))
         out.append("\ncarrier   ")
         out.append(_marked(altered, marks.altered, style("fact-detail--mark")))
-        out.append(f"   ({state.get('rule') or 'near miss'})", style("fact-detail--muted"))
+        out.append(f"   ({state.rule or 'near miss'})", style("fact-detail--muted"))
         return out
 
 

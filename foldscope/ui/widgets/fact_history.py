@@ -8,7 +8,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import DataTable
 
-from foldscope.core.forensics import MISSING, MUTATED, NOT_YET, PRESENT
+from foldscope.core.forensics import MISSING, MUTATED, NOT_YET, PRESENT, Timeline, human_fold
 from foldscope.core.forensics import STATE_MARKS as MARKS
 from foldscope.core.text import literal
 
@@ -26,22 +26,23 @@ class FactHistory(DataTable):
     """A table of planted facts (graded first, starred) by label, with one narrow column per
     fold, then the fold each was lost at (↺: it came back later) and its value.
 
-    Fed with a ``core.forensics.timeline_document``, the same data ``foldscope inspect --json``
-    prints, so the screen and the command cannot disagree.
+    Fed with the row's timeline as it stood after the fold shown (``core.forensics.
+    timeline_upto``), the same one ``foldscope inspect --json`` prints, so the screen and the
+    command cannot disagree.
     """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", **kwargs)
-        self._doc: dict[str, Any] | None = None
+        self._timeline: Timeline | None = None
         self.fixed_columns = 2  # the graded star and the label stay in view
 
     def on_mount(self) -> None:
         # Colours come from the theme: re-draw when it changes.
         self.watch(self.app, "theme", lambda _: self._draw(), init=False)
 
-    def show(self, doc: dict[str, Any] | None) -> None:
-        """Show a timeline document (``None``: no folds yet), keeping the highlighted fact."""
-        self._doc = doc
+    def show(self, timeline: Timeline | None) -> None:
+        """Show a timeline (``None``: no folds yet), keeping the highlighted fact."""
+        self._timeline = timeline
         self._draw()
 
     def strip_text(self) -> list[tuple[str, str, str]]:
@@ -55,32 +56,33 @@ class FactHistory(DataTable):
     def _draw(self) -> None:
         keep = self.cursor_row
         self.clear(columns=True)
-        doc = self._doc
-        if not doc or not doc["folds"]:
+        timeline = self._timeline
+        if timeline is None or not timeline.folds:
             return
         colours = self.app.get_css_variables()
-        folds = doc["folds"]
+        folds = timeline.folds
         # The label is frozen at the left and the fold columns follow it, so a fact's history
         # reads left to right beside its label at any terminal width.
         self.add_column("", key="graded", width=1)
         self.add_column("label", key="label")
         for f in folds:
-            self.add_column(str(f["fold"] % 100), key=f"f{f['fold']}",
-                            width=len(str(f["fold"] % 100)))
+            number = f.fold + 1  # fold 1 is the first, as the diff and inspect say
+            self.add_column(str(number % 100), key=f"f{number}", width=len(str(number % 100)))
         self.add_column("lost at", key="lost")
         self.add_column("value", key="value")
-        for i, fact in enumerate(doc["facts"]):
+        for i, fact in enumerate(timeline.facts):
             marks = []
             for f in folds:
-                mark, var = STATE_MARKS[f["facts"][i]["state"]]
+                mark, var = STATE_MARKS[f.facts[i].state]
                 marks.append(Text(mark, style=colours.get(var, "")))
-            lost = "" if fact["lost_fold"] is None else str(fact["lost_fold"])
-            if fact["returned"]:
+            lost_fold = human_fold(fact.lost_fold)
+            lost = "" if lost_fold is None else str(lost_fold)
+            if fact.returned:
                 lost += " ↺"
-            self.add_row(Text("★" if fact["graded"] else " "),
-                         Text(literal(fact["label"], keep_newlines=False)), *marks,
+            self.add_row(Text("★" if fact.graded else " "),
+                         Text(literal(fact.label, keep_newlines=False)), *marks,
                          Text(lost, style=colours.get("fact-missing", "") if lost else ""),
-                         Text(literal(fact["value"], keep_newlines=False), no_wrap=True),
-                         key=fact["label"])
+                         Text(literal(fact.value, keep_newlines=False), no_wrap=True),
+                         key=fact.label)
         if 0 <= keep < self.row_count:
             self.move_cursor(row=keep, animate=False)

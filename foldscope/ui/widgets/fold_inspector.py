@@ -24,7 +24,7 @@ from foldscope.core.forensics import (
     Timeline,
     fact_spans,
     fold_changes,
-    timeline_document,
+    timeline_upto,
 )
 from foldscope.core.row import FoldRecord, stored_timeline
 from foldscope.core.sections import SECTIONS
@@ -62,7 +62,8 @@ class FoldView:
     index: int
     fold: FoldRecord
     title: str
-    doc: dict[str, Any]
+    timeline: Timeline
+    """The row's timeline as it stood after this fold (``core.forensics.timeline_upto``)."""
     carrier: PaneLayout
     diff: PaneLayout
 
@@ -91,7 +92,7 @@ def build_fold_view(request: FoldRequest, console: Console,
         timeline = stored_timeline(folds, request.facts)
         timelines[:] = [(folds, timeline)]  # one row at a time is stepped through
     fold = folds[index]
-    doc = timeline_document(timeline, index)
+    shown = timeline_upto(timeline, index)
     spans = fact_spans(fold.carrier, request.facts)
     carrier_lines = styled_lines(fold.carrier, [(s.start, s.end, f"carrier-view--{s.state}")
                                                 for s in spans
@@ -104,7 +105,7 @@ def build_fold_view(request: FoldRequest, console: Console,
     title = fold_measures(fold, len(folds))
     if request.row_id is not None:
         title = f"row {request.row_id} · {title}"
-    return FoldView(request.serial, index, fold, title, doc,
+    return FoldView(request.serial, index, fold, title, shown,
                     lay_out(carrier_lines, *request.carrier_layout, console),
                     lay_out(diff_lines, *request.diff_layout, console))
 
@@ -166,8 +167,8 @@ class FoldInspector(Widget):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.doc: dict[str, Any] | None = None
-        """The timeline document shown (``core.forensics.timeline_document``)."""
+        self.timeline: Timeline | None = None
+        """The timeline shown, as it stood after the fold shown (``core.forensics.timeline_upto``)."""
         self.shown: int | None = None
         """The index of the fold drawn; None while nothing is."""
         self.empty_text = "no folds committed for this row yet"
@@ -218,7 +219,7 @@ class FoldInspector(Widget):
                                 carrier.layout_request(), diff.layout_request(), row_id))
 
     def _show_empty(self) -> None:
-        self.doc = None
+        self.timeline = None
         self._fold = None
         self.shown = None
         self.query_one(FactHistory).show(None)
@@ -242,11 +243,11 @@ class FoldInspector(Widget):
         view = message.view
         if view.serial != self._serial:
             return
-        self.doc = view.doc
+        self.timeline = view.timeline
         self._fold = view.fold
         self.query_one("#fold-title", Static).update(Text(view.title))
         self.query_one(CarrierView).set_layout(view.carrier)
-        self.query_one(FactHistory).show(view.doc)
+        self.query_one(FactHistory).show(view.timeline)
         self.query_one(DiffView).set_layout(view.diff)
         if self.chunk_shown:
             self._load_chunk()
@@ -277,9 +278,9 @@ class FoldInspector(Widget):
 
     def _show_detail(self) -> None:
         table = self.query_one(FactHistory)
-        doc = self.doc
-        if doc is None or not doc["folds"] or not 0 <= table.cursor_row < len(doc["facts"]):
+        shown = self.timeline
+        if shown is None or not shown.folds or not 0 <= table.cursor_row < len(shown.facts):
             self.query_one(FactDetail).show(None, None)
             return
         i = table.cursor_row
-        self.query_one(FactDetail).show(doc["facts"][i], doc["folds"][-1]["facts"][i])
+        self.query_one(FactDetail).show(shown.facts[i], shown.folds[-1].facts[i])
