@@ -12,7 +12,7 @@ from typing import Any
 from foldscope.core.errors import FlagRefused
 from foldscope.core.fabrication import CLEARED, HumanVerdict, flag_refusal
 from foldscope.core.row import StoredCheck
-from foldscope.engine.store.connection import _ROW_SEQ, Repository
+from foldscope.engine.store.connection import _ROW_SEQ, Repository, column_names
 
 _CHECK_FIELDS = tuple(f.name for f in dataclasses.fields(StoredCheck))
 """A stored check's fields, each a ``checks`` column of the same name."""
@@ -30,7 +30,7 @@ CHECK_IDS = 500
 
 def _checks(cursor: sqlite3.Cursor) -> list[StoredCheck]:
     """A query's checks, each column read into the ``StoredCheck`` field of its name."""
-    names = [d[0] for d in cursor.description]
+    names = column_names(cursor)
     out = []
     for values in cursor:
         data: dict[str, Any] = dict(zip(names, values))
@@ -42,7 +42,7 @@ def _checks(cursor: sqlite3.Cursor) -> list[StoredCheck]:
 
 def _verdicts(cursor: sqlite3.Cursor) -> list[HumanVerdict]:
     """A query's verdict entries, each column read into the field of its name."""
-    names = [d[0] for d in cursor.description]
+    names = column_names(cursor)
     return [HumanVerdict(**dict(zip(names, values))) for values in cursor]
 
 
@@ -185,7 +185,7 @@ class CheckRepository(Repository):
             f"SELECT {_CHECK_COLUMNS} FROM checks WHERE row_id IN "
             "(SELECT id FROM rows WHERE sweep_id=?) ORDER BY id", [sweep_id])
         # Each field's column found by name once; the values then come in the record's order.
-        names = [d[0] for d in cursor.description]
+        names = column_names(cursor)
         pick = operator.itemgetter(*(names.index(f) for f in _CHECK_FIELDS))
         shared: dict[str, str] = {}
         while batch := cursor.fetchmany(CHECK_BATCH):

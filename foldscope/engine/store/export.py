@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from foldscope.engine.store.connection import Repository, named
+from foldscope.engine.store.connection import Repository, column_names, named
 
 EXPORT_BATCH = 1000
 """Records fetched at a time when a whole sweep's checks or folds stream past."""
@@ -22,7 +22,7 @@ class ExportRepository(Repository):
     def _stream(self, sql: str, params: list[Any]) -> Iterator[dict[str, Any]]:
         """A query's records one at a time (a whole sweep's checks or folds are not held)."""
         cursor = self.db.conn.execute(sql, params)
-        names = [d[0] for d in cursor.description]
+        names = column_names(cursor)
         while batch := cursor.fetchmany(EXPORT_BATCH):
             for values in batch:
                 yield dict(zip(names, values))

@@ -6,6 +6,7 @@ import json
 import math
 import operator
 import sqlite3
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -18,7 +19,7 @@ from foldscope.core.status import RowStatus
 from foldscope.core.study import FOLD_MEASURE_FIELDS, FoldMeasure
 from foldscope.core.tally import FinalCarrier, RowClasses, row_classes
 from foldscope.core.validity import Validity
-from foldscope.engine.store.connection import _FOLD_SEQ, _ROW_SEQ, Repository, named
+from foldscope.engine.store.connection import _FOLD_SEQ, _ROW_SEQ, Repository, column_names, named
 
 _JSON_FOLD_FIELDS = {"fact_status": "fact_status_json", "fact_mutations": "fact_mutations_json"}
 _FOLD_COLUMNS: tuple[str, ...] = tuple(_JSON_FOLD_FIELDS.get(f, f) for f in FOLD_FIELDS)
@@ -74,7 +75,7 @@ _FOLD_NAMES = {column: field for field, column in _JSON_FOLD_FIELDS.items()}
 
 def _folds(cursor: sqlite3.Cursor) -> list[FoldRecord]:
     """A query's folds, each column read into the ``FoldRecord`` field of its name."""
-    names = [_FOLD_NAMES.get(d[0], d[0]) for d in cursor.description]
+    names = [_FOLD_NAMES.get(n, n) for n in column_names(cursor)]
     bools, optional = _converters(_FOLD_TYPES, names)
     out = []
     for values in cursor:
@@ -93,7 +94,7 @@ def _folds(cursor: sqlite3.Cursor) -> list[FoldRecord]:
 
 def _rows(cursor: sqlite3.Cursor) -> list[RowRecord]:
     """A query's rows, each column read into the ``RowRecord`` field of its name."""
-    return _decode_rows([d[0] for d in cursor.description], cursor)
+    return _decode_rows(column_names(cursor), cursor)
 
 
 def _decode_rows(names: Sequence[str], records: Iterable[Sequence[Any]],
@@ -102,6 +103,7 @@ def _decode_rows(names: Sequence[str], records: Iterable[Sequence[Any]],
     (scenario, model, arm, status, reason) one string across every row decoded with it."""
     # Booleans converted by position found once by name, the rest as stored: a first live poll
     # decodes every row.
+    names = [sys.intern(n) for n in names]  # matched to the record's fields by identity
     bools, optional = _converters(_ROW_TYPES, names)
     out = []
     for values in records:
@@ -547,7 +549,7 @@ class RowRepository(Repository):
             f"SELECT f.row_id, {', '.join(f'f.{name}' for name in FOLD_MEASURE_FIELDS)} "
             "FROM folds f JOIN rows r ON r.id = f.row_id WHERE r.sweep_id = ? "
             "ORDER BY f.row_id, f.fold_index", [sweep_id])
-        names = [d[0] for d in cursor.description][1:]
+        names = column_names(cursor)[1:]
         out: dict[int, list[FoldMeasure]] = defaultdict(list)
         for row_id, *values in cursor:
             out[row_id].append(FoldMeasure(**dict(zip(names, values))))
