@@ -213,7 +213,7 @@ class RowRepository(Repository):
         size = size or ROW_BATCH
         cursor = self.db.execute(f"SELECT {self._row_columns()} FROM rows WHERE sweep_id = ? "
                                  "ORDER BY position", [sweep_id])
-        names = [d[0] for d in cursor.description]
+        names = column_names(cursor)
         shared: dict[str, str] = {}
         while batch := cursor.fetchmany(size):
             yield _decode_rows(names, batch, shared)
@@ -227,7 +227,7 @@ class RowRepository(Repository):
             cursor = self.db.conn.execute(
                 f"SELECT row_id, {', '.join(FOLD_MEASURE_FIELDS)} FROM folds WHERE row_id IN "
                 f"({', '.join('?' * len(ids))}) ORDER BY row_id, fold_index", ids)
-            names = [d[0] for d in cursor.description][1:]
+            names = column_names(cursor)[1:]
             for row_id, *values in cursor:
                 out[row_id].append(FoldMeasure(**dict(zip(names, values))))
         return out
