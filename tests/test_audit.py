@@ -59,13 +59,46 @@ def test_each_identifier_of_the_replaced_history_gets_its_state_in_the_summary()
 def test_lost_and_needed_names_the_first_agent_use_after_the_compaction():
     [audit] = audit_session(PORT_DROP)
     needed = {n.value: (n.used_at, n.used_in, n.recovered) for n in audit.lost_and_needed}
-    # The port comes back in tool output at line 8 and the agent types it at line 9 (recovered
-    # first); the handle only from the person (line 7), which is not the agent needing it.
+    # The port (only tool output had shown it before the compaction) comes back in tool output
+    # at line 8 and the agent types it at line 9 (recovered first): the agent needed it, so it
+    # is one of the compaction's identifiers after all. The handle comes back only from the
+    # person (line 7): neither the agent needing it nor a tool-output reappearance.
     assert needed == {"62114": (9, "tool_call", True)}
     [need] = audit.lost_and_needed
     assert "--port 62114" in need.context
-    back = {r.value: (r.at, r.channel) for r in audit.reappeared}
-    assert back == {"62114": (8, "tool_output"), "@marta.v-oncall": (7, "user")}
+    assert audit.reappeared == ()
+
+
+def test_a_value_the_person_retypes_is_no_reappearance_but_tool_output_is():
+    session = _session(Entry(1, "user", "the gateway is gw-3.corp.internal, ticket OPS-9"),
+                       Compaction(2, "working on it"),
+                       Entry(3, "user", "reminder: gw-3.corp.internal"),
+                       Entry(4, "tool_output", "ticket OPS-9 is open"))
+    [audit] = audit_session(session)
+    assert {r.value: (r.at, r.channel) for r in audit.reappeared} == {"OPS-9": (4, "tool_output")}
+    assert audit.lost_and_needed == ()
+
+
+def test_values_only_tool_output_showed_count_when_carried_or_needed_never_as_plain_losses():
+    session = _session(
+        Entry(1, "user", "Run the tests for the billing service on port 62114."),
+        Entry(2, "tool_call", "Bash\ncommand: mix test"),
+        Entry(3, "tool_output", "row 5b1e0c8a-1d2f-4e3a-9b8c-7d6e5f4a3b21 inserted\n"
+                                "phoenix 1.7.14\nsee /srv/app/test/billing_test.exs\n"
+                                "signing key kid-7F3A9C21 rotated"),
+        Compaction(4, "Tests for billing on port 62114; signing key kid-7F3A9C2l."),
+        Entry(5, "tool_call", "Bash\ncommand: mix test /srv/app/test/billing_test.exs"),
+        Entry(6, "tool_output", "phoenix 1.7.14 row 5b1e0c8a-1d2f-4e3a-9b8c-7d6e5f4a3b21"),
+    )
+    [audit] = audit_session(session)
+    # The row id and the version only tool output showed, the summary dropped and nobody
+    # wrote again: not the task's values, not listed. The key the summary garbled is listed
+    # (the summary carries it); the test file the agent needed again is listed as lost.
+    assert _states(audit) == {"62114": "present", "kid-7F3A9C21": "mutated",
+                              "/srv/app/test/billing_test.exs": "missing"}
+    assert [(n.value, n.used_at, n.recovered) for n in audit.lost_and_needed] == [
+        ("/srv/app/test/billing_test.exs", 5, False)]
+    assert audit.reappeared == ()
 
 
 def test_new_after_lists_values_of_lost_kinds_never_seen_before_with_signatures():
@@ -78,9 +111,9 @@ def test_new_after_lists_values_of_lost_kinds_never_seen_before_with_signatures(
 
 def test_second_compaction_audits_the_history_since_the_first_plus_its_summary():
     session = _session(
-        Entry(1, "tool_output", "port 62114 and /srv/a.lock"),
+        Entry(1, "assistant", "port 62114 and /srv/a.lock"),
         Compaction(2, "kept /srv/a.lock"),
-        Entry(3, "tool_output", "ticket OPS-77"),
+        Entry(3, "assistant", "ticket OPS-77"),
         Compaction(4, "OPS-77 open"),
     )
     first, second = audit_session(session)
@@ -94,7 +127,7 @@ def test_a_session_without_compaction_has_no_audits():
 
 
 def test_numbers_are_left_out_by_default_and_can_be_let_in():
-    session = _session(Entry(1, "tool_output", "copied 4096 files, port 62114"), Compaction(2, "done"))
+    session = _session(Entry(1, "assistant", "copied 4096 files, port 62114"), Compaction(2, "done"))
     [audit] = audit_session(session)
     assert [i.value for i in audit.identifiers] == ["62114"]
     [audit] = audit_session(session, AuditOptions(excluded_kinds=frozenset()))
@@ -102,14 +135,14 @@ def test_numbers_are_left_out_by_default_and_can_be_let_in():
 
 
 def test_a_near_miss_that_is_another_value_of_the_history_is_not_a_mutation():
-    session = _session(Entry(1, "tool_output", "key kid-7F3A9C21 and key kid-7F3A9C22"),
+    session = _session(Entry(1, "user", "key kid-7F3A9C21 and key kid-7F3A9C22"),
                        Compaction(2, "use kid-7F3A9C22"))
     [audit] = audit_session(session)
     assert _states(audit) == {"kid-7F3A9C21": "missing", "kid-7F3A9C22": "present"}
 
 
 def test_a_url_also_yields_the_port_inside_it():
-    session = _session(Entry(1, "tool_output", "serving http://ledger-1.internal:62114/health"),
+    session = _session(Entry(1, "assistant", "serving http://ledger-1.internal:62114/health"),
                        Compaction(2, "ledger on port 62114"))
     [audit] = audit_session(session)
     assert _states(audit) == {"http://ledger-1.internal:62114/health": "missing",

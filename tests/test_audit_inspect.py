@@ -43,7 +43,8 @@ def _bash(call_id: str, cmd: str) -> ToolCall:
 def _summary_sample() -> EvalSample:
     system = ChatMessageSystem(content="You migrate services.")
     task = ChatMessageUser(content="Move the ledger. Ticket OPS-4821.")
-    read = ChatMessageAssistant(content="Reading the config.", tool_calls=[_bash("c1", "cat /opt/kestrel/ledger.conf")])
+    read = ChatMessageAssistant(content="Reading the config (it should listen on port 62114).",
+                                tool_calls=[_bash("c1", "cat /opt/kestrel/ledger.conf")])
     conf = ChatMessageTool(content="listen port = 62114\nadmin_port = 47031\nsigning_key = kid-7F3A9C21",
                            tool_call_id="c1", function="bash")
     summary = ChatMessageUser(

@@ -159,7 +159,11 @@ def test_codex_rollout_has_two_compactions_the_second_opaque(capsys):
     assert (first["tokens_before"], first["tokens_after"]) == (182000, 9100)
     states = {i["value"]: i["state"] for i in first["identifiers"]}
     assert states["PAY-311"] == states["kid-55AB90CD"] == states["18443"] == "present"
-    assert states["https://pay-sandbox.acme-pay.io/v2"] == "missing"
+    # The gateway URL only the config file showed is not listed; its host, which the agent
+    # writes again after the compaction, is — lost and needed.
+    assert "https://pay-sandbox.acme-pay.io/v2" not in states
+    assert states["pay-sandbox.acme-pay.io"] == "missing"
+    assert [n["value"] for n in first["lost_and_needed"]] == ["pay-sandbox.acme-pay.io"]
     assert {i["state"] for i in second["identifiers"]} == {"unknown"}
     needed = {n["value"]: n for n in second["lost_and_needed"]}
     assert {"18443", "kid-55AB90CD"} <= set(needed)
@@ -260,7 +264,7 @@ def test_a_directory_carried_with_its_files_listed_carries_them():
 
 def test_mutated_is_a_near_miss_of_a_whole_token_of_the_kind():
     session = Session((
-        Entry(1, "tool_output", "deploy to https://app-staging.example.com and port 62114; key kid-7F3A9C21"),
+        Entry(1, "assistant", "deploy to https://app-staging.example.com and port 62114; key kid-7F3A9C21"),
         Compaction(2, "Deploy: https://app-staging.example.com/v2 ; port 62115; key kid-7F3A9C2l"),
     ), "jsonl")
     [audit] = audit_session(session)
@@ -360,9 +364,9 @@ def test_a_version_1_pi_session_without_ids_is_read(tmp_path):
 
 def test_a_near_miss_the_session_had_shown_is_another_value_not_a_mutation():
     session = Session((
-        Entry(1, "tool_output", "staging on port 8081"),
+        Entry(1, "assistant", "staging on port 8081"),
         Compaction(2, "nothing yet"),
-        Entry(3, "tool_output", "prod on port 8080"),
+        Entry(3, "assistant", "prod on port 8080"),
         Compaction(4, "prod is on port 8081"),
     ), "jsonl")
     _, second = audit_session(session)

@@ -247,7 +247,7 @@ def report_lines(doc: dict[str, Any], path: str) -> list[str]:
         else:
             lines.append("  lost and needed: none")
         if c.get("reappeared"):
-            lines.append(f"  reappeared only in tool output or from the person: "
+            lines.append(f"  reappeared only in tool output: "
                          f"{len(c['reappeared'])} value(s)")
             for x in c["reappeared"]:
                 lines.append(f"    {x['kind']:<10} {_shown(x['value'])}  at {where} {x['at']} "

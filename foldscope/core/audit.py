@@ -5,7 +5,10 @@ A real session is a row whose folds are its compactions: the history a compactio
 (every entry since the previous compaction, plus the previous summary) is the chunk, the new
 summary is the carrier. For each compaction the audit lists the identifiers of the replaced
 history (found by the tracked kinds of :mod:`foldscope.core.identifiers`, or the named facts of a
-facts file) and their state in the summary — ``present``, ``mutated`` (a near miss, decided by
+facts file) that are the task's — written by the agent or typed by the person, or carried by
+the summary; a value only tool output showed (a row id in test output, a version in a lock file)
+is listed only if the summary carries it or the agent writes it again — and their state in the
+summary — ``present``, ``mutated`` (a near miss, decided by
 :func:`foldscope.core.forensics.value_state`) or ``missing``; ``unknown`` when the carrier is
 opaque (a Codex compaction whose summary is encrypted or absent). Then, for every identifier not
 carried intact:
@@ -13,7 +16,8 @@ carried intact:
 * *lost and needed* — the agent itself wrote it again after the compaction (its text or a tool
   call's input), with where, the text around it, and whether it had come back through tool
   output first (``recovered``);
-* *reappeared* — it only came back in tool output (or from the person) so far;
+* *reappeared* — it only came back in tool output so far (a value the person types again is
+  the person's reminder, not a reappearance);
 
 and *new after*: values of the lost kinds the summary or the agent wrote after the compaction
 that nothing — no entry of any channel, tool output included — had shown before (likely
@@ -66,8 +70,15 @@ AUTHORED_CHANNELS: frozenset[str] = frozenset({"assistant", "tool_call"})
 value written here after a compaction is *lost and needed*; tool output is what the world
 returned, not the agent needing the value."""
 
-RETURNED_CHANNELS: frozenset[str] = frozenset({"tool_output", "user"})
-"""Where a lost value can come back without the agent writing it (*reappeared*)."""
+RETURNED_CHANNELS: frozenset[str] = frozenset({"tool_output"})
+"""Where a lost value can come back without the agent writing it (*reappeared*): tool output.
+A value the person types again is the person's, not a reappearance."""
+
+WRITTEN_CHANNELS: frozenset[str] = AUTHORED_CHANNELS | {"user"}
+"""Where a value becomes one of the task's: written by the agent or typed by the person. A value
+only tool output (or the runtime) showed — a row id in test output, a dependency's version in
+a lock file — is not tracked for a compaction unless one of them wrote it too (or the previous
+summary carried it)."""
 
 AGENT_CHANNELS: frozenset[str] = AUTHORED_CHANNELS | {"tool_output"}
 """The agent's side of the session: what it wrote and what its tools returned to it."""
@@ -489,6 +500,8 @@ class _Seen:
     first_at: int
     last_at: int
     label: str | None
+    written: bool = True
+    """The agent or the person wrote it in the window (or the summary before carried it)."""
 
 
 @dataclass
@@ -526,6 +539,9 @@ class _Open:
     ident: IdentifierState
     back_from_tool: bool = False
     reappeared: bool = False
+    latent: bool = False
+    """Only tool output had shown it and the summary did not carry it: not one of the
+    compaction's identifiers unless the agent writes it again (then it was lost and needed)."""
 
 
 class SessionAuditor:
@@ -587,20 +603,25 @@ class SessionAuditor:
         weights = self.finder.weights
         return [b.audit(weights) for b in self._built]
 
-    def _track(self, found: _Found, at: int) -> None:
+    def _track(self, found: _Found, at: int, written: bool) -> None:
         if found.kind in self.excluded or (found.kind == "path" and found.key in _PLACES):
             return
         slot = (found.kind, found.key)  # /repo/src/a.py and src/a.py are one path
         seen = self._window.get(slot)
         if seen is None:
-            self._window[slot] = _Seen(found.kind, found.value, found.key, at, at, found.label)
+            self._window[slot] = _Seen(found.kind, found.value, found.key, at, at, found.label,
+                                       written)
         else:
             seen.last_at = at
+            if written and not seen.written:
+                seen.written = True
 
     def _entry(self, entry: Entry) -> None:
         found = self.finder.find(entry.text)
         current = self._current
         authored = entry.channel in AUTHORED_CHANNELS
+        # Named facts are the person's own list: any channel that shows one counts.
+        written = entry.channel in WRITTEN_CHANNELS or self.options.facts is not None
         pending = self._pending
         if authored and self.options.facts is None and pending:
             taken = {f.start for f in found}
@@ -622,7 +643,7 @@ class SessionAuditor:
                 waiting = pending.get(f.key)
                 if waiting:
                     self._use(waiting, f, entry)
-            self._track(f, at)
+            self._track(f, at, written)
             if (new_after and current is not None and f.kind in current.lost_kinds
                     and self._unseen(f) and f.value not in current.altered
                     and f.key not in current.new_seen):
@@ -651,6 +672,9 @@ class SessionAuditor:
         if entry.channel in AUTHORED_CHANNELS:
             context = _context(entry.text, f.start, f.end)
             for o in waiting:
+                if o.latent:  # the agent needed what only tool output had shown: the task's
+                    o.latent = False
+                    o.building.identifiers.append(o.ident)
                 need = LostAndNeeded(o.ident.kind, o.ident.value, entry.at, entry.channel,
                                      o.ident.state, o.ident.label, context, o.back_from_tool)
                 o.building.lost.append(need)
@@ -660,9 +684,8 @@ class SessionAuditor:
         elif entry.channel in RETURNED_CHANNELS:
             context = ""
             for o in waiting:
-                if entry.channel == "tool_output":
-                    o.back_from_tool = True
-                if not o.reappeared:
+                o.back_from_tool = True
+                if not o.reappeared and not o.latent:
                     o.reappeared = True
                     context = context or _context(entry.text, f.start, f.end)
                     o.building.reappeared.append(Reappeared(
@@ -684,22 +707,28 @@ class SessionAuditor:
         summary_dirs = {f.key for f in summary_found if f.kind == "path"}
         summary_norm = normalize(c.summary)
         kept_from = c.kept_from
-        states: list[IdentifierState] = []
-        for seen in window.values():
-            states.append(self._state(seen, c, summary_norm, summary_keys, summary_dirs, tokens,
-                                      kept_from))
+        every = [(seen, self._state(seen, c, summary_norm, summary_keys, summary_dirs, tokens,
+                                    kept_from)) for seen in window.values()]
+        # The task's values are what the agent or the person wrote (or the summary before
+        # carried), and whatever the summary carries; a value only tool output showed that the
+        # summary dropped is no loss of the task's unless the agent writes it again (latent).
+        states = [state for seen, state in every if seen.written or state.state in _CARRIED]
         self.compactions += 1
         building = _Building(
             index=self.compactions, compaction=c,
             tokens_before=c.tokens_before if c.tokens_before is not None else self._last_usage,
             tokens_after=c.tokens_after, identifiers=states,
-            lost_kinds=frozenset(i.kind for i in states if i.state != PRESENT),
-            altered=frozenset(i.altered for i in states if i.altered))
+            # Kinds of every value not carried, latent ones included: an agent that invents a
+            # port after a compaction dropped the one its tools had shown has re-invented it.
+            lost_kinds=frozenset(i.kind for _seen, i in every if i.state != PRESENT),
+            altered=frozenset(i.altered for _seen, i in every if i.altered))
         if self.keep:
             self._built.append(building)
-        for ident, seen in zip(states, window.values(), strict=True):
+        for seen, ident in every:
             if ident.state != PRESENT:
-                self._pending.setdefault(seen.key, []).append(_Open(building, ident))
+                latent = not seen.written and ident.state not in _CARRIED
+                self._pending.setdefault(seen.key, []).append(_Open(building, ident,
+                                                                    latent=latent))
         # The summary's own values: new if nothing showed them before.
         if self.options.facts is None:
             for f in summary_found:
@@ -745,6 +774,9 @@ class SessionAuditor:
         return IdentifierState(seen.kind, seen.value, state, miss.altered if miss else None,
                                seen.label)
 
+
+_CARRIED = frozenset({PRESENT, MUTATED})
+"""States in which the summary holds the value (intact or garbled)."""
 
 _PLACES = frozenset({".", "~", "/", "~/"})
 """Path keys that are the session's own places (its working directory, home, the root): where

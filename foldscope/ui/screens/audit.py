@@ -70,9 +70,11 @@ AUDIT_HELP: tuple[tuple[str, str], ...] = (
      "how much losing that kind costs. 'recovered': tool output had shown the value again "
      "before the agent wrote it."),
     ("Reappeared", "values the summary did not carry that so far only came back in tool output "
-     "or from the person — the agent did not need to write them."),
-    ("Identifiers", "every identifier of the history the compaction replaced (the entries since "
-     "the previous compaction, plus the previous summary) and its state in the summary."),
+     "(a file re-read, a command's output) — the agent did not need to write them."),
+    ("Identifiers", "the task's identifiers of the history the compaction replaced (the entries "
+     "since the previous compaction, plus the previous summary) and their state in the summary: "
+     "what the agent or the person wrote, what the summary carries, and what only tool output "
+     "showed once the agent needs it again."),
     ("New after", "values of a lost kind written after the compaction that nothing had shown "
      "before (likely re-invented), with their stock-value signatures."),
     ("● ◐ ○ ?", "present (whole token; a path also relative to the session's working "
@@ -156,7 +158,7 @@ class AuditScreen(Screen[None]):
         Binding("l", "show_tab('lost-tab')", "Lost", tooltip="Lost and needed: values the agent "
                 "wrote again after the summary dropped them"),
         Binding("r", "show_tab('back-tab')", "Reappeared", tooltip="Values that only came back "
-                "in tool output (or from the person)"),
+                "in tool output"),
         Binding("i", "show_tab('ids-tab')", "Identifiers",
                 tooltip="Every identifier of the replaced history and its state"),
         Binding("a", "show_tab('new-tab')", "New after",
