@@ -19,7 +19,9 @@ Prints and writes to ``bench-results.json``:
   ``export``'s peak RSS on a generated 50,000-row database (``--sweep-rows``; a fifth of it is
   measured too, to see time grow linearly), ``check`` beside them;
 - ``cpu_per_fold_vs_inspect`` (when ``INSPECT_VENV`` names a venv with inspect_ai): CPU per fold
-  ÷ inspect_ai's on 800 samples × 6 kestrel chunks with ``inspect eval`` on its mock model;
+  ÷ inspect_ai's on 800 samples × 6 kestrel chunks with ``inspect eval`` on its mock model
+  (replying carriers the size foldscope's simulated folders write, with usage, scored by
+  ``includes``; the run's log must show every sample done);
 - ``first_poll_ms_10k_rows``: the first, full live poll of the 10,000-row database;
 - ``poll_ms_10k_rows``: one live poll (``engine.live.LiveSweep``, what the TUI grid runs at
   4 Hz) on a 10,000-row database while a runner appends to it: the median over the run (the
@@ -799,20 +801,35 @@ def measure_whole_sweep(rows: int) -> dict[str, float]:
 INSPECT_TASK = """
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+from inspect_ai.model import (ChatMessageSystem, ChatMessageUser, ModelOutput, ModelUsage,
+                              get_model)
 from inspect_ai.scorer import includes
 from inspect_ai.solver import Generate, TaskState, solver
 
 CHUNKS = {chunks!r}
+MARK = "\\n\\n<chunk>\\n"
+
+
+def fold_reply(input, tools, tool_choice, config):
+    # The mock's reply is a carrier the size a faithful folder writes (the carrier so far and a
+    # slice of the chunk: 0.7 to 4 kB, as the simulated models' carriers run), with its usage
+    # stated as an API reply states it: without usage the mock counts the 100 kB prompt with a
+    # tokenizer it downloads (none can be fetched offline, and the eval fails on the first call).
+    carrier, _, chunk = input[-1].text.partition(MARK)
+    reply = carrier + "\\n" + chunk[:{keep}]
+    prompt = sum(len(m.text) for m in input) // 4
+    return ModelOutput.from_content(model="mockllm", content=reply).model_copy(
+        update={{"usage": ModelUsage(input_tokens=prompt, output_tokens=len(reply) // 4,
+                                    total_tokens=prompt + len(reply) // 4)}})
 
 
 @solver
 def fold_forward():
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        carrier = ""
+        carrier = f"carrier of sample {{state.sample_id}}"
         for chunk in CHUNKS:  # one fold per chunk: the carrier so far plus the chunk
             state.messages = [ChatMessageSystem(content="Summarise into the carrier."),
-                              ChatMessageUser(content=carrier + "\\n\\n" + chunk)]
+                              ChatMessageUser(content=carrier + MARK + chunk)]
             state = await generate(state)
             carrier = state.output.completion
         return state
@@ -821,29 +838,52 @@ def fold_forward():
 
 @task
 def folds():
-    return Task(dataset=[Sample(input="fold", target="x", id=i) for i in range({rows})],
-                solver=fold_forward(), scorer=includes())
+    return Task(dataset=[Sample(input="fold", target={target!r}, id=i) for i in range({rows})],
+                solver=fold_forward(), scorer=includes(),
+                model=get_model("mockllm/model", custom_outputs=fold_reply))
 """
+
+INSPECT_LOG_CHECK = (
+    "import sys\n"
+    "from inspect_ai.log import list_eval_logs, read_eval_log\n"
+    "logs = list_eval_logs(sys.argv[1])\n"
+    "log = read_eval_log(logs[0], header_only=True) if logs else None\n"
+    "done = log.results.completed_samples if log is not None and log.results else 0\n"
+    "why = (log.error.message if log is not None and log.error else 'no log')\n"
+    "print(log.status if log is not None else 'missing', done, why.splitlines()[0][:200])\n")
+"""Prints an eval log's status, its completed samples and its error: ``inspect eval`` exits 0
+even when the eval stops on an error, so its exit status proves nothing."""
 
 
 def measure_inspect(inspect_venv: Path, rows: int = 800) -> dict[str, float]:
     """inspect_ai's CPU per fold on the same workload: ``rows`` samples, each folding the six
-    kestrel chunks one generate call at a time on its mock model (``inspect eval``)."""
+    kestrel chunks one generate call at a time on its mock model (``inspect eval``), whose
+    reply is a carrier of the size foldscope's simulated folders write, scored by ``includes``.
+    The eval's log must say it succeeded with every sample done, or this raises."""
     from foldscope.engine.loader import load_scenario
 
-    chunks = [c.text for c in load_scenario("kestrel").chunks]
+    scenario = load_scenario("kestrel")
+    chunks = [c.text for c in scenario.chunks]
     with tempfile.TemporaryDirectory() as tmp:
         task = Path(tmp) / "folds.py"
-        task.write_text(INSPECT_TASK.format(chunks=chunks, rows=rows))
-        inspect = inspect_venv.resolve() / "bin" / "inspect"
-        proc = subprocess.Popen([str(inspect), "eval", task.name, "--model", "mockllm/model",
-                                 "--log-dir", str(Path(tmp) / "logs"), "--display", "none",
+        task.write_text(INSPECT_TASK.format(chunks=chunks, rows=rows, keep=700,
+                                            target=scenario.graded[0].value))
+        venv = inspect_venv.resolve()
+        logs = Path(tmp) / "logs"
+        proc = subprocess.Popen([str(venv / "bin" / "inspect"), "eval", task.name,
+                                 "--log-dir", str(logs), "--display", "none",
                                  "--max-connections", "8"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp)
         _, status, usage = os.wait4(proc.pid, 0)
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
         if os.waitstatus_to_exitcode(status):
-            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
             raise RuntimeError(f"inspect eval failed: {err.strip()[-300:]}")
+        check = subprocess.run([str(venv / "bin" / "python"), "-c", INSPECT_LOG_CHECK,
+                                str(logs)], capture_output=True, text=True, check=True)
+        state, done, why = (check.stdout.strip().split(" ", 2) + ["", ""])[:3]
+        if state != "success" or int(done) != rows:
+            raise RuntimeError(f"inspect eval did not finish: {state}, {done} of {rows} samples "
+                               f"({why})")
     folds = rows * len(chunks)
     return {"inspect_folds": folds,
             "inspect_cpu_ms_per_fold": 1000 * (usage.ru_utime + usage.ru_stime) / folds}
