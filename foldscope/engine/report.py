@@ -172,9 +172,9 @@ def estimator_error(store: Store, sweep_id: str) -> dict[str, Any]:
     """
     by_class: dict[str, list[float]] = defaultdict(list)
     for pair in store.token_pairs(sweep_id):
-        if pair["prompt_tokens"]:
-            err = token_error(pair["est_prompt_tokens"], pair["prompt_tokens"])
-            by_class[pair["content_class"] or "unknown"].append(err)
+        if pair.prompt_tokens:
+            err = token_error(pair.est_prompt_tokens, pair.prompt_tokens)
+            by_class[pair.content_class or "unknown"].append(err)
     return {cls: {"folds": len(errs), "mean_relative_error": round(sum(errs) / len(errs), 4),
                   "max_abs_relative_error": round(max(abs(e) for e in errs), 4)}
             for cls, errs in sorted(by_class.items())}

@@ -24,7 +24,13 @@ from foldscope.engine.store.cache import CacheRepository
 from foldscope.engine.store.checks import CheckRepository
 from foldscope.engine.store.connection import StoreConnection, database_error
 from foldscope.engine.store.export import ExportRepository
-from foldscope.engine.store.rows import FoldState, RowRepository, RunSpan, SweepTotals
+from foldscope.engine.store.rows import (
+    FoldState,
+    RowRepository,
+    RunSpan,
+    SweepTotals,
+    TokenPair,
+)
 from foldscope.engine.store.sweeps import SweepHeader, SweepRecord, SweepRepository
 
 
@@ -258,7 +264,7 @@ class Store:
         """The most one stored call of a sweep cost (0.0 when none states a cost)."""
         return self.row_repo.highest_call_cost(sweep_id)
 
-    def token_pairs(self, sweep_id: str) -> Iterator[dict[str, Any]]:
+    def token_pairs(self, sweep_id: str) -> Iterator[TokenPair]:
         """Estimated vs reported prompt tokens of every fold that has a reported count."""
         return self.row_repo.token_pairs(sweep_id)
 

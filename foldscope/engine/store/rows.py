@@ -127,6 +127,14 @@ ROW_RUNNING = RowStatus.RUNNING
 ROW_PLANNED = RowStatus.PLANNED
 
 
+class TokenPair(NamedTuple):
+    """One fold's estimated and reported prompt tokens (``Store.token_pairs``)."""
+
+    content_class: str | None
+    est_prompt_tokens: int
+    prompt_tokens: int
+
+
 class FoldState(NamedTuple):
     """One fold without its texts (``Store.fold_states``: the survival view's input)."""
 
@@ -519,13 +527,15 @@ class RowRepository(Repository):
                   if isinstance(v, int | float) and math.isfinite(v) and v >= 0]
         return float(max(values)) if values else 0.0
 
-    def token_pairs(self, sweep_id: str) -> Iterator[dict[str, Any]]:
+    def token_pairs(self, sweep_id: str) -> Iterator[TokenPair]:
         """Estimated vs reported prompt tokens of every fold that has a reported count, read as
         iterated (a 50,000-row sweep has 300,000 folds)."""
-        return iter(self.db.query(
-            "SELECT f.content_class, f.est_prompt_tokens, f.prompt_tokens FROM folds f "
+        cursor = self.db.conn.execute(
+            f"SELECT {', '.join(f'f.{n}' for n in TokenPair._fields)} FROM folds f "
             "JOIN rows r ON r.id=f.row_id WHERE r.sweep_id=? AND f.prompt_tokens IS NOT NULL "
-            "AND f.cached=0", [sweep_id]))
+            "AND f.cached=0", [sweep_id])
+        pick = operator.itemgetter(*(column_names(cursor).index(n) for n in TokenPair._fields))
+        return (TokenPair(*pick(values)) for values in cursor)
 
     def sweep_totals(self) -> dict[str, SweepTotals]:
         """Every sweep's rows finished and planned, first start and spend, by sweep id."""
