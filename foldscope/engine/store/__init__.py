@@ -3,8 +3,10 @@
 ``Store`` is the facade over one connection; the typed repositories behind it live in
 ``sweeps`` (sweeps, statuses, runner claims), ``rows`` (rows, folds, fact courses), ``checks``
 (checks and verdicts), ``activity_log`` (event log, runner status, control), ``audits``
-(session audits) and ``cache`` (response cache); ``schema`` holds the migrations and
-``connection`` the opening, migrating and transactions.
+(session audits), ``cache`` (response cache) and ``export`` (the evidence package's
+whole-database reads); ``schema`` holds the migrations and ``connection`` the opening,
+migrating (an older database opened read-only: in a temporary copy) and transactions.
+Records are decoded by column name (``connection.named`` / ``column_names``).
 """
 
 from foldscope.engine.store.activity_log import EVENT_CAP
