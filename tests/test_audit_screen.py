@@ -254,6 +254,15 @@ async def test_lost_first_filters_context_help_and_escape(capsys):
         pane = screen.query_one("#audit-context", Static)
         first = doc["compactions"][0]["lost_and_needed"][0]
         assert pane.display and f"line {first['used_at']}" in str(pane.render())
+        # ... and the session line itself, read again from the file, the value marked
+        await wait_group(app, "audit-line")
+        await wait_until(pilot, lambda: "assistant, line 1 of 1" in str(pane.render()),
+                         "the session line to be read")
+        shown = pane.render()
+        assert "The configured port is 62114, not 8080. Restarting." in str(shown)
+        assert any(str(shown)[span.start:span.end] == "62114"
+                   and (getattr(span.style, "reverse", False) or "reverse" in str(span.style))
+                   for span in shown.spans)
         await pilot.press("escape")  # closes the context pane, the app stays
         await pilot.pause()
         assert not pane.display and app.return_code is None
@@ -285,3 +294,37 @@ async def test_lost_first_filters_context_help_and_escape(capsys):
         await pilot.press("escape")  # back to the lost list, not out
         await pilot.pause()
         assert tabs.active == "lost-tab" and app.return_code is None
+
+
+def test_a_session_line_is_read_again_and_its_value_marked(tmp_path):
+    from foldscope.core.errors import SessionError
+    from foldscope.engine.audit_readers import SHOWN_LINE_BYTES, session_line
+    from foldscope.ui.screens.audit import line_excerpt
+
+    line = session_line(PORT_DROP, 16, "claude-code")
+    assert line.texts == (("assistant", "The configured port is 62114, not 8080. Restarting."),)
+    text = line_excerpt(line, "port", "62114", "assistant", "reverse")
+    assert text is not None and "62114, not 8080" in text.plain
+    # A file that changed since: the value is not on that line any more.
+    assert line_excerpt(session_line(PORT_DROP, 2, "claude-code"), "port", "62114", "assistant",
+                        "reverse") is None
+    with pytest.raises(SessionError, match="no line 999"):
+        session_line(PORT_DROP, 999, "claude-code")
+    with pytest.raises(SessionError):
+        session_line(tmp_path / "gone.jsonl", 1, "claude-code")
+    # Hostile text stays literal; a long entry shows the lines around the value; a path used
+    # relative to the working directory is found by its last parts.
+    hostile = tmp_path / "h.jsonl"
+    body = "\n".join([f"row {i}" for i in range(40)] + ["cfg at src/app/settings.toml \x1b[2J!"]
+                      + ["tail"] * 30)
+    hostile.write_text(json.dumps({"role": "tool", "content": body}) + "\n"
+                       + "x" * (SHOWN_LINE_BYTES + 10) + "\n")
+    text = line_excerpt(session_line(hostile, 1, "jsonl"), "path", "/repo/src/app/settings.toml",
+                        "tool_output", "reverse")
+    assert text is not None and "\x1b" not in text.plain and "\u241b[2J" in text.plain
+    assert "row 37" in text.plain and "row 36" not in text.plain and "⋮" in text.plain
+    assert "line 41 of 71" in text.plain
+    long = session_line(hostile, 2, "jsonl")
+    assert long.cut and long.texts[0][0] == "raw"
+    with pytest.raises(SessionError, match="no lines"):
+        session_line(hostile, 1, "inspect")

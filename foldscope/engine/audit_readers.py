@@ -1030,3 +1030,58 @@ def read_facts(path: str | Path, rules: Sequence[KindRule] | None = None) -> tup
         ConfigError: the file is missing or malformed (one line naming it).
     """
     return facts_from_data(read_toml_file(path, "facts file"), source=str(path), rules=rules)
+
+
+# --- one line of a session, for a person to read ------------------------------------------------
+
+SHOWN_LINE_BYTES = 4 * 1024 * 1024
+"""Longest line read for display; a longer one is shown cut (its start, as raw text)."""
+
+
+@dataclass(frozen=True)
+class SessionLine:
+    """What one line of a session file holds, as a person reads it: each entry's writer
+    (``user``, ``assistant``, ``tool_call``, ``tool_output``, ``system``; ``summary`` for a
+    compaction's summary; ``raw`` for a line no entry could be read from) and its text. Text is
+    as the file has it: show it through :func:`foldscope.core.text.literal`."""
+
+    at: int
+    texts: tuple[tuple[str, str], ...]
+    cut: bool = False
+
+
+def session_line(path: str | Path, at: int, fmt: str) -> SessionLine:
+    """Read line ``at`` (1-based) of a JSONL session file of format ``fmt`` (one of
+    :data:`JSONL_FORMATS`), streaming past the lines before it.
+
+    Raises:
+        SessionError: the file cannot be read, or has no such line (one line).
+    """
+    if fmt not in JSONL_FORMATS:
+        raise SessionError(f"a {fmt} log has no lines to show (only {', '.join(JSONL_FORMATS)})")
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            n = 1
+            while n < at:
+                chunk = fh.readline(1 << 20)
+                if not chunk:
+                    raise SessionError(f"{path}: has no line {at} (it has {n - 1})")
+                if chunk.endswith(b"\n"):
+                    n += 1
+            data = fh.readline(SHOWN_LINE_BYTES)
+            cut = len(data) >= SHOWN_LINE_BYTES and not data.endswith(b"\n") and bool(fh.read(1))
+    except OSError as err:
+        raise SessionError(f"{path}: cannot be read ({err.strerror or err})") from None
+    if not data:
+        raise SessionError(f"{path}: has no line {at}")
+    text = data.decode("utf-8", errors="replace").rstrip("\n").rstrip("\r")
+    if cut:
+        return SessionLine(at, (("raw", text),), cut=True)
+    texts: list[tuple[str, str]] = []
+    for item in _READERS[fmt]([(at, text)], ReadState(fmt)):
+        if isinstance(item, Entry) and item.text:
+            texts.append((item.channel, item.text))
+        elif isinstance(item, Compaction) and item.summary:
+            texts.append(("summary", item.summary))
+    return SessionLine(at, tuple(texts) or (("raw", text),))

@@ -3,14 +3,17 @@ What the agent lost and needed comes first; then what only came back in tool out
 identifier of the replaced history with its state, the values likely re-invented, the summary
 (the carrier, identifiers highlighted by state) and its diff from the previous one. Each list is
 a full-width table (every column reachable: left and right scroll it), filtered by kind and by
-channel; enter shows where a value was used again, with its context and the value marked."""
+channel; enter shows where a value was used again: that line of the session file, read again
+(through the literal-text function), with the value marked."""
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -20,8 +23,10 @@ from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from foldscope.core.audit import CompactionAudit, LostAndNeeded, Reappeared
 from foldscope.core.audit_view import AuditView, summary_spans
+from foldscope.core.errors import SessionError
 from foldscope.core.forensics import MISSING, MUTATED, PRESENT, UNKNOWN
 from foldscope.core.text import literal
+from foldscope.engine.audit_readers import JSONL_FORMATS, SessionLine, session_line
 from foldscope.ui.widgets.carrier_view import CarrierView
 from foldscope.ui.widgets.diff_view import DiffView
 from foldscope.ui.widgets.fact_history import STATE_MARKS
@@ -50,6 +55,65 @@ def _tokens(c: CompactionAudit) -> str:
         return "tokens not recorded"
     show = (lambda n: "?" if n is None else f"{n:,}")
     return f"{show(c.tokens_before)} → {show(c.tokens_after)} tokens"
+
+
+EXCERPT_BEFORE = 3
+"""Lines of the entry shown before the one where the value stands (and twice as many after)."""
+
+EXCERPT_LINE_CHARS = 240
+"""A longer line of the entry is shown as this many characters around the value."""
+
+
+def _needles(kind: str, value: str) -> list[str]:
+    """What to look for in the line: the value, and for a path its last parts (the agent may
+    have written it relative to its working directory)."""
+    out = [value]
+    if kind == "path":
+        parts = value.rstrip("/").split("/")
+        out += ["/".join(parts[-2:]), posixpath.basename(value.rstrip("/"))]
+    elif kind == "env_var":
+        out.append(value.strip("${}"))
+    return [n for n in dict.fromkeys(out) if n]
+
+
+def line_excerpt(line: SessionLine, kind: str, value: str, channel: str, style: str
+                 ) -> Text | None:
+    """The part of a session line where the value stands, shown literally with the value
+    marked: the entry of ``channel`` holding it (else any entry holding it), a few of its lines
+    around the first occurrence. None when no entry of the line holds the value."""
+    for needle in _needles(kind, value):
+        shown = _one_line(needle)
+        for prefer in (True, False):
+            for who, text in line.texts:
+                if (who == channel) != prefer:
+                    continue
+                body = literal(text)
+                at = body.find(shown)
+                if at < 0:
+                    continue
+                lines = body.split("\n")
+                row = body.count("\n", 0, at)
+                lo, hi = max(0, row - EXCERPT_BEFORE), min(len(lines), row + 2 * EXCERPT_BEFORE + 1)
+                out = Text()
+                where = f"{who.replace('_', ' ')}, line {row + 1} of {len(lines)} of its text"
+                out.append(f"[{where}{', cut: the file line is longer' if line.cut else ''}]\n",
+                           style="dim")
+                if lo > 0:
+                    out.append("  ⋮\n", style="dim")
+                for n in range(lo, hi):
+                    part = lines[n]
+                    if len(part) > EXCERPT_LINE_CHARS:
+                        hit = part.find(shown)
+                        start = max(0, (hit if hit >= 0 else 0) - EXCERPT_LINE_CHARS // 3)
+                        part = (("…" if start else "") + part[start:start + EXCERPT_LINE_CHARS]
+                                + ("…" if start + EXCERPT_LINE_CHARS < len(part) else ""))
+                    out.append_text(_marked(part, needle, style))
+                    out.append("\n")
+                if hi < len(lines):
+                    out.append("  ⋮\n", style="dim")
+                out.rstrip()
+                return out
+    return None
 
 
 def _marked(context: str, value: str, style: str) -> Text:
@@ -140,7 +204,7 @@ class AuditScreen(Screen[None]):
         #audit-filter { color: $text-muted; margin: 0 0 1 0; }
         #audit-tabs { height: 1fr; }
         #audit-tabs DataTable { height: 1fr; }
-        #audit-context { height: auto; max-height: 8; border: round $primary; padding: 0 1; }
+        #audit-context { height: auto; max-height: 14; border: round $primary; padding: 0 1; }
     }
     """
 
@@ -191,6 +255,7 @@ class AuditScreen(Screen[None]):
         self.kind_filter: str | None = None
         self.channel_filter: str | None = None
         self._rows: dict[str, list[LostAndNeeded | Reappeared]] = {}
+        self._asked = 0  # which enter the line being read belongs to
 
     @property
     def view(self) -> AuditView | None:
@@ -331,7 +396,11 @@ class AuditScreen(Screen[None]):
         return self.channel_filter is None or channel is None or channel == self.channel_filter
 
     def _show_context(self, row: LostAndNeeded | Reappeared, view: AuditView) -> None:
+        """Where the value was used again: the head at once, then the session line itself,
+        read from the file in a worker (the stored context until then, or when the file cannot
+        be read any more)."""
         colours = self.app.get_css_variables()
+        style = f"reverse {colours.get('fact-missing', '')}"
         if isinstance(row, LostAndNeeded):
             at, channel, how = row.used_at, row.used_in, "written again by the agent"
             if row.recovered:
@@ -340,11 +409,42 @@ class AuditScreen(Screen[None]):
             at, channel, how = row.at, row.channel, "came back"
         head = Text(f"{view.where} {at} · {channel.replace('_', ' ')} · {row.kind} "
                     f"{_one_line(row.value)} · {how}\n", style="bold")
-        body = (_marked(row.context, row.value, f"reverse {colours.get('fact-missing', '')}")
-                if row.context else Text("(no context kept: a redacted audit)", style="dim"))
+        stored = (_marked(row.context, row.value, style)
+                  if row.context else Text("(no context kept: a redacted audit)", style="dim"))
+        self._asked += 1
+        readable = (view.source is not None and not view.redacted
+                    and view.format in JSONL_FORMATS)
+        note = Text(f"\n(reading {view.where} {at} of the file…)" if readable else "", style="dim")
         pane = self.query_one("#audit-context", Static)
-        pane.update(head + body)
+        pane.update(head + stored + note)
         pane.display = True
+        if readable:
+            assert view.source is not None
+            self._read_line(self._asked, view.source, view.format, at, row, head, stored, style)
+
+    @work(thread=True, exclusive=True, group="audit-line", exit_on_error=False,
+          description="read a session line")
+    def _read_line(self, asked: int, source: str, fmt: str, at: int,
+                   row: LostAndNeeded | Reappeared, head: Text, stored: Text, style: str) -> None:
+        try:
+            line = session_line(source, at, fmt)
+        except SessionError as err:
+            body = stored + Text(f"\n({literal(str(err), keep_newlines=False)}: the stored "
+                                 "context is shown)", style="dim")
+        else:
+            channel = row.used_in if isinstance(row, LostAndNeeded) else row.channel
+            excerpt = line_excerpt(line, row.kind, row.value, channel, style)
+            body = excerpt if excerpt is not None else stored + Text(
+                f"\n(the file's line {at} no longer holds this value: the stored context is "
+                "shown)", style="dim")
+        self.app.call_from_thread(self._line_read, asked, head + body)
+
+    def _line_read(self, asked: int, text: Text) -> None:
+        if asked != self._asked or not self.is_mounted:
+            return  # another value was chosen since, or the screen is gone
+        pane = self.query_one("#audit-context", Static)
+        if pane.display:
+            pane.update(text)
 
     def _draw(self) -> None:
         """Map the selected session and compaction onto the titles, lists and panes."""
