@@ -83,3 +83,17 @@ def test_a_bad_model_entry_is_named_once_as_before_entries_were_typed(models, pr
 
     sweep = {"name": "a", "scenario": "smoke", "arms": ["j"], "repeats": 1}
     assert sweep_problems({"sweep": sweep, "models": models}, "x.toml") == problems
+
+
+def test_a_pin_record_is_stored_as_the_runner_wrote_it():
+    entry = {"provider": "openrouter", "pin": "box", "warnings": ["w1"], "context_tokens": 8192,
+             "concurrency": 4, "tokens": {"smoke": {"chunk_tokens": (10, 12), "scale": 1.0}},
+             "endpoint": {"name": "Box | m", "provider_name": "Box", "tag": None,
+                          "quantization": "fp8", "context_length": 8192,
+                          "max_completion_tokens": None, "price_prompt_per_mtok": 0,
+                          "price_completion_per_mtok": 1.5, "supported_parameters": ["seed"]}}
+    stored = ModelPin.model_validate(entry).stored()
+    assert json.dumps(stored, sort_keys=True) == json.dumps(entry, sort_keys=True)
+    read = stored_pins({"m": json.loads(json.dumps(stored))})["m"]  # read back, stored again
+    assert json.dumps(read.stored(), sort_keys=True) == json.dumps(entry, sort_keys=True)
+    assert read.endpoint is not None and read.endpoint.price_prompt_per_mtok == 0

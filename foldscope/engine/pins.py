@@ -1,10 +1,11 @@
-"""The endpoint pins a runner records with a sweep (``Store.set_pins``), read back typed.
+"""The endpoint pins a runner records with a sweep (``Store.set_pins``), typed both ways.
 
-The runner writes each model's entry when a run starts: its provider and pin, the endpoint a
-routing gateway holds it to, warnings, and what it learnt of the endpoint (dialect, probe,
-server, token sources, concurrency). Readers validate the stored JSON once into these records
-(:func:`stored_pins`) instead of each reading the dict its own way; what they do not name is kept
-(``extra``) so the report can still print the entry as stored.
+The runner builds each model's record when a run starts and validates it into ``ModelPin``
+before it is stored: its provider and pin, the endpoint a routing gateway holds it to, warnings,
+and what it learnt of the endpoint (dialect, probe, server, token sources, concurrency). Readers
+validate the stored JSON once into the same records (:func:`stored_pins`) instead of each
+reading the dict its own way; what they do not name is kept (``extra``), so the report still
+prints an entry as stored.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ class PinnedEndpoint(BaseModel):
     quantization: str | None = None
     context_length: int | None = None
     max_completion_tokens: int | None = None
-    price_prompt_per_mtok: float | None = None
-    price_completion_per_mtok: float | None = None
+    # int | float: a price listed as 0 stays 0 (a float field would store it as 0.0).
+    price_prompt_per_mtok: int | float | None = None
+    price_completion_per_mtok: int | float | None = None
 
     @property
     def shown_name(self) -> str | None:
@@ -50,6 +52,11 @@ class ModelPin(BaseModel):
     """What the runner found wrong or doubtful at the start (the header and report show them)."""
     context_tokens: int | None = None
     """The model's context length (configured, else what the server reported)."""
+
+    def stored(self) -> dict[str, Any]:
+        """The record as the store keeps it (JSON-ready except for what ``json.dumps`` does:
+        tuples are lists there), every field the runner wrote and nothing added."""
+        return self.model_dump()
 
     @field_validator("provider", mode="before")
     @classmethod

@@ -67,6 +67,7 @@ from foldscope.engine.limiter import AdaptiveLimiter
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import ModelConfig
 from foldscope.engine.models import warnings as model_warnings
+from foldscope.engine.pins import ModelPin
 from foldscope.engine.probe import probe_arms, probe_model
 from foldscope.engine.procinfo import this_runner
 from foldscope.engine.serverinfo import ServerModel, count_tokens, server_model
@@ -802,7 +803,7 @@ class SweepRunner:
         warning that the UI and the report show; so is an output budget or a prompt larger
         than the model's context. Neither stops the sweep.
         """
-        pins: dict[str, Any] = {}
+        recorded: dict[str, ModelPin] = {}
         for mid, cfg in models.items():
             server = self._server.get(mid) or ServerModel()
             entry: dict[str, Any] = {"provider": cfg.provider, "pin": cfg.pin,
@@ -836,10 +837,11 @@ class SweepRunner:
                                                  f"{len(endpoints)} endpoints")
                     else:
                         entry["endpoint"] = match.as_dict()
-            pins[mid] = entry
-        db.post(lambda st: st.set_pins(self.sweep_id, pins))
-        for mid, entry in pins.items():
-            for warning in entry["warnings"]:
+            recorded[mid] = ModelPin.model_validate(entry)  # the record readers get back
+        db.post(lambda st: st.set_pins(self.sweep_id, {mid: pin.stored()
+                                                       for mid, pin in recorded.items()}))
+        for mid, pin in recorded.items():
+            for warning in pin.warnings:
                 self._emit(ModelWarning(model=mid, warning=warning))
 
     async def _call(self, db: StoreThread, client: Any, limiter: AdaptiveLimiter,
