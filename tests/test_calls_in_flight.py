@@ -80,6 +80,19 @@ async def test_connections_are_kept_alive_and_reused():
     assert server.peak == lanes
 
 
+async def test_a_pool_larger_than_the_calls_opens_only_the_connections_they_need():
+    # Room for 64 calls, 5 in flight, several rounds: 5 connections, each reused (the lane freed
+    # last is taken first), none opened for lanes never needed.
+    with _server(0.05) as server:
+        cfg = resolve_model("sim/faithful", {"base_url": server.base_url})
+        async with ModelClient(cfg, connections=64) as client:
+            replies = await _calls(client, 5, per_lane=3)
+            pool = client._pool
+            assert pool is not None and len(pool._clients) == 5
+    assert len(replies) == 15 and all(r.finish_reason == "stop" for r in replies)
+    assert server.accepted == 5
+
+
 async def test_latency_counts_from_the_wire_not_the_wait_for_a_connection():
     # One connection, three calls at once: two wait their turn in the client's pool.
     with _server() as server:

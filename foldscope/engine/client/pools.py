@@ -53,7 +53,7 @@ class SharedPool:
         self._busy: list[int] = []
         self._free: list[int] = []  # lanes with nothing in flight, the last freed on top
         self._closed = False
-        self._add_lane()
+        self._free.append(self._add_lane())  # the first lane, there for the first call
 
     def _add_lane(self) -> int:
         self._clients.append(httpx.AsyncClient(transport=self._transport, limits=self._limits,
