@@ -351,3 +351,47 @@ def test_word_runs_with_whitespace_inside_tokens(text):
         ref = _runs_reference(index, value)
         got = set(_candidates(index, value, None))
         assert set(ref) <= got
+
+
+def _index_reference(text):
+    """The token index as the near-miss search first built it (character-by-character trim)."""
+    from foldscope.core.nearmiss import _SUBSPLIT_RE, _TOKEN_RE, _TRAILING
+
+    def trim(start, end):
+        while end > start and text[end - 1] in _TRAILING:
+            end -= 1
+        return start, end
+
+    words, by_length = [], {}
+
+    def add(start, end):
+        if end > start:
+            by_length.setdefault(end - start, {}).setdefault(text[start:end], start)
+
+    for match in _TOKEN_RE.finditer(text):
+        start, end = trim(*match.span())
+        if end <= start:
+            continue
+        words.append((start, end))
+        add(start, end)
+        if end != match.end():
+            add(start, match.end())
+        token = text[start:end]
+        if _SUBSPLIT_RE.search(token):
+            pos = start
+            for part in _SUBSPLIT_RE.split(token):
+                add(*trim(pos, pos + len(part)))
+                pos += len(part) + 1
+    return tuple(words), by_length
+
+
+@settings(max_examples=300)
+@given(st.lists(st.one_of(st.sampled_from(["host:62115", "ops@ledger01.", "a/b/c…", "...", ":",
+                                           "/", "@", "62114.", "v1.2!?", "x", "é.", "\u2003"]),
+                          st.text(max_size=6)), max_size=20))
+def test_the_token_index_is_the_one_always_built(parts):
+    from foldscope.core.nearmiss import _index
+
+    text = " ".join(parts)
+    index = _index(text)
+    assert (index.words, index.by_length) == _index_reference(text)

@@ -305,25 +305,27 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 def _index(text: str) -> _TextIndex:
     words: list[tuple[int, int]] = []
     by_length: dict[int, dict[str, int]] = {}
-
-    def add(start: int, end: int) -> None:
-        if end > start:
-            by_length.setdefault(end - start, {}).setdefault(text[start:end], start)
-
+    # One pass over the tokens, each trimmed by rstrip (what _trim does, in C): a carrier holds
+    # thousands and is indexed once per fold.
     for match in _TOKEN_RE.finditer(text):
-        start, end = _trim(text, *match.span())
-        if end <= start:
+        raw = match.group()
+        token = raw.rstrip(_TRAILING)
+        if not token:
             continue
+        start = match.start()
+        size = len(token)
+        end = start + size
         words.append((start, end))
-        add(start, end)
+        by_length.setdefault(size, {}).setdefault(token, start)
         # The raw token too: a value that itself ends in ``.`` or ``:`` is compared whole.
-        if end != match.end():
-            add(start, match.end())
-        token = text[start:end]
+        if size != len(raw):
+            by_length.setdefault(len(raw), {}).setdefault(raw, start)
         if _SUBSPLIT_RE.search(token):
             pos = start
             for part in _SUBSPLIT_RE.split(token):
-                add(*_trim(text, pos, pos + len(part)))
+                kept = part.rstrip(_TRAILING)
+                if kept:
+                    by_length.setdefault(len(kept), {}).setdefault(kept, pos)
                 pos += len(part) + 1
     return _TextIndex(text, tuple(words), by_length)
 
