@@ -97,3 +97,27 @@ def test_store_sweep_records_are_typed_and_read_by_column_name(db):
         assert store.row(rows[0].id).answer
         (audit,) = store.audits()
         assert isinstance(audit, StoredAudit) and audit.document["source"] == "s.jsonl"
+
+
+def test_a_fold_model_is_the_timeline_spans_and_changes_of_that_fold(db):
+    from foldscope.core.forensics import fact_spans, fold_changes, timeline_upto
+    from foldscope.core.row import stored_timeline
+    from foldscope.engine.views import read_fold_model
+
+    sweep_id = _sweep(db)
+    cell = read_cell_changes(db, sweep_id, "smoke", "sim/garbler", "q", need_facts=True)
+    row = cell.rows[0]
+    folds = tuple(cell.folds[row.id][1])
+    facts = tuple(cell.facts)
+    whole = stored_timeline(folds, facts)
+    for index in range(len(folds)):
+        model = read_fold_model(folds, facts, index, row_id=row.id)
+        assert model.fold is folds[index] and model.before is (folds[index - 1] if index else None)
+        assert model.title.startswith(f"row {row.id} · fold {index + 1}/{len(folds)}")
+        assert model.shown == timeline_upto(whole, index)
+        assert model.spans == fact_spans(folds[index].carrier, facts)
+        assert model.changes == fold_changes(whole.folds[index - 1] if index else None,
+                                             whole.folds[index])
+    # A timeline handed in is used as it is (a step through the same row's folds reuses it).
+    again = read_fold_model(folds, facts, 0, timeline=model.timeline)
+    assert again.timeline is model.timeline and "row" not in again.title.split(" · ")[0]

@@ -7,8 +7,8 @@ The screens and their models:
   poll);
 - sweep picker: ``read_picker`` → ``PickerModel`` (and ``read_resume_state`` for ``R``);
 - cell: ``read_cell_changes`` → ``CellChanges`` (rows, their new folds and checks);
-- fold: built from the cell's ``FoldRecord`` records in the inspector's own worker
-  (``ui.widgets.fold_inspector.build_fold_view``, the science in ``core.forensics``);
+- fold: ``read_fold_model`` → ``FoldModel`` (from the cell's records, in the inspector's
+  worker, which then lays its panes out);
 - review (fabrication): ``read_review`` → ``ReviewModel``;
 - survival: ``read_survival`` → ``engine.timelines.SweepForensics``;
 - study: ``read_study`` → ``StudyModel``;
@@ -23,12 +23,24 @@ from pathlib import Path
 
 from foldscope.core.audit import StoredAudit
 from foldscope.core.audit_view import AuditView, audit_view
+from foldscope.core.carrier import carried_sections
 from foldscope.core.fabrication import FailingRows, ReviewValue
-from foldscope.core.forensics import display_order
-from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
+from foldscope.core.forensics import (
+    FactSpan,
+    FoldChanges,
+    PlantedFact,
+    Timeline,
+    display_order,
+    fact_spans,
+    fold_changes,
+    timeline_upto,
+)
+from foldscope.core.row import FoldRecord, RowRecord, StoredCheck, stored_timeline
 from foldscope.core.scenario import Fact
+from foldscope.core.sections import SECTIONS
 from foldscope.core.signatures import Signature
 from foldscope.core.study import FillPoint, StudyTables
+from foldscope.core.text import literal
 from foldscope.engine.listing import SweepSummary, list_sweeps, runner_pid
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.review import AgreementBasis, failing_row_table, review_values
@@ -120,6 +132,73 @@ def read_cell_changes(db_path: str | Path, sweep_id: str, scenario: str | None, 
     if need_facts and rows:  # the scenario is loaded once, never on a later poll
         facts = display_order(load_scenario(rows[0].scenario).facts)
     return CellChanges(rows, folds, checks, facts, max([since or 0, *(r.seq for r in rows)]))
+
+
+@dataclass(frozen=True)
+class FoldModel:
+    """What the fold inspector shows of fold ``index`` of one row, before any layout."""
+
+    index: int
+    fold: FoldRecord
+    before: FoldRecord | None
+    """The fold before it (None for the first): the diff's other side."""
+    title: str
+    """The fold's measures on one line (``fold_measures``), the row named when known."""
+    timeline: Timeline
+    """The row's whole timeline (a step through the same row's folds reuses it)."""
+    shown: Timeline
+    """The timeline as it stood after this fold (``core.forensics.timeline_upto``)."""
+    spans: list[FactSpan]
+    """Every planted fact located in the fold's carrier."""
+    changes: FoldChanges
+    """What changed in the facts' states from the fold before."""
+
+
+def read_fold_model(folds: tuple[FoldRecord, ...], facts: tuple[PlantedFact, ...], index: int, *,
+                    row_id: int | None = None, timeline: Timeline | None = None) -> FoldModel:
+    """Fold ``index``'s model: the row's timeline (``timeline`` when the caller holds the one
+    built from these folds), the timeline at that fold, the carrier's fact spans and the fold's
+    changes (the science is core's; this puts it together for one screen).
+
+    Args:
+        folds: the row's committed folds in order.
+        facts: the scenario's planted facts.
+        index: the fold shown (0-based).
+        row_id: the row's id, named in the title.
+        timeline: the row's timeline from these same folds, if already built.
+
+    Returns:
+        The model.
+    """
+    if timeline is None:
+        timeline = stored_timeline(folds, facts)
+    fold = folds[index]
+    title = fold_measures(fold, len(folds))
+    if row_id is not None:
+        title = f"row {row_id} · {title}"
+    return FoldModel(
+        index, fold, folds[index - 1] if index > 0 else None, title, timeline,
+        timeline_upto(timeline, index), fact_spans(fold.carrier, facts),
+        fold_changes(timeline.folds[index - 1] if index > 0 else None, timeline.folds[index]))
+
+
+def fold_measures(fold: FoldRecord, folds: int) -> str:
+    """One line of a fold's stored measures: chunks, which headings arrived, fill of the declared
+    ceiling, carried and clipped characters, finish reason, parse status and recovery."""
+    have = {s.key for s in carried_sections(fold.carrier)}
+    headings = " ".join(s.heading.split()[0].lower() if s.key in have else "·"
+                        for s in SECTIONS)
+    fill = ("no ceiling" if fold.fill_fraction is None
+            else f"fill {fold.fill_fraction:.0%} of ceiling")
+    parts = [f"fold {fold.fold_index + 1}/{folds}",
+             f"chunks {fold.first_chunk + 1}–{fold.last_chunk + 1}"
+             + (" (catch-up)" if fold.catch_up else ""),
+             f"headings {len(have)}/5 [{headings}]", fill,
+             f"{fold.carrier_chars:,} chars carried, {fold.clipped_chars:,} clipped",
+             f"finish {fold.finish_reason}", f"parse {fold.parse_status}"]
+    if fold.recovery:
+        parts.append(f"recovery {fold.recovery}")
+    return literal(" · ".join(parts), keep_newlines=False)
 
 
 @dataclass(frozen=True)

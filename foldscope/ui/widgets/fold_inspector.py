@@ -18,17 +18,9 @@ from textual.widget import Widget
 from textual.widgets import ContentSwitcher, DataTable, Static
 from textual.worker import get_current_worker
 
-from foldscope.core.carrier import carried_sections
-from foldscope.core.forensics import (
-    PlantedFact,
-    Timeline,
-    fact_spans,
-    fold_changes,
-    timeline_upto,
-)
-from foldscope.core.row import FoldRecord, stored_timeline
-from foldscope.core.sections import SECTIONS
-from foldscope.core.text import literal
+from foldscope.core.forensics import PlantedFact, Timeline
+from foldscope.core.row import FoldRecord
+from foldscope.engine.views import read_fold_model
 from foldscope.ui.widgets.carrier_view import HIGHLIGHTED_STATES, CarrierView
 from foldscope.ui.widgets.chunk_view import ChunkView
 from foldscope.ui.widgets.diff_view import DiffView, fold_diff_lines
@@ -85,48 +77,18 @@ def build_fold_view(request: FoldRequest, console: Console,
     """
     folds, index = request.folds, request.index
     cached = timelines[0] if timelines else None
-    if (cached is not None and len(cached[0]) == len(folds)
-            and all(a is b for a, b in zip(cached[0], folds))):
-        timeline = cached[1]
-    else:
-        timeline = stored_timeline(folds, request.facts)
-        timelines[:] = [(folds, timeline)]  # one row at a time is stepped through
-    fold = folds[index]
-    shown = timeline_upto(timeline, index)
-    spans = fact_spans(fold.carrier, request.facts)
-    carrier_lines = styled_lines(fold.carrier, [(s.start, s.end, f"carrier-view--{s.state}")
-                                                for s in spans
-                                                if s.state in HIGHLIGHTED_STATES])
-    before = folds[index - 1] if index > 0 else None
-    changes = fold_changes(timeline.folds[index - 1] if index > 0 else None,
-                           timeline.folds[index])
-    diff_lines = fold_diff_lines(index, before.carrier if before else None, fold.carrier,
-                                 changes)
-    title = fold_measures(fold, len(folds))
-    if request.row_id is not None:
-        title = f"row {request.row_id} · {title}"
-    return FoldView(request.serial, index, fold, title, shown,
+    reuse = (cached[1] if cached is not None and len(cached[0]) == len(folds)
+             and all(a is b for a, b in zip(cached[0], folds)) else None)
+    model = read_fold_model(folds, request.facts, index, row_id=request.row_id, timeline=reuse)
+    timelines[:] = [(folds, model.timeline)]  # one row at a time is stepped through
+    carrier_lines = styled_lines(model.fold.carrier, [
+        (s.start, s.end, f"carrier-view--{s.state}") for s in model.spans
+        if s.state in HIGHLIGHTED_STATES])
+    diff_lines = fold_diff_lines(index, model.before.carrier if model.before else None,
+                                 model.fold.carrier, model.changes)
+    return FoldView(request.serial, index, model.fold, model.title, model.shown,
                     lay_out(carrier_lines, *request.carrier_layout, console),
                     lay_out(diff_lines, *request.diff_layout, console))
-
-
-def fold_measures(fold: FoldRecord, folds: int) -> str:
-    """One line of a fold's stored measures: chunks, which headings arrived, fill of the declared
-    ceiling, carried and clipped characters, finish reason, parse status and recovery."""
-    have = {s.key for s in carried_sections(fold.carrier)}
-    headings = " ".join(s.heading.split()[0].lower() if s.key in have else "·"
-                        for s in SECTIONS)
-    fill = ("no ceiling" if fold.fill_fraction is None
-            else f"fill {fold.fill_fraction:.0%} of ceiling")
-    parts = [f"fold {fold.fold_index + 1}/{folds}",
-             f"chunks {fold.first_chunk + 1}–{fold.last_chunk + 1}"
-             + (" (catch-up)" if fold.catch_up else ""),
-             f"headings {len(have)}/5 [{headings}]", fill,
-             f"{fold.carrier_chars:,} chars carried, {fold.clipped_chars:,} clipped",
-             f"finish {fold.finish_reason}", f"parse {fold.parse_status}"]
-    if fold.recovery:
-        parts.append(f"recovery {fold.recovery}")
-    return literal(" · ".join(parts), keep_newlines=False)
 
 
 class FoldInspector(Widget):
