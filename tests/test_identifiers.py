@@ -109,6 +109,14 @@ def test_user_rules_add_and_replace() -> None:
     ({"kind": [{"name": "x", "pattern": "a"}, {"name": "x", "pattern": "b"}]}, "defined twice"),
     ({"kind": [{"name": "x", "pattern": "a", "colour": "red"}]}, "unknown field"),
     ({"kinds": []}, "unknown key"),
+    ({"patterns": "x", "kind": [{"name": "x", "pattern": "a"}]}, "[patterns] must be a table"),
+    ({"patterns": {"Bad": "a"}, "kind": [{"name": "x", "pattern": "a"}]}, "lower-case"),
+    ({"patterns": {"p": "("}, "kind": [{"name": "x", "pattern": "a"}]}, "patterns.p: bad pattern"),
+    ({"patterns": {"p": ""}, "kind": [{"name": "x", "pattern": "a"}]}, "non-empty"),
+    ({"patterns": {"p": "(?&tld)"}, "kind": [{"name": "x", "pattern": "a"}]}, "cannot use another"),
+    ({"kind": [{"name": "x", "pattern": "a(?&nope)"}]}, "(?&nope), which is not a shared pattern"),
+    ({"kind": [{"name": "x", "pattern": "a", "anchor": "(?&nope)"}]}, "'anchor' uses (?&nope)"),
+    ({"patterns": {"opt": "b?"}, "kind": [{"name": "x", "pattern": "(?&opt)"}]}, "empty string"),
 ])
 def test_bad_rule_files_are_one_line_errors(data: dict, fragment: str) -> None:
     with pytest.raises(ConfigError) as err:
@@ -159,3 +167,26 @@ def _naive_non_overlapping(text: str) -> list[tuple[str, str, int]]:
 @given(st.text(alphabet=st.sampled_from(list("ab:/.-_@0123456789 port\nkidOPSv")), max_size=80))
 def test_overlap_resolution_matches_the_naive_rule(text: str) -> None:
     assert [(i.kind, i.value, i.start) for i in find_identifiers(text)] == _naive_non_overlapping(text)
+
+
+def test_shared_patterns_are_defined_once_and_used_by_name() -> None:
+    import tomllib
+    from importlib import resources
+
+    shipped = tomllib.loads(resources.files("foldscope.core.data").joinpath(
+        "identifier_kinds.toml").read_text("utf-8"))
+    written = {k["name"]: k["pattern"] for k in shipped["kind"]}
+    # The TLD list of hosts and of ports after a host, the IPv4 octet of addresses and of ports
+    # after one: each written once, in [patterns].
+    assert "(?&tld)" in written["host"] and "(?&tld)" in written["port"]
+    assert written["ip"].count("(?&ipv4_octet)") == 2 == written["port"].count("(?&ipv4_octet)")
+    assert all("|com|net|" not in p for p in written.values())
+    rules = {r.name: r for r in default_rules()}
+    assert f"(?:{shipped['patterns']['tld']})" in rules["host"].pattern.pattern
+    assert kind_of("ledger.internal") == "host" and kind_of("10.1.2.3") == "ip"
+    # A user file may use the shipped names and its own; a use reads as one group.
+    mine = rules_from_data({"patterns": {"env": "dev|prod"}, "kind": [
+        {"name": "svc", "pattern": r"\bsvc-(?&env)\.(?&tld)\b"},
+        {"name": "stage", "pattern": r"\b(?&env)1\b"}]}, source="mine.toml")
+    found = find_identifiers("call svc-prod.internal, then prod1 not dev", rules=mine)
+    assert [(i.kind, i.value) for i in found] == [("svc", "svc-prod.internal"), ("stage", "prod1")]

@@ -32,7 +32,7 @@ from itertools import accumulate, compress, repeat
 from typing import Any
 
 from foldscope.core.errors import ConfigError
-from foldscope.core.rulefile import named_tables, rule_pattern
+from foldscope.core.rulefile import SHARED_TABLE, named_tables, rule_pattern, shared_patterns
 
 ANCHOR_REACH = 1000
 """On a line longer than this either side of an anchor hit, a rule with an ``anchor`` searches
@@ -73,7 +73,9 @@ class Identifier:
 
 
 def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -> tuple[KindRule, ...]:
-    """Build rules from parsed TOML data (``{"kind": [{"name", "pattern", "description"}, ...]}``).
+    """Build rules from parsed TOML data (``{"kind": [{"name", "pattern", "description"}, ...]}``,
+    and ``{"patterns": {name: pattern}}``: named patterns a rule uses as ``(?&name)``, laid over
+    the shipped file's; ``core.rulefile.shared_patterns``).
 
     Args:
         data: the parsed file.
@@ -86,11 +88,12 @@ def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -
         ConfigError: one line naming the file, the rule and what is wrong.
     """
     rules: list[KindRule] = []
+    shared = shared_patterns(data, source, base=default_patterns())
     for name, entry, where in named_tables(data, "kind",
                                            {"name", "pattern", "description", "track", "weight",
                                             "requires", "anchor"},
-                                           source, MAX_RULES, "port"):
-        compiled = rule_pattern(entry, "pattern", where)
+                                           source, MAX_RULES, "port", others=frozenset({SHARED_TABLE})):
+        compiled = rule_pattern(entry, "pattern", where, shared=shared)
         description = entry.get("description", "")
         if not isinstance(description, str):
             raise ConfigError(f"{where}: 'description' must be a string")
@@ -103,7 +106,7 @@ def rules_from_data(data: Mapping[str, Any], source: str = "identifier kinds") -
         requires = entry.get("requires", [])
         if not isinstance(requires, list) or not all(isinstance(r, str) and r for r in requires):
             raise ConfigError(f"{where}: 'requires' must be a list of non-empty strings")
-        anchor_re = rule_pattern(entry, "anchor", where, required=False)
+        anchor_re = rule_pattern(entry, "anchor", where, required=False, shared=shared)
         rules.append(KindRule(name, compiled, description, track, float(weight), tuple(requires),
                               anchor_re))
     return tuple(rules)
@@ -121,10 +124,21 @@ def merge_rules(base: Sequence[KindRule], extra: Sequence[KindRule]) -> tuple[Ki
 
 
 @lru_cache(maxsize=1)
+def _shipped_data() -> dict[str, Any]:
+    text = resources.files("foldscope.core.data").joinpath("identifier_kinds.toml").read_text("utf-8")
+    return tomllib.loads(text)
+
+
+@lru_cache(maxsize=1)
+def default_patterns() -> dict[str, str]:
+    """The shipped file's named patterns (its ``[patterns]``), which a user file may use too."""
+    return shared_patterns(_shipped_data(), "identifier_kinds.toml")
+
+
+@lru_cache(maxsize=1)
 def default_rules() -> tuple[KindRule, ...]:
     """The shipped rules (``foldscope/core/data/identifier_kinds.toml``)."""
-    text = resources.files("foldscope.core.data").joinpath("identifier_kinds.toml").read_text("utf-8")
-    return rules_from_data(tomllib.loads(text), source="identifier_kinds.toml")
+    return rules_from_data(_shipped_data(), source="identifier_kinds.toml")
 
 
 def tracked_kinds(rules: Sequence[KindRule] | None = None) -> frozenset[str]:

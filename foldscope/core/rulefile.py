@@ -18,7 +18,8 @@ _NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
 
 def named_tables(data: Mapping[str, Any], table: str, fields: set[str], source: str,
-                 limit: int, example: str) -> list[tuple[str, dict[str, Any], str]]:
+                 limit: int, example: str, *, others: frozenset[str] = frozenset()
+                 ) -> list[tuple[str, dict[str, Any], str]]:
     """Check a parsed rule file's ``[[table]]`` list and return each rule's name, table and label.
 
     Args:
@@ -28,6 +29,7 @@ def named_tables(data: Mapping[str, Any], table: str, fields: set[str], source: 
         source: what to call the file in errors (its path).
         limit: the most tables a file may hold.
         example: a name to show in the error for a bad name.
+        others: other top-level keys the file may hold (``patterns``), checked by their reader.
 
     Returns:
         ``(name, table, where)`` per rule in file order; ``where`` names the file and rule for
@@ -36,7 +38,7 @@ def named_tables(data: Mapping[str, Any], table: str, fields: set[str], source: 
     Raises:
         ConfigError: one line naming the file, the rule and what is wrong.
     """
-    unknown = sorted(set(data) - {table})
+    unknown = sorted(set(data) - {table} - others)
     if unknown:
         raise ConfigError(f"{source}: unknown key {unknown[0]!r} (expected [[{table}]] tables)")
     entries = data.get(table)
@@ -66,12 +68,15 @@ def named_tables(data: Mapping[str, Any], table: str, fields: set[str], source: 
 
 @overload
 def rule_pattern(entry: Mapping[str, Any], key: str, where: str, *,
-                 required: Literal[True] = True) -> re.Pattern[str]: ...
+                 required: Literal[True] = True,
+                 shared: Mapping[str, str] | None = None) -> re.Pattern[str]: ...
 @overload
 def rule_pattern(entry: Mapping[str, Any], key: str, where: str, *,
-                 required: bool) -> re.Pattern[str] | None: ...
+                 required: bool,
+                 shared: Mapping[str, str] | None = None) -> re.Pattern[str] | None: ...
 def rule_pattern(entry: Mapping[str, Any], key: str, where: str, *,
-                 required: bool = True) -> re.Pattern[str] | None:
+                 required: bool = True,
+                 shared: Mapping[str, str] | None = None) -> re.Pattern[str] | None:
     """A rule's regular expression, compiled, or refused: the one rule for every rule file.
 
     A pattern is a non-empty string that compiles and cannot match the empty string (a rule
@@ -82,6 +87,8 @@ def rule_pattern(entry: Mapping[str, Any], key: str, where: str, *,
         key: the key holding the pattern (``pattern``, ``anchor``).
         where: the file and rule, for the error (``named_tables``' label).
         required: False for an optional key: absent, it reads as None.
+        shared: the file's named patterns (:func:`shared_patterns`); each ``(?&name)`` in the
+            pattern is replaced by ``(?:`` + that pattern + ``)`` before it is compiled.
 
     Returns:
         The compiled pattern (None for an absent optional key).
@@ -94,6 +101,8 @@ def rule_pattern(entry: Mapping[str, Any], key: str, where: str, *,
         return None
     if not isinstance(value, str) or not value:
         raise ConfigError(f"{where}: '{key}' must be a non-empty string")
+    if "(?&" in value:
+        value = _expand(value, shared or {}, f"{where}: '{key}'")
     try:
         compiled = re.compile(value)
     except re.error as err:
@@ -101,3 +110,56 @@ def rule_pattern(entry: Mapping[str, Any], key: str, where: str, *,
     if compiled.match(""):
         raise ConfigError(f"{where}: {key} matches the empty string")
     return compiled
+
+
+SHARED_TABLE = "patterns"
+"""A rule file's table of named patterns its rules share (``[patterns]``)."""
+
+_USE_RE = re.compile(r"\(\?&([a-z][a-z0-9_]{0,39})\)")
+"""A use of a shared pattern in a rule's pattern: ``(?&name)`` (PCRE's spelling of a call to a
+named pattern; Python's ``re`` has no such group, so a file using one cannot mean anything else)."""
+
+
+def shared_patterns(data: Mapping[str, Any], source: str,
+                    base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A rule file's named patterns: its ``[patterns]`` table (name = regular expression) laid
+    over ``base`` (the shipped file's, so a user file may use those too).
+
+    A shared pattern is defined once and used by several rules as ``(?&name)`` — the same TLD
+    list for hosts and for ports after a host, the same IPv4 octet for addresses and for ports
+    after one. It may not use another.
+
+    Raises:
+        ConfigError: one line naming the file, the pattern and what is wrong.
+    """
+    table = data.get(SHARED_TABLE, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: [{SHARED_TABLE}] must be a table of named patterns")
+    out = dict(base or {})
+    for name, fragment in table.items():
+        where = f"{source}: {SHARED_TABLE}.{name}"
+        if not _NAME_RE.match(name):
+            raise ConfigError(f"{source}: [{SHARED_TABLE}] {name!r}: a name must be a lower-case "
+                              "identifier like 'tld'")
+        if not isinstance(fragment, str) or not fragment:
+            raise ConfigError(f"{where}: must be a non-empty string")
+        if "(?&" in fragment:
+            raise ConfigError(f"{where}: a shared pattern cannot use another")
+        try:
+            re.compile(fragment)
+        except re.error as err:
+            raise ConfigError(f"{where}: bad pattern: {err}") from None
+        out[name] = fragment
+    return out
+
+
+def _expand(value: str, shared: Mapping[str, str], where: str) -> str:
+    def use(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in shared:
+            known = ", ".join(sorted(shared)) or "none"
+            raise ConfigError(f"{where} uses (?&{name}), which is not a shared pattern "
+                              f"(defined: {known})")
+        return f"(?:{shared[name]})"
+
+    return _USE_RE.sub(use, value)
