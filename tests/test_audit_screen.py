@@ -328,3 +328,23 @@ def test_a_session_line_is_read_again_and_its_value_marked(tmp_path):
     assert long.cut and long.texts[0][0] == "raw"
     with pytest.raises(SessionError, match="no lines"):
         session_line(hostile, 1, "inspect")
+
+
+async def test_a_malformed_stored_audit_is_read_in_a_worker_and_reported_in_one_line(tmp_path):
+    from foldscope.engine.store import Store
+
+    db = tmp_path / "audits.sqlite"
+    with Store(db) as store:  # a compaction this version cannot read (stored by another one)
+        store.add_audit({"format": "claude-code",
+                         "compactions": [{"lost_and_needed": [], "used_at": []}]})
+    app = FoldscopeApp(str(db))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        await wait_group(app, "picker-load")
+        await pilot.pause()
+        app.screen.query_one(SessionTable).focus()
+        await pilot.press("enter")
+        await wait_group(app, "audit-read")
+        await wait_until(pilot, lambda: any("compaction #1" in str(n.message)
+                                            for n in app._notifications), "the error line")
+        assert not isinstance(app.screen, AuditScreen)  # none of a malformed document

@@ -256,12 +256,20 @@ class FoldscopeApp(StoreWrites):
         self.call_from_thread(self.notify, f"resume requested for sweep {sweep_id} (runner pid "
                               f"{pid})", timeout=4, markup=False)
 
+    @work(thread=True, group="audit-read", exit_on_error=False,
+          description="read a stored session audit")
     def _show_audit(self, stored: StoredAudit) -> None:
+        """Read a stored session audit into the audit screen's records in a thread, then show
+        it (a malformed document is one error line)."""
         try:
             view = read_audit_view(stored)
         except ConfigError as exc:
-            self.notify(literal(str(exc), keep_newlines=False), severity="error", markup=False)
+            self.call_from_thread(self.notify, literal(str(exc), keep_newlines=False),
+                                  severity="error", markup=False)
             return
+        self.call_from_thread(self._push_audit, view)
+
+    def _push_audit(self, view: AuditView) -> None:
         reopen = self.sweep_screen is None and self.audits is None and self.db_path is not None
         self.push_screen(AuditScreen([view]),
                          (lambda _: self.action_pick_sweep()) if reopen else None)
