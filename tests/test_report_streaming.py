@@ -167,3 +167,77 @@ def test_streamed_rows_carry_their_own_folds_and_checks(two_scenario_db):
                 assert (r.final.fold_index, r.final.carrier_chars) == (final.fold_index,
                                                                         final.carrier_chars)
     assert all(a.row.position < b.row.position for a, b in pairwise(streamed))
+
+
+# -- export: records streamed to the package --------------------------------------------------
+
+
+def _stream_text(tmp_path, records, piece, forbidden=()):
+    from foldscope.engine import evidence
+
+    path = tmp_path / f"s{piece}.csv"
+    stream = evidence._CSVStream(path, ("a", "b"), list(forbidden))
+    stream.PIECE = piece
+    with stream:
+        for rec in records:
+            stream.write(rec)
+    return stream, path.read_bytes()
+
+
+@pytest.mark.parametrize("piece", [1, 7, 64, 1 << 20])
+def test_a_streamed_file_is_the_text_and_finds_private_values_across_pieces(tmp_path, piece):
+    import csv
+    import hashlib
+    import io
+
+    records = [(f"row-{i}", f"value {i} " * (i % 5)) for i in range(300)]
+    stream, data = _stream_text(tmp_path, records, piece)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(("a", "b"))
+    writer.writerows(records)
+    assert data == buffer.getvalue().encode("utf-8") and stream.records == 300
+    assert stream.sha256 == hashlib.sha256(data).hexdigest() and not stream.private
+    # A private value (or a key) whole only across two records' pieces is still found.
+    secret = "/home/alice/private-study"
+    split = [*records[:100], ("x", "/home/alice/"), *records[100:]]
+    assert not _stream_text(tmp_path, split, piece, [secret])[0].private
+    joined = [*records[:100], ("x", secret), *records[100:]]
+    assert _stream_text(tmp_path, joined, piece, [secret])[0].private
+    keyed = [*records[:150], ("x", "Bearer"), ("abcdefghijklmnop", "z"), *records[150:]]
+    assert _stream_text(tmp_path, keyed, piece)[0].private  # as KEY_SHAPED reads the whole text
+    # Never a key where the whole text has none: a piece is searched from a line's start.
+    word = [*records[:50], ("xsk-0123456789abcdefghij", "y"), *records[50:]]
+    assert not _stream_text(tmp_path, word, piece)[0].private
+
+
+def test_an_export_written_in_small_pieces_is_the_same_package(two_scenario_db, tmp_path,
+                                                               monkeypatch):
+    from foldscope.engine import evidence
+    from foldscope.engine.evidence import export_package
+    from foldscope.engine.store import export as store_export
+
+    db, _ = two_scenario_db
+    whole = export_package([db], tmp_path / "whole")
+    monkeypatch.setattr(evidence._CSVStream, "PIECE", 100)
+    monkeypatch.setattr(store_export, "EXPORT_BATCH", 3)
+    pieces = export_package([db], tmp_path / "pieces")
+    assert pieces.digest == whole.digest and pieces.rows == whole.rows > 0
+    for path in sorted((tmp_path / "whole").iterdir()):
+        assert path.read_bytes() == (tmp_path / "pieces" / path.name).read_bytes(), path.name
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=60), st.integers(0, 5),
+       st.integers(1, 500))
+def test_the_bootstraps_block_of_draws_never_changes_its_interval(values, seed, draws):
+    from foldscope.core import inference
+
+    second = [1 - v for v in values]
+    expected = inference.paired_bootstrap(values, second, resamples=300, seed=seed)
+    saved = inference._BLOCK_DRAWS
+    try:
+        inference._BLOCK_DRAWS = draws
+        assert inference.paired_bootstrap(values, second, resamples=300, seed=seed) == expected
+    finally:
+        inference._BLOCK_DRAWS = saved

@@ -106,7 +106,7 @@ def same_figure(stated: str | None, recomputed: str) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RowRecord:
     """What the figures need from one line of ``rows.csv``."""
 
@@ -164,6 +164,7 @@ def parse_rows(records: Iterable[Mapping[str, str]], source: str = "rows.csv") -
     """
     out: list[RowRecord] = []
     seen: set[str] = set()
+    shared: dict[str, str] = {}  # a sweep's cell names and reasons, one string each
     for line, rec in enumerate(records, start=2):
         where = f"{source} line {line}"
         missing = [c for c in ("row_id", *CELL_KEY, "repeat", "valid", "recall", "correct",
@@ -180,9 +181,13 @@ def parse_rows(records: Iterable[Mapping[str, str]], source: str = "rows.csv") -
             raise EvidenceError(f"{where} (row_id {rec['row_id']!r}): column recall: must be a "
                                 f"number from 0 to 1, got {rec['recall']!r}")
         out.append(RowRecord(
-            row_id=rec["row_id"], sweep=rec["sweep"], scenario=rec["scenario"],
-            model=rec["model"], arm=rec["arm"], repeat=_int(rec["repeat"], where, "repeat"),
-            valid=rec["valid"] == "1", validity_reason=rec.get("validity_reason") or "",
+            row_id=rec["row_id"], sweep=shared.setdefault(rec["sweep"], rec["sweep"]),
+            scenario=shared.setdefault(rec["scenario"], rec["scenario"]),
+            model=shared.setdefault(rec["model"], rec["model"]),
+            arm=shared.setdefault(rec["arm"], rec["arm"]),
+            repeat=_int(rec["repeat"], where, "repeat"), valid=rec["valid"] == "1",
+            validity_reason=shared.setdefault(rec.get("validity_reason") or "",
+                                              rec.get("validity_reason") or ""),
             recall=recall,
             correct=_int(rec["correct"], where, "correct") if rec["correct"] != "" else None,
             graded=_int(rec["graded"], where, "graded") if rec["graded"] != "" else None,
@@ -200,6 +205,7 @@ def parse_checks(records: Iterable[Mapping[str, str]],
         EvidenceError: a missing column, a value other than 0/1, or a check repeated in a row.
     """
     out: dict[str, dict[str, int]] = defaultdict(dict)
+    labels: dict[str, str] = {}
     for line, rec in enumerate(records, start=2):
         where = f"{source} line {line}"
         if rec.get("row_id") is None or rec.get("check") is None or rec.get("value") is None:
@@ -208,7 +214,8 @@ def parse_checks(records: Iterable[Mapping[str, str]],
             raise EvidenceError(f"{where}: column value: must be 0 or 1, got {rec['value']!r}")
         if rec["check"] in out[rec["row_id"]]:
             raise EvidenceError(f"{where}: check {rec['check']!r} repeated in row {rec['row_id']}")
-        out[rec["row_id"]][rec["check"]] = int(rec["value"])
+        # Each label one string across the rows (a 50,000-row package has 700,000 checks).
+        out[rec["row_id"]][labels.setdefault(rec["check"], rec["check"])] = int(rec["value"])
     return {row: list(values.values()) for row, values in out.items()}
 
 

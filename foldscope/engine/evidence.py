@@ -104,16 +104,6 @@ _CONTENT_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str
 """How a database's content digest encodes what it read (``json.dumps`` with these options)."""
 
 
-def _content_head(sweep: dict[str, Any], rows: list[dict[str, Any]]) -> Iterator[str]:
-    """``json.dumps([sweep, rows, checks], ensure_ascii=False, sort_keys=True, default=str)``
-    up to the checks' first element, in pieces; the checks follow, ``", "``-separated, then
-    ``"]]"``."""
-    yield "[" + _CONTENT_JSON.encode(sweep) + ", ["
-    for n, row in enumerate(rows):
-        yield (", " if n else "") + _CONTENT_JSON.encode(row)
-    yield "], ["
-
-
 # -- writing ----------------------------------------------------------------------------------
 
 def sha256_file(path: Path) -> str:
@@ -214,11 +204,9 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
     if len(set(p.resolve() for p in paths)) != len(paths):
         raise EvidenceError("the same database is given twice")
 
-    row_recs: list[dict[str, str]] = []
-    # One tuple per check in CHECK_COLUMNS order, each repeated text one shared string: a
-    # 50,000-row sweep has 700,000 checks.
-    check_recs: list[tuple[str, ...]] = []
-    shared: dict[str, str] = {}
+    # First every database's sweeps: their configurations say which values are secret, and a
+    # sweep given twice is refused before anything is written.
+    databases: list[tuple[str, Path, list[dict[str, Any]]]] = []
     configs: list[dict[str, Any]] = []
     raw_configs: list[dict[str, Any]] = []
     lock: dict[str, Any] = {"databases": [], "configs": {}, "answers": {}, "carriers": {}}
@@ -228,74 +216,177 @@ def export_package(db_paths: Sequence[str | Path], out: str | Path, *,
         refuse_unsound(path, "export")
         with Store(path, readonly=True) as store:
             sweeps = query_sweeps(store)
-            content = hashlib.sha256()
-            for sweep in sweeps:
-                if sweep["id"] in seen_sweeps:
-                    raise EvidenceError(f"sweep {sweep['id']} is in both {seen_sweeps[sweep['id']]} "
-                                        f"and {path}: give each database once")
-                seen_sweeps[sweep["id"]] = str(path)
-                config, pins = loads_json(sweep["config_json"]), loads_json(sweep["pins_json"])
-                raw_configs.append(config)
-                lock["configs"][sweep["id"]] = _sha(sweep["config_json"] + sweep["pins_json"])
-                rows = query_rows(store, sweep["id"])
-                finals = query_final_folds(store, sweep["id"])
-                carriers: dict[int, Any] = {}
-                for fold in query_carriers(store, sweep["id"]):
-                    h = carriers.setdefault(fold["row_id"], hashlib.sha256())
-                    h.update(json.dumps([fold["fold_index"], fold["reply"], fold["carrier"]],
-                                        ensure_ascii=False).encode("utf-8"))
-                content_head = _content_head(sweep, rows)
-                configs.append({"source": source, "sweep": sweep["id"], "config": config,
-                                "pins": pins, "status": sweep["status"],
-                                "simulated": bool(sweep["simulated"]), "name": sweep["name"]})
+        for sweep in sweeps:
+            if sweep["id"] in seen_sweeps:
+                raise EvidenceError(f"sweep {sweep['id']} is in both {seen_sweeps[sweep['id']]} "
+                                    f"and {path}: give each database once")
+            seen_sweeps[sweep["id"]] = str(path)
+            config, pins = loads_json(sweep["config_json"]), loads_json(sweep["pins_json"])
+            raw_configs.append(config)
+            lock["configs"][sweep["id"]] = _sha(sweep["config_json"] + sweep["pins_json"])
+            configs.append({"source": source, "sweep": sweep["id"], "config": config,
+                            "pins": pins, "status": sweep["status"],
+                            "simulated": bool(sweep["simulated"]), "name": sweep["name"]})
+        databases.append((source, path, sweeps))
+    secrets = _secret_values(raw_configs)
+    forbidden = secrets + _private_strings(raw_configs, paths)
+
+    # Then the records, streamed: rows.csv and checks.csv are written as they are read (each
+    # record scrubbed, hashed and searched for private values on the way), never held whole.
+    tmp = _partial_folder(out)
+    try:
+        try:
+            rows_csv = _CSVStream(tmp / "rows.csv", ROW_COLUMNS, forbidden)
+            checks_csv = _CSVStream(tmp / "checks.csv", CHECK_COLUMNS, forbidden)
+            with rows_csv, checks_csv:
+                for source, path, sweeps in databases:
+                    lock["databases"].append(_stream_database(
+                        source, path, sweeps, rows_csv, checks_csv, lock, answer_prefix,
+                        secrets))
+        except OSError as exc:
+            raise EvidenceError(f"{out}: cannot write the package "
+                                f"({exc.strerror or type(exc).__name__}); nothing was written"
+                                ) from None
+        released_config = {"foldscope_version": _version(),
+                           "sweeps": [sanitize_config(c, secrets) for c in configs]}
+        files = _figure_texts(tmp, released_config, lock, answer_prefix)
+        for name in PACKAGE_FILES:
+            text = files.get(name)
+            private = ({"rows.csv": rows_csv, "checks.csv": checks_csv}[name].private
+                       if text is None else
+                       holds_key(text) or any(value in text for value in forbidden))
+            if private:
+                raise EvidenceError(f"refusing to write the package: {name} would contain a "
+                                    "private value (an endpoint, a path or a key)")
+        hashes = {name: _sha_bytes(_digest_form(name, text.encode("utf-8")))
+                  for name, text in files.items()}
+        hashes.update({"rows.csv": rows_csv.sha256, "checks.csv": checks_csv.sha256})
+        digest = package_digest(hashes)
+        files["README.txt"] = _stamp(files["README.txt"], digest)
+        _write_package(out, tmp, files, digest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return ExportSummary(out=out, sweeps=len(configs), rows=rows_csv.records,
+                         checks=checks_csv.records,
+                         cells=files["aggregates.csv"].count("\n") - 1,
+                         contrasts=files["contrasts.csv"].count("\n") - 1, digest=digest)
+
+
+_PRIVATE_TAIL = 4096
+"""Characters of a streamed file searched again with the next piece (from a line's start), so a
+private value across two pieces is found as in the whole text."""
+
+
+class _CSVStream:
+    """One CSV file of the package written as its records come: each piece of text is hashed,
+    searched for private values (``holds_key`` and the forbidden strings, over the piece and
+    the end of the one before it) and written, in UTF-8, as ``_csv_text`` would write it."""
+
+    PIECE = 1 << 20
+    """Characters gathered before a piece is written."""
+
+    def __init__(self, path: Path, columns: Sequence[str], forbidden: Sequence[str]) -> None:
+        self.path = path
+        self.forbidden = [v for v in forbidden if v]
+        self.keep = max([_PRIVATE_TAIL, *(len(v) for v in self.forbidden)])
+        self._handle = path.open("wb")
+        self._hash = hashlib.sha256()
+        self._buffer = io.StringIO()
+        self._writer = csv.writer(self._buffer, lineterminator="\n")
+        self._writer.writerow(columns)
+        self._tail = ""
+        self.private = False
+        """Whether any text written holds a key or a forbidden value."""
+        self.records = 0
+
+    def write(self, values: Sequence[str]) -> None:
+        """One record, in the columns' order."""
+        self._writer.writerow(values)
+        self.records += 1
+        if self._buffer.tell() >= self.PIECE:
+            self._flush()
+
+    def _flush(self) -> None:
+        text = self._buffer.getvalue()
+        self._buffer.seek(0)
+        self._buffer.truncate()
+        if not text:
+            return
+        window = self._tail + text
+        if not self.private and (holds_key(window)
+                                 or any(v in window for v in self.forbidden)):
+            self.private = True
+        # The next search starts at the beginning of a line at least ``keep`` characters back.
+        cut = window.rfind("\n", 0, max(0, len(window) - self.keep)) + 1
+        self._tail = window[cut:]
+        data = text.encode("utf-8")
+        self._hash.update(data)
+        self._handle.write(data)
+
+    @property
+    def sha256(self) -> str:
+        """The sha256 of every byte written (once closed)."""
+        return self._hash.hexdigest()
+
+    def __enter__(self) -> _CSVStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if exc[0] is None:
+                self._flush()
+        finally:
+            self._handle.close()
+
+
+def _stream_database(source: str, path: Path, sweeps: list[dict[str, Any]],
+                     rows_csv: _CSVStream, checks_csv: _CSVStream, lock: dict[str, Any],
+                     answer_prefix: int, secrets: Sequence[str]) -> dict[str, Any]:
+    """Write one database's rows and checks, and return its entry in the provenance lock (its
+    content digest reads ``json.dumps([sweep, rows, checks])`` of each sweep piece by piece)."""
+    content = hashlib.sha256()
+    labels: dict[str, str] = {}
+    with Store(path, readonly=True) as store:
+        for sweep in sweeps:
+            carriers: dict[int, Any] = {}
+            for fold in query_carriers(store, sweep["id"]):
+                h = carriers.setdefault(fold["row_id"], hashlib.sha256())
+                h.update(json.dumps([fold["fold_index"], fold["reply"], fold["carrier"]],
+                                    ensure_ascii=False).encode("utf-8"))
+            content.update(("[" + _CONTENT_JSON.encode(sweep) + ", [").encode("utf-8"))
+            n = 0
+            for rows in store.export_repo.export_row_batches(sweep["id"]):
+                finals = store.export_repo.export_final_folds_of([r["id"] for r in rows])
                 for r in rows:
+                    content.update(((", " if n else "") + _CONTENT_JSON.encode(r)).encode("utf-8"))
+                    n += 1
                     row_id = f"{source}-{r['id']}"
                     if r["answer"] is not None:
                         lock["answers"][row_id] = _sha(r["answer"])
                     if r["id"] in carriers:
-                        lock["carriers"][row_id] = carriers[r["id"]].hexdigest()
-                    row_recs.append(_row_record(source, sweep["id"], row_id, r, answer_prefix,
-                                                finals.get(r["id"])))
-                # The content digest reads json.dumps([sweep, rows, checks]) piece by piece
-                # (the same text), so the checks stream past it once, never all held.
-                for piece in content_head:
-                    content.update(piece.encode("utf-8"))
-                for n, c in enumerate(query_checks(store, sweep["id"])):
-                    content.update(((", " if n else "") + _CONTENT_JSON.encode(c)).encode("utf-8"))
-                    check_recs.append(tuple(shared.setdefault(v, v) for v in (
-                        f"{source}-{c['row_id']}", c["label"], fmt(int(c["correct"])),
-                        fmt(int(c["abstained"])), fmt(int(c["unit_dropped"])),
-                        c["classification"], fmt(int(c["in_carrier"])),
-                        fmt(int(c["flagged"])))))
-                content.update(b"]]")
-        lock["databases"].append({"source": source, "file_sha256": sha256_file(path),
-                                  "bytes": path.stat().st_size,
-                                  "content_sha256": content.hexdigest(),
-                                  "sweeps": [s["id"] for s in sweeps]})
-
-    secrets = _secret_values(raw_configs)
-    for rec in row_recs:  # scrub what came from model output and error text
-        rec["answer_prefix"] = scrub_answer(rec["answer_prefix"], secrets)
-        rec["validity_reason"] = scrub_text(rec["validity_reason"], secrets)
-        for column in ("sweep", "scenario", "model", "arm"):
-            rec[column] = scrub_text(rec[column], secrets)
-    labels = {label: scrub_text(label, secrets) for label in {rec[1] for rec in check_recs}}
-    check_recs = [(rec[0], labels[rec[1]], *rec[2:]) for rec in check_recs]
-    released_config = {"foldscope_version": _version(),
-                       "sweeps": [sanitize_config(c, secrets) for c in configs]}
-    files = _package_texts(row_recs, check_recs, released_config, lock, answer_prefix)
-    forbidden = secrets + _private_strings(raw_configs, paths)
-    for name, text in files.items():
-        if holds_key(text) or any(value in text for value in forbidden):
-            raise EvidenceError(f"refusing to write the package: {name} would contain a "
-                                "private value (an endpoint, a path or a key)")
-    digest = package_digest({name: _sha_bytes(_digest_form(name, text.encode("utf-8")))
-                             for name, text in files.items()})
-    files["README.txt"] = _stamp(files["README.txt"], digest)
-    _write_package(out, files, digest)
-    return ExportSummary(out=out, sweeps=len(configs), rows=len(row_recs), checks=len(check_recs),
-                         cells=files["aggregates.csv"].count("\n") - 1,
-                         contrasts=files["contrasts.csv"].count("\n") - 1, digest=digest)
+                        lock["carriers"][row_id] = carriers.pop(r["id"]).hexdigest()
+                    rec = _row_record(source, sweep["id"], row_id, r, answer_prefix,
+                                      finals.get(r["id"]))
+                    # Scrub what came from model output and error text.
+                    rec["answer_prefix"] = scrub_answer(rec["answer_prefix"], secrets)
+                    rec["validity_reason"] = scrub_text(rec["validity_reason"], secrets)
+                    for column in ("sweep", "scenario", "model", "arm"):
+                        rec[column] = scrub_text(rec[column], secrets)
+                    rows_csv.write([rec[c] for c in ROW_COLUMNS])
+            content.update(b"], [")
+            for n, c in enumerate(query_checks(store, sweep["id"])):
+                content.update(((", " if n else "") + _CONTENT_JSON.encode(c)).encode("utf-8"))
+                label = c["label"]
+                if label not in labels:
+                    labels[label] = scrub_text(label, secrets)
+                checks_csv.write((
+                    f"{source}-{c['row_id']}", labels[label], fmt(int(c["correct"])),
+                    fmt(int(c["abstained"])), fmt(int(c["unit_dropped"])), c["classification"],
+                    fmt(int(c["in_carrier"])), fmt(int(c["flagged"]))))
+            content.update(b"]]")
+    return {"source": source, "file_sha256": sha256_file(path), "bytes": path.stat().st_size,
+            "content_sha256": content.hexdigest(), "sweeps": [s["id"] for s in sweeps]}
 
 
 # -- the package digest -----------------------------------------------------------------------
@@ -342,23 +433,37 @@ def stated_digest(readme: str) -> str | None:
     return None
 
 
-def _write_package(out: Path, files: dict[str, str], digest: str) -> None:
-    """Write the files and their manifest (with the package digest) into a temporary folder
-    beside ``out``, then rename it to ``out``: a full disk, a read-only folder or a kill leaves no
-    partial package (only the temporary folder is removed)."""
+def _partial_folder(out: Path) -> Path:
+    """The temporary folder beside ``out`` a package is written into (then renamed to ``out``),
+    created empty."""
     tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir()
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise EvidenceError(f"{out}: cannot write the package "
+                            f"({exc.strerror or type(exc).__name__}); nothing was written"
+                            ) from None
+    return tmp
+
+
+def _write_package(out: Path, tmp: Path, files: dict[str, str], digest: str) -> None:
+    """Write the files and their manifest (with the package digest) into the temporary folder
+    beside ``out`` that holds the streamed ones (``_partial_folder``), then rename it to
+    ``out``: a full disk, a read-only folder or a kill leaves no partial package (only the
+    temporary folder is removed)."""
+    try:
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8", newline="")
+        names = sorted(p.name for p in tmp.iterdir())
         manifest = {"format": FORMAT,
-                    "files": {name: sha256_file(tmp / name) for name in sorted(files)},
+                    "files": {name: sha256_file(tmp / name) for name in names},
                     "package_sha256": digest}
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        for name in (*files, MANIFEST):  # on disk before the rename makes the package visible
+        for name in (*names, MANIFEST):  # on disk before the rename makes the package visible
             with (tmp / name).open("rb") as handle:
                 os.fsync(handle.fileno())
         os.replace(tmp, out)  # an empty folder at ``out`` is replaced; anything else refused
@@ -394,18 +499,15 @@ def _row_record(source: str, sweep_id: str, row_id: str, r: dict[str, Any],
     }
 
 
-def _package_texts(row_recs: list[dict[str, str]], check_recs: list[tuple[str, ...]],
-                   config: dict[str, Any], lock: dict[str, Any],
-                   answer_prefix: int) -> dict[str, str]:
-    rows_text = _csv_text(ROW_COLUMNS, row_recs)
-    checks_text = _csv_text(CHECK_COLUMNS, (dict(zip(CHECK_COLUMNS, rec, strict=True))
-                                            for rec in check_recs))
-    # The figures are computed from the text just written, exactly as `verify` will read it.
-    rows = parse_rows(csv.DictReader(io.StringIO(rows_text)))
-    checks = parse_checks(csv.DictReader(io.StringIO(checks_text)))
+def _figure_texts(folder: Path, config: dict[str, Any], lock: dict[str, Any],
+                  answer_prefix: int) -> dict[str, str]:
+    """The package's files besides rows.csv and checks.csv (written into ``folder``): the
+    figures are computed from those two files as written, exactly as `verify` will read them."""
+    with (folder / "rows.csv").open(newline="", encoding="utf-8") as handle:
+        rows = parse_rows(csv.DictReader(handle))
+    with (folder / "checks.csv").open(newline="", encoding="utf-8") as handle:
+        checks = parse_checks(csv.DictReader(handle))
     return {
-        "rows.csv": rows_text,
-        "checks.csv": checks_text,
         "aggregates.csv": _csv_text(AGGREGATE_COLUMNS, aggregates(rows, checks)),
         "contrasts.csv": _csv_text(CONTRAST_COLUMNS, contrasts(rows)),
         "study.csv": _csv_text(STUDY_COLUMNS, study_figures(rows, checks)),

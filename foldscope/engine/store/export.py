@@ -7,13 +7,23 @@ and values are the package's format, not an in-memory type.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from foldscope.engine.store.connection import Repository, column_names, named
 
 EXPORT_BATCH = 1000
 """Records fetched at a time when a whole sweep's checks or folds stream past."""
+
+
+_EXPORT_ROWS = (
+    "SELECT id, scenario, model, arm, repeat, status, valid, "
+    "validity_reason, recall, correct, graded, folds_done, catch_up, "
+    "parse_failures, length_stops, simulated, prompt_tokens, "
+    "completion_tokens, cost_usd, unpriced_calls, "
+    "COALESCE((SELECT body FROM blobs WHERE digest = answer_digest), answer) AS answer, "
+    "infra_error FROM rows WHERE sweep_id = ? ORDER BY position")
+"""A sweep's rows as the package releases and digests them."""
 
 
 class ExportRepository(Repository):
@@ -35,13 +45,29 @@ class ExportRepository(Repository):
 
     def export_rows(self, sweep_id: str) -> list[dict[str, Any]]:
         """Every row of a sweep in execution order, with its answer and validity verdict."""
-        return named(self.db.conn.execute(
-            "SELECT id, scenario, model, arm, repeat, status, valid, "
-            "validity_reason, recall, correct, graded, folds_done, catch_up, "
-            "parse_failures, length_stops, simulated, prompt_tokens, "
-            "completion_tokens, cost_usd, unpriced_calls, "
-            "COALESCE((SELECT body FROM blobs WHERE digest = answer_digest), answer) AS answer, "
-            "infra_error FROM rows WHERE sweep_id = ? ORDER BY position", [sweep_id]))
+        return named(self.db.conn.execute(_EXPORT_ROWS, [sweep_id]))
+
+    def export_row_batches(self, sweep_id: str, size: int | None = None
+                           ) -> Iterator[list[dict[str, Any]]]:
+        """``export_rows``, ``size`` rows at a time (``EXPORT_BATCH`` unless given), read as
+        iterated (a row's answer is read with it: a sweep's answers are never held at once)."""
+        size = size or EXPORT_BATCH
+        cursor = self.db.conn.execute(_EXPORT_ROWS, [sweep_id])
+        names = [d[0] for d in cursor.description]
+        while batch := cursor.fetchmany(size):
+            yield [dict(zip(names, values)) for values in batch]
+
+    def export_final_folds_of(self, row_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """``export_final_folds`` of these rows only (one batch of a streamed sweep)."""
+        out: dict[int, dict[str, Any]] = {}
+        for start in range(0, len(row_ids), EXPORT_BATCH):
+            ids = list(row_ids[start:start + EXPORT_BATCH])
+            out.update((r["row_id"], r) for r in named(self.db.conn.execute(
+                "SELECT f.row_id, f.headings_carried, f.fill_fraction, f.carrier_chars "
+                f"FROM folds f WHERE f.row_id IN ({', '.join('?' * len(ids))}) "
+                "AND f.fold_index = (SELECT MAX(g.fold_index) FROM folds g "
+                "WHERE g.row_id = f.row_id)", ids)))
+        return out
 
     def export_checks(self, sweep_id: str) -> Iterator[dict[str, Any]]:
         """Every check of a sweep's rows, in row and check order, read as iterated."""
