@@ -346,6 +346,16 @@ def test_record_types_added_since_are_ignored_not_skipped(tmp_path):
     assert session.skipped_lines == 0 and len(session.compactions) == 1
 
 
+def test_a_record_type_without_a_timestamp_is_ignored_too(tmp_path):
+    # Claude Code 2.1 writes {"type": "mode", "mode": "normal", "sessionId": ...} lines.
+    path = _cc(tmp_path, [_user("port 62114"), *_compact("nothing"), _said("port 62114 again")])
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    mode = json.dumps({"type": "mode", "mode": "normal", "sessionId": "5c1f0e2a"}) + "\n"
+    path.write_text(lines[0] + mode + "".join(lines[1:]) + mode, encoding="utf-8")
+    [session] = read_sessions(path)
+    assert session.skipped_lines == 0 and len(session.compactions) == 1
+
+
 def test_a_version_1_pi_session_without_ids_is_read(tmp_path):
     path = tmp_path / "v1.jsonl"
     rows = [{"type": "message", "timestamp": "t", "message": {"role": "user", "content": "use port 62114"}},

@@ -190,3 +190,35 @@ def test_shared_patterns_are_defined_once_and_used_by_name() -> None:
         {"name": "stage", "pattern": r"\b(?&env)1\b"}]}, source="mine.toml")
     found = find_identifiers("call svc-prod.internal, then prod1 not dev", rules=mine)
     assert [(i.kind, i.value) for i in found] == [("svc", "svc-prod.internal"), ("stage", "prod1")]
+
+# --- session shapes seen in real sessions (written here, not copied) ---------------------------
+
+def _found(text: str) -> set[tuple[str, str]]:
+    return {(i.kind, i.value) for i in find_identifiers(text) if i.kind != "number"}
+
+
+def test_docs_files_colours_code_assigns_and_templates_are_not_task_values() -> None:
+    noise = [
+        "Edited docs/configuration/introduction.mdx and docs/segments/cli/claude.md",
+        "  color: #111111;\n  background: #242526;",
+        "<%= if @loading do %>\n  <.spinner :if={@loading} />\n<% end %>",
+        "socket |> assign(:loading, true)\n@loading && render(x)",
+        "`--data=${CONFIG.SEGMENT_DATA_FILE}`, // read at build time",
+        "limit = settings.MAX_UPLOAD_SIZE",
+        "starred by @1849 people",
+    ]
+    kinds = {"branch", "ticket", "handle", "env_var"}
+    for text in noise:
+        assert not {f for f in _found(text) if f[0] in kinds}, text
+
+
+def test_branches_tickets_handles_and_env_vars_people_lose_are_still_found() -> None:
+    assert ("branch", "feat/phase-12-mfa") in _found("on feat/phase-12-mfa now")
+    assert ("branch", "release/v1.2.3") in _found("cut release/v1.2.3")
+    assert ("branch", "docs-refresh") in _found("git checkout -b docs-refresh")
+    assert ("ticket", "#12345") in _found("fixes #12345")
+    assert ("handle", "@alice") in _found("ping @alice and @bob.")
+    assert ("handle", "@ops-team") in _found("cc @ops-team, please")
+    assert ("env_var", "${DB_URL}") in _found('url = "${DB_URL}"')
+    assert ("env_var", "$API_TOKEN") in _found("echo $API_TOKEN.")
+    assert ("env_var", "GATEWAY_BASE_URL") in _found("export GATEWAY_BASE_URL=http://gw:8080")

@@ -342,8 +342,10 @@ def iter_claude_code(lines: Iterable[tuple[int, str]], state: ReadState) -> Iter
     for at, obj in _objects(lines, state):
         kind = obj.get("type")
         if not isinstance(kind, str) or kind not in _CC_TYPES:
-            if isinstance(kind, str) and {"sessionId", "timestamp"} <= set(obj):
-                continue  # a Claude Code record of a type added since: not conversation
+            if isinstance(kind, str) and "sessionId" in obj:
+                # A Claude Code record of a type added since (e.g. {"type": "mode", "mode":
+                # "normal", "sessionId": ...}, with no timestamp): not conversation.
+                continue
             state.skip(at)
             continue
         if kind in _CC_IGNORED_TYPES or obj.get("isSidechain") is True:
