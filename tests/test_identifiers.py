@@ -206,8 +206,9 @@ def test_docs_files_colours_code_assigns_and_templates_are_not_task_values() -> 
         "`--data=${CONFIG.SEGMENT_DATA_FILE}`, // read at build time",
         "limit = settings.MAX_UPLOAD_SIZE",
         "starred by @1849 people",
+        "if (pattern.test(line)) return; tasks.test(name)",
     ]
-    kinds = {"branch", "ticket", "handle", "env_var"}
+    kinds = {"branch", "ticket", "handle", "env_var", "host"}
     for text in noise:
         assert not {f for f in _found(text) if f[0] in kinds}, text
 
@@ -222,3 +223,10 @@ def test_branches_tickets_handles_and_env_vars_people_lose_are_still_found() -> 
     assert ("env_var", "${DB_URL}") in _found('url = "${DB_URL}"')
     assert ("env_var", "$API_TOKEN") in _found("echo $API_TOKEN.")
     assert ("env_var", "GATEWAY_BASE_URL") in _found("export GATEWAY_BASE_URL=http://gw:8080")
+
+
+def test_a_dependency_range_is_the_package_managers_not_a_task_version() -> None:
+    for text in ['"zod": "^3.23.8",', "requests>=2.31", "{:phoenix, \"~> 1.7.14\"}", "x==1.2.3"]:
+        assert not {f for f in _found(text) if f[0] == "version"}, text
+    assert ("version", "v4.18.2-rc3") in _found("release v4.18.2-rc3 shipped")
+    assert ("port", "8080") in _found("PORT=8080")
