@@ -9,14 +9,16 @@ as in the report: cells and the selection are ``core.cells``'.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 from foldscope.core.cells import CellKey, cell_key, enters_aggregates
 from foldscope.core.fabrication import ANSWER_COUNTS, counted_as
-from foldscope.core.row import RowRecord
+from foldscope.core.row import ROW_FIELDS, RowRecord, stored_verdict
 from foldscope.core.status import RowStatus
+from foldscope.core.validity import Validity
 
 
 @dataclass(frozen=True)
@@ -142,28 +144,70 @@ _FLOATS = frozenset({"recall_sum", "cost_usd", "recall_sq_sum", "fill_sum"})
 _PROGRESS = tuple(f.name for f in fields(Progress))
 
 
-def _cell_part(row: RowRecord, classes: RowClasses,
+class TallyRow(NamedTuple):
+    """What a tally reads of one stored row, as stored (a live view's read of ``rows``: its
+    cell, stored verdict, figures and change sequence, no other field, not decoded into a
+    ``RowRecord``: a first poll reads every row of the sweep)."""
+
+    id: int
+    position: int
+    scenario: str
+    model: str
+    arm: str
+    repeat: int
+    status: str
+    seq: int
+    valid: int | None
+    validity_reason: str | None
+    retryable: int
+    recall: float | None
+    call_retries: int
+    infra_retries: int
+    cost_usd: float
+    unpriced_calls: int
+    simulated: int
+    folds_done: int
+    parse_failures: int
+
+    @property
+    def verdict(self) -> Validity:
+        """The verdict stored with the row (``core.row.stored_verdict``, as ``RowRecord``)."""
+        return stored_verdict(self.status, None if self.valid is None else bool(self.valid),
+                              self.validity_reason, bool(self.retryable))
+
+
+TALLY_FIELDS: tuple[str, ...] = TallyRow._fields
+"""The ``rows`` columns a tally reads (each a ``RowRecord`` field of the same name)."""
+
+Tallied = RowRecord | TallyRow
+"""A row as a tally takes it: a stored record, or just what the tally reads of it."""
+
+
+def _cell_part(row: Tallied, classes: RowClasses,
                final: FinalCarrier | None = None) -> tuple[float, ...]:
+    """What one row adds to its cell's sums, in the order of ``_SUMS`` then the class counts."""
     valid = enters_aggregates(row)
-    counted = classes if valid else RowClasses()
-    recall = row.recall if valid and row.recall is not None else None
+    counted = classes if valid else NO_CHECKS
+    recall = row.recall if valid else None
     carried = final if valid else None
     filled = carried.fill_fraction if carried is not None else None
-    part = {
-        "rows": 1, "valid_rows": int(valid), "done_rows": int(row.status == RowStatus.DONE),
-        "failed_rows": int(row.status == RowStatus.FAILED),
-        "running_rows": int(row.status == RowStatus.RUNNING),
-        "recall_rows": int(recall is not None), "recall_sum": recall or 0.0,
-        "checks": counted.checks, "flagged": counted.flagged, "call_retries": row.call_retries,
-        "row_retries": row.infra_retries, "cost_usd": row.cost_usd,
-        "unpriced_calls": row.unpriced_calls,
-        "simulated_rows": int(row.simulated), "recall_sq_sum": (recall or 0.0) ** 2,
-        "headings_rows": int(carried is not None),
-        "headings_sum": carried.headings_carried if carried is not None else 0,
-        "fill_rows": int(filled is not None), "fill_sum": filled or 0.0,
-        "folds": row.folds_done, "parse_failures": row.parse_failures,
-        "abstained": counted.abstained}
-    return (*(part[name] for name in _SUMS), *counted.counts)
+    status = row.status
+    return (1, int(valid), int(status == RowStatus.DONE), int(status == RowStatus.FAILED),
+            int(status == RowStatus.RUNNING), int(recall is not None), recall or 0.0,
+            counted.checks, counted.flagged, row.call_retries, row.infra_retries, row.cost_usd,
+            row.unpriced_calls, int(row.simulated), (recall or 0.0) ** 2,
+            int(carried is not None), carried.headings_carried if carried is not None else 0,
+            int(filled is not None), filled or 0.0, row.folds_done, row.parse_failures,
+            counted.abstained, *counted.counts)
+
+
+_PART = ("rows", "valid_rows", "done_rows", "failed_rows", "running_rows", "recall_rows",
+         "recall_sum", "checks", "flagged", "call_retries", "row_retries", "cost_usd",
+         "unpriced_calls", "simulated_rows", "recall_sq_sum", "headings_rows", "headings_sum",
+         "fill_rows", "fill_sum", "folds", "parse_failures", "abstained")
+"""The sums ``_cell_part`` gives, in its order: every ``CellTally`` sum, none left out."""
+assert _PART == _SUMS, "_cell_part's order must be CellTally's sums"
+assert set(TALLY_FIELDS) <= set(ROW_FIELDS)
 
 
 def _sums(values: list[float]) -> dict[str, Any]:
@@ -171,22 +215,28 @@ def _sums(values: list[float]) -> dict[str, Any]:
     return {name: float(v) if name in _FLOATS else int(v) for name, v in zip(_SUMS, values)}
 
 
-def _progress_part(row: RowRecord) -> tuple[int, ...]:
-    return tuple(int(row.status == s) for s in _PROGRESS[:4]) + (row.folds_done,)
+def _progress_part(row: Tallied) -> tuple[int, ...]:
+    status = row.status
+    return (int(status == RowStatus.PLANNED), int(status == RowStatus.RUNNING),
+            int(status == RowStatus.DONE), int(status == RowStatus.FAILED), row.folds_done)
+
+
+assert _PROGRESS == ("planned", "running", "done", "failed", "folds")
 
 
 class Tallies:
     """Every cell of one sweep, updated one changed row at a time."""
 
     def __init__(self) -> None:
-        self._rows: dict[int, tuple[RowRecord, RowClasses, FinalCarrier | None]] = {}
+        self._rows: dict[int, tuple[tuple[float, ...], tuple[int, ...]]] = {}
+        """Each row's part in its cell's sums and in the progress, as last put in."""
         self._cells: dict[CellKey, list[float]] = {}
         self._progress = [0] * len(_PROGRESS)
 
     def __len__(self) -> int:
         return len(self._rows)
 
-    def update(self, row: RowRecord, classes: RowClasses,
+    def update(self, row: Tallied, classes: RowClasses,
                final: FinalCarrier | None = None) -> None:
         """Put a row's latest state in (its previous one, if any, comes out first).
 
@@ -199,13 +249,14 @@ class Tallies:
         cell = self._cells.get(key)
         if cell is None:
             cell = self._cells[key] = [0] * (len(_SUMS) + len(ANSWER_COUNTS))
+        part, progress = _cell_part(row, classes, final), _progress_part(row)
         old = self._rows.get(row.id)
         if old is not None:
-            cell[:] = [a - b for a, b in zip(cell, _cell_part(*old))]
-            self._progress[:] = [a - b for a, b in zip(self._progress, _progress_part(old[0]))]
-        cell[:] = [a + b for a, b in zip(cell, _cell_part(row, classes, final))]
-        self._progress[:] = [a + b for a, b in zip(self._progress, _progress_part(row))]
-        self._rows[row.id] = (row, classes, final)
+            cell[:] = map(operator.sub, cell, old[0])
+            self._progress[:] = map(operator.sub, self._progress, old[1])
+        cell[:] = map(operator.add, cell, part)
+        self._progress[:] = map(operator.add, self._progress, progress)
+        self._rows[row.id] = (part, progress)
 
     def cells(self) -> list[CellTally]:
         """Every cell's tally, in the order cells were first seen (plan order on a first read)."""

@@ -13,7 +13,7 @@ from foldscope.core.fabrication import CLEARED, HumanVerdict
 from foldscope.core.forensics import FactHistory
 from foldscope.core.row import Check, FoldRecord, RowRecord, RowResult, StoredCheck
 from foldscope.core.study import FoldMeasure
-from foldscope.core.tally import FinalCarrier, RowClasses
+from foldscope.core.tally import FinalCarrier, RowClasses, TallyRow
 from foldscope.core.validity import Validity
 from foldscope.engine.activity import ControlRequest, RunnerStatus, StoredEvent
 from foldscope.engine.events import Event
@@ -177,10 +177,10 @@ class Store:
         return self.row_repo.rows(sweep_id, since=since)
 
     def changes(self, sweep_id: str, since: int | None
-                ) -> tuple[list[RowRecord], dict[int, RowClasses], dict[int, FinalCarrier]]:
+                ) -> tuple[list[TallyRow], dict[int, RowClasses], dict[int, FinalCarrier]]:
         """Rows changed after change sequence ``since`` (all, for None), with their checks'
         classes and their last fold's carrier figures, read in one snapshot: what a live
-        view needs, and only that."""
+        view needs, and only that (``core.tally.TallyRow``)."""
         return self.row_repo.changes(sweep_id, since)
 
     def cell_rows(self, sweep_id: str, scenario: str | None, model: str, arm: str, *,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import operator
@@ -17,7 +18,7 @@ from foldscope.core.forensics import FactHistory
 from foldscope.core.row import FOLD_FIELDS, ROW_FIELDS, Check, FoldRecord, RowRecord, RowResult
 from foldscope.core.status import RowStatus
 from foldscope.core.study import FOLD_MEASURE_FIELDS, FoldMeasure
-from foldscope.core.tally import FinalCarrier, RowClasses, row_classes
+from foldscope.core.tally import TALLY_FIELDS, FinalCarrier, RowClasses, TallyRow, row_classes
 from foldscope.core.validity import Validity
 from foldscope.engine.store.connection import _FOLD_SEQ, _ROW_SEQ, Repository, column_names, named
 
@@ -105,6 +106,9 @@ def _decode_rows(names: Sequence[str], records: Iterable[Sequence[Any]],
     # decodes every row.
     names = [sys.intern(n) for n in names]  # matched to the record's fields by identity
     bools, optional = _converters(_ROW_TYPES, names)
+    # Columns in the record's own field order (as every query here selects them): the values
+    # go in by position, the fields having been matched by name once.
+    positional = names == list(_RECORD_FIELDS[:len(names)])
     out = []
     for values in records:
         if bools or optional or shared is not None:
@@ -117,8 +121,12 @@ def _decode_rows(names: Sequence[str], records: Iterable[Sequence[Any]],
             if shared is not None:
                 values = [shared.setdefault(v, v) if isinstance(v, str) and len(v) < 200 else v
                           for v in values]
-        out.append(RowRecord(**dict(zip(names, values))))
+        out.append(RowRecord(*values) if positional else RowRecord(**dict(zip(names, values))))
     return out
+
+
+_RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(RowRecord))
+"""Every field of ``RowRecord`` in its order (the stored ones, then the answer)."""
 
 
 ROW_DONE = RowStatus.DONE
@@ -241,10 +249,10 @@ class RowRepository(Repository):
         return out
 
     def changes(self, sweep_id: str, since: int | None
-                ) -> tuple[list[RowRecord], dict[int, RowClasses], dict[int, FinalCarrier]]:
+                ) -> tuple[list[TallyRow], dict[int, RowClasses], dict[int, FinalCarrier]]:
         """Rows changed after change sequence ``since`` (all, for None), with their checks'
         classes and their last fold's carrier figures, read in one snapshot: what a live view
-        needs, and only that.
+        needs, and only that (each row's ``core.tally.TallyRow``).
 
         Returns:
             The changed rows in plan order, the class counts of those that have checks, and the
@@ -257,17 +265,17 @@ class RowRepository(Repository):
         if not in_transaction:
             conn.execute("BEGIN")  # one snapshot for every read
         try:
-            rows = _rows(conn.execute(
-                f"SELECT {self._row_columns()} FROM rows WHERE {where} ORDER BY position",
-                params))
+            rows = list(map(TallyRow._make, conn.execute(
+                f"SELECT {', '.join(TALLY_FIELDS)} FROM rows WHERE {where} ORDER BY position",
+                params)))
             # Checks grouped by (class, detail); core.tally.row_classes counts them.
             grouped: dict[int, list[tuple[str, str | None, int, int, int]]] = {}
-            for row_id, *group in conn.execute(
+            for record in conn.execute(
                     "SELECT row_id, classification, class_detail, COUNT(*), SUM(flagged), "
                     "SUM(abstained) FROM checks WHERE row_id IN "
                     f"(SELECT id FROM rows WHERE {where}) "
                     "GROUP BY row_id, classification, class_detail", params):
-                grouped.setdefault(row_id, []).append(tuple(group))
+                grouped.setdefault(record[0], []).append(record[1:])
             classes = {row_id: row_classes(groups) for row_id, groups in grouped.items()}
             # The last committed fold of each changed row (its unique (row, index) key finds it).
             finals = {row_id: FinalCarrier(headings, fill) for row_id, headings, fill in
