@@ -6,18 +6,18 @@ from pathlib import Path
 import pytest
 
 from foldscope.core.errors import StoreError
-from foldscope.core.row import FoldRecord
+from foldscope.core.row import FoldRecord, PlannedRow
 from foldscope.core.validity import INFRA_FAULT, Validity
 from foldscope.engine.procinfo import RunnerId, this_runner
-from foldscope.engine.store import SCHEMA_VERSION, Store
+from foldscope.engine.store import SCHEMA_VERSION, NewSweep, Store
 
 
 def _plan(store, sweep_id="s1", n=2):
     store.create_sweep(
-        {"id": sweep_id, "name": "t", "config_digest": "d", "config": {"sweep": {}, "models": []}},
-        [{"position": i, "scenario": "smoke", "model": "sim/faithful", "arm": "j", "repeat": i,
-          "prompt_digest": "p", "declared_ceilings": {"summary": 9600}, "output_budget": 4096,
-          "carry_cap": 2400} for i in range(n)])
+        NewSweep(sweep_id, "t", "d", {"sweep": {}, "models": []}),
+        [PlannedRow(position=i, scenario="smoke", model="sim/faithful", arm="j", repeat=i,
+                    prompt_digest="p", declared_ceilings={"summary": 9600}, output_budget=4096,
+                    carry_cap=2400) for i in range(n)])
 
 
 def _fold(i):

@@ -601,3 +601,20 @@ def stored_verdict(status: str, valid: bool | None, reason: str | None,
     if reason not in REASONS or valid is None:
         return Validity(False, FAILED, False)
     return Validity(bool(valid), reason, bool(retryable))
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedRow:
+    """One row of a sweep's plan as it is stored before any call (``Store.create_sweep``)."""
+
+    position: int
+    """Its place in the execution order."""
+    scenario: str
+    model: str
+    arm: str
+    repeat: int
+    prompt_digest: str
+    """The arm's prompt, by digest (``core.arms``)."""
+    declared_ceilings: dict[str, int]
+    output_budget: int
+    carry_cap: int

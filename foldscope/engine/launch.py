@@ -9,7 +9,7 @@ from typing import Any
 
 from foldscope.core.errors import ConfigError, FoldscopeError
 from foldscope.core.status import FINISHED_SWEEP_STATUSES
-from foldscope.engine.store import Store
+from foldscope.engine.store import NewSweep, Store
 from foldscope.engine.sweep import (
     SweepConfig,
     build_config,
@@ -66,8 +66,8 @@ def _create(store: Store, config: SweepConfig, digest: str) -> Prepared:
     sweep_id = new_sweep_id()
     rows = plan_rows(config)
     simulated = all(m.id.startswith("sim/") for m in config.models)
-    store.create_sweep({"id": sweep_id, "name": config.sweep.name, "config_digest": digest,
-                        "config": config.model_dump(mode="json"), "simulated": simulated}, rows)
+    store.create_sweep(NewSweep(sweep_id, config.sweep.name, digest,
+                                config.model_dump(mode="json"), simulated), rows)
     return Prepared(sweep_id, False, len(rows))
 
 

@@ -16,6 +16,7 @@ from foldscope.core.arms import get_arm
 from foldscope.core.designs import DEFAULT_MODE, LEGACY_MODE, execution_order
 from foldscope.core.errors import ConfigError, FoldscopeError
 from foldscope.core.nesting import NestingError, loads_toml
+from foldscope.core.row import PlannedRow
 from foldscope.core.text import ID_MAX_CHARS, check_field
 from foldscope.engine.loader import load_scenario
 
@@ -361,7 +362,7 @@ def load_sweep_file(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{p}: cannot read sweep file ({exc.strerror or exc})") from None
 
 
-def plan_rows(config: SweepConfig) -> list[dict[str, Any]]:
+def plan_rows(config: SweepConfig) -> list[PlannedRow]:
     """Lay out every row of the sweep with its execution position.
 
     Within each repeat, every model runs the arms in that repeat's sequence of the execution
@@ -370,7 +371,7 @@ def plan_rows(config: SweepConfig) -> list[dict[str, Any]]:
     """
     s = config.sweep
     sequences = execution_order(s.arms, s.repeats, s.design)
-    rows: list[dict[str, Any]] = []
+    rows: list[PlannedRow] = []
     for scenario in s.scenario_names():
         for repeat, sequence in enumerate(sequences):
             # Models are interleaved step by step, so every model's column fills together while
@@ -378,12 +379,11 @@ def plan_rows(config: SweepConfig) -> list[dict[str, Any]]:
             for arm_id in sequence:
                 for entry in config.models:
                     arm = get_arm(arm_id)
-                    rows.append({
-                        "position": len(rows), "scenario": scenario, "model": entry.id,
-                        "arm": arm_id, "repeat": repeat, "prompt_digest": arm.prompt_digest,
-                        "declared_ceilings": arm.declared_ceilings,
-                        "output_budget": arm.output_budget, "carry_cap": arm.carry_cap,
-                    })
+                    rows.append(PlannedRow(
+                        position=len(rows), scenario=scenario, model=entry.id, arm=arm_id,
+                        repeat=repeat, prompt_digest=arm.prompt_digest,
+                        declared_ceilings=arm.declared_ceilings,
+                        output_budget=arm.output_budget, carry_cap=arm.carry_cap))
     return rows
 
 

@@ -9,6 +9,7 @@ migrating (an older database opened read-only: in a temporary copy) and transact
 Records are decoded by column name (``connection.named`` / ``column_names``).
 """
 
+from foldscope.core.row import PlannedRow
 from foldscope.engine.store.activity_log import EVENT_CAP
 from foldscope.engine.store.checks import CHECK_BATCH
 from foldscope.engine.store.connection import (
@@ -33,13 +34,15 @@ from foldscope.engine.store.schema import (
     parse_schema_version,
     text_digest,
 )
-from foldscope.engine.store.sweeps import LIVE_STATUSES, SweepHeader, SweepRecord
+from foldscope.engine.store.sweeps import LIVE_STATUSES, NewSweep, SweepHeader, SweepRecord
 
 __all__ = [
     "CHECK_BATCH",
     "ROW_BATCH",
     "EVENT_CAP",
     "LIVE_STATUSES",
+    "NewSweep",
+    "PlannedRow",
     "ROW_DONE",
     "ROW_FAILED",
     "ROW_PLANNED",

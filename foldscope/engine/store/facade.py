@@ -11,7 +11,7 @@ from typing import Any
 from foldscope.core.audit import StoredAudit
 from foldscope.core.fabrication import CLEARED, HumanVerdict
 from foldscope.core.forensics import FactHistory
-from foldscope.core.row import Check, FoldRecord, RowRecord, RowResult, StoredCheck
+from foldscope.core.row import Check, FoldRecord, PlannedRow, RowRecord, RowResult, StoredCheck
 from foldscope.core.study import FoldMeasure
 from foldscope.core.tally import FinalCarrier, RowClasses, TallyRow
 from foldscope.core.validity import Validity
@@ -31,7 +31,7 @@ from foldscope.engine.store.rows import (
     SweepTotals,
     TokenPair,
 )
-from foldscope.engine.store.sweeps import SweepHeader, SweepRecord, SweepRepository
+from foldscope.engine.store.sweeps import NewSweep, SweepHeader, SweepRecord, SweepRepository
 
 
 class Store:
@@ -100,7 +100,7 @@ class Store:
 
     # -- sweeps (``sweep_repo``) -------------------------------------------------------------------
 
-    def create_sweep(self, sweep: dict[str, Any], rows: Iterable[dict[str, Any]]) -> None:
+    def create_sweep(self, sweep: NewSweep, rows: Iterable[PlannedRow]) -> None:
         """Store a sweep and its whole plan in one transaction, before any call is made."""
         return self.sweep_repo.create_sweep(sweep, rows)
 

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from foldscope.core.forensics import FactHistory
-from foldscope.core.row import FOLD_FIELDS, ROW_FIELDS, Check, FoldRecord, RowRecord, RowResult
+from foldscope.core.row import (
+    FOLD_FIELDS,
+    ROW_FIELDS,
+    Check,
+    FoldRecord,
+    RowRecord,
+    RowResult,
+)
 from foldscope.core.status import RowStatus
 from foldscope.core.study import FOLD_MEASURE_FIELDS, FoldMeasure
 from foldscope.core.tally import TALLY_FIELDS, FinalCarrier, RowClasses, TallyRow, row_classes

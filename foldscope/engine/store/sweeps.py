@@ -12,12 +12,28 @@ from typing import Any
 
 from foldscope.core.errors import StoreError, SweepClaimed
 from foldscope.core.nesting import loads_json
+from foldscope.core.row import PlannedRow
 from foldscope.core.status import LIVE_SWEEP_STATUSES, SweepStatus
 from foldscope.engine.procinfo import RunnerId, claim_alive
 from foldscope.engine.store.connection import _ROW_SEQ, Repository, named
 
 LIVE_STATUSES = LIVE_SWEEP_STATUSES
 """Sweep statuses that mean a runner holds the sweep (a paused run still holds it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewSweep:
+    """A sweep as it is planned (``Store.create_sweep``): its definition, before any row ran."""
+
+    id: str
+    name: str
+    config_digest: str
+    """The definition's digest (``SweepConfig.digest``): a rerun of it resumes this sweep."""
+    config: dict[str, Any]
+    """The definition as JSON (``SweepConfig.model_dump(mode="json")``)."""
+    simulated: bool = False
+    """Planned with simulated model ids only."""
+    pins: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,23 +78,22 @@ _STORED_COLUMNS = ", ".join(
 class SweepRepository(Repository):
     """The ``sweeps`` table: definitions, statuses, pins and runner claims."""
 
-    def create_sweep(self, sweep: dict[str, Any], rows: Iterable[dict[str, Any]]) -> None:
+    def create_sweep(self, sweep: NewSweep, rows: Iterable[PlannedRow]) -> None:
         """Store a sweep and its whole plan in one transaction, before any call is made."""
         with self.db.atomic():
             self.db.execute(
                 "INSERT INTO sweeps (id, created_at, name, config_digest, config_json, pins_json, "
                 "status, simulated, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                [sweep["id"], time.time(), sweep["name"], sweep["config_digest"],
-                 json.dumps(sweep["config"], ensure_ascii=False, sort_keys=True),
-                 json.dumps(sweep.get("pins", {}), ensure_ascii=False, sort_keys=True),
-                 SweepStatus.PLANNED, int(sweep.get("simulated", False)), time.time()])
+                [sweep.id, time.time(), sweep.name, sweep.config_digest,
+                 json.dumps(sweep.config, ensure_ascii=False, sort_keys=True),
+                 json.dumps(sweep.pins, ensure_ascii=False, sort_keys=True),
+                 SweepStatus.PLANNED, int(sweep.simulated), time.time()])
             self.db.conn.executemany(
                 "INSERT INTO rows (sweep_id, position, scenario, model, arm, repeat, prompt_digest, "
                 "declared_ceilings_json, output_budget, carry_cap, seq) "
                 f"VALUES (?,?,?,?,?,?,?,?,?,?,{_ROW_SEQ})",
-                [(sweep["id"], r["position"], r["scenario"], r["model"], r["arm"], r["repeat"],
-                  r["prompt_digest"], json.dumps(r["declared_ceilings"]), r["output_budget"],
-                  r["carry_cap"]) for r in rows])
+                [(sweep.id, r.position, r.scenario, r.model, r.arm, r.repeat, r.prompt_digest,
+                  json.dumps(r.declared_ceilings), r.output_budget, r.carry_cap) for r in rows])
 
     def sweep(self, sweep_id: str) -> SweepRecord | None:
         """Return one sweep with its definition and pins decoded, or None."""
