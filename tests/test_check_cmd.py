@@ -117,3 +117,21 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
         assert main(["check", "--db", str(path)]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and needle in err, err
+
+
+def test_every_broken_record_is_counted_and_a_few_shown(db, capsys, monkeypatch):
+    # Records breaking an invariant stream past in batches: all are counted, five shown,
+    # whatever the batch (a broken 50,000-row database is never held).
+    from foldscope.engine import integrity
+
+    with sqlite3.connect(db) as conn:
+        conn.executemany(
+            "INSERT INTO checks (row_id, label, expected, correct, abstained, unit_dropped, "
+            "classification, in_carrier) VALUES (?, 'x', 'y', 0, 0, 0, 'wrong', 0)",
+            [(9000 + i,) for i in range(23)])
+    for batch in (1, 4, 1000):
+        monkeypatch.setattr(integrity, "INVARIANT_BATCH", batch)
+        _, report = _report(db, capsys)
+        failed = _failed(report)["no orphan checks (every check's row exists)"]
+        assert failed["count"] == 23 and len(failed["examples"]) == integrity.EXAMPLES
+        assert failed["examples"][0].startswith("check ") or "9000" in failed["examples"][0]
