@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 
+import pytest
 from conftest import definition, run_sweep
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from foldscope.core.audit import StoredAudit
 from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
@@ -121,3 +125,75 @@ def test_a_fold_model_is_the_timeline_spans_and_changes_of_that_fold(db):
     # A timeline handed in is used as it is (a step through the same row's folds reuses it).
     again = read_fold_model(folds, facts, 0, timeline=model.timeline)
     assert again.timeline is model.timeline and "row" not in again.title.split(" · ")[0]
+
+
+_TABLES = ("rows", "folds", "checks", "sweeps", "verdicts", "fact_histories")
+
+
+def _everything(db, sweep_id):
+    with Store(db, readonly=True) as store:
+        rows = store.rows(sweep_id)
+        return (store.sweep(sweep_id), store.sweeps(), rows, [store.row(r.id) for r in rows],
+                [store.folds(r.id) for r in rows], [store.checks(r.id) for r in rows],
+                list(store.sweep_checks(sweep_id)), store.verdicts(sweep_id),
+                [store.fact_histories(r.id) for r in rows], store.changes(sweep_id, None))
+
+
+@pytest.fixture(scope="module")
+def flagged_sweep(tmp_path_factory):
+    from foldscope.core.fabrication import flag_refusal
+
+    db = tmp_path_factory.mktemp("order") / "sweep.sqlite"
+    sweep_id = run_sweep(db, definition(models=("sim/garbler",), arms=("q",), repeats=1))
+    with Store(db) as store:
+        check = next(c for r in store.rows(sweep_id) for c in store.checks(r.id)
+                     if flag_refusal(c, "fabricated") is None)
+        store.add_verdict(check.id, "fabricated", "by hand", author="ana")
+    return db, sweep_id, _everything(db, sweep_id)
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_records_read_the_same_whatever_order_the_tables_hold_their_columns(
+        flagged_sweep, tmp_path_factory, rnd):
+    from conftest import copy_database
+
+    db, sweep_id, expected = flagged_sweep
+    copy = copy_database(db, tmp_path_factory.mktemp("shuffled") / "sweep.sqlite")
+    with sqlite3.connect(copy) as conn:
+        conn.execute("PRAGMA foreign_keys=OFF")
+        for table in _TABLES:
+            cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+            rnd.shuffle(cols)
+            conn.execute(f"CREATE TABLE shuffled AS SELECT {', '.join(cols)} FROM {table}")
+            conn.execute(f"DROP TABLE {table}")
+            conn.execute(f"ALTER TABLE shuffled RENAME TO {table}")
+    assert _everything(copy, sweep_id) == expected
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_the_decoders_find_each_field_by_its_column_name_in_any_select_order(flagged_sweep, rnd):
+    from foldscope.core.row import FOLD_FIELDS, ROW_FIELDS
+    from foldscope.engine.store.checks import _CHECK_FIELDS, _checks
+    from foldscope.engine.store.rows import _JSON_FOLD_FIELDS, _folds, _rows
+
+    db, sweep_id, _ = flagged_sweep
+    with Store(db, readonly=True) as store:
+        conn = store.db.conn
+        (row,) = store.rows(sweep_id)
+        for fields, decode, read in (
+                (list(ROW_FIELDS), _rows, lambda: store.rows(sweep_id)),
+                ([_JSON_FOLD_FIELDS.get(f, f) for f in FOLD_FIELDS], _folds,
+                 lambda: store.folds(row.id)),
+                (list(_CHECK_FIELDS), _checks, lambda: store.checks(row.id))):
+            rnd.shuffle(fields)
+            table = {_rows: "rows", _folds: "folds", _checks: "checks"}[decode]
+            key = "sweep_id = ?" if table == "rows" else "row_id = ?"
+            arg = sweep_id if table == "rows" else row.id
+            got = decode(conn.execute(f"SELECT {', '.join(fields)} FROM {table} WHERE {key} "
+                                      "ORDER BY id", [arg]))
+            if table == "folds":  # the reply's body is in the blob table, by digest
+                got = [dataclasses.replace(g, reply=e.reply) for g, e in zip(got, read())]
+                assert all(g.reply for g in got)
+            assert got == read()
