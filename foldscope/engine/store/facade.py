@@ -42,12 +42,13 @@ class Store:
     ``row_repo``: rows, folds and fact courses; ``check_repo``: checks and verdicts;
     ``activity_repo``: the event log, runner status and control; ``audit_repo``: session audits;
     ``cache_repo``: the response cache; ``export_repo``: the evidence package's whole-database
-    reads); the methods below forward to them, so a caller that
-    needs the whole database keeps one object.
+    reads); the methods below forward to them, so a caller that needs the whole database keeps
+    one object.
 
     Args:
         path: the database file; created (with parent folders) when missing unless ``readonly``.
-        readonly: open an existing database for reading only (the TUI's and reports' mode).
+        readonly: open an existing database for reading only (the TUI's and reports' mode; an
+            older schema is read through a migrated temporary copy, the file left as it is).
     """
 
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
