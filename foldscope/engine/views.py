@@ -9,7 +9,8 @@ The screens and their models:
 - cell: ``read_cell_changes`` → ``CellChanges`` (rows, their new folds and checks);
 - fold: ``read_fold_model`` → ``FoldModel`` (from the cell's records, in the inspector's
   worker, which then lays its panes out);
-- review (fabrication): ``read_review`` → ``ReviewModel``;
+- review (fabrication): ``read_review`` → ``ReviewModel`` (and ``read_row_texts`` for a filter
+  over the values' rows' answers and carriers);
 - survival: ``read_survival`` → ``engine.timelines.SweepForensics``;
 - study: ``read_study`` → ``StudyModel``;
 - session audit: ``read_audit_view`` → ``core.audit_view.AuditView``.
@@ -17,7 +18,7 @@ The screens and their models:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -217,6 +218,21 @@ def read_review(db_path: str | Path, sweep_id: str,
     with Store(db_path, readonly=True) as store:
         return ReviewModel(failing_row_table(store, sweep_id), review_values(store, sweep_id, rules),
                            AgreementBasis.read(store, sweep_id))
+
+
+def read_row_texts(db_path: str | Path, row_ids: list[int],
+                   cancelled: Callable[[], bool] = lambda: False) -> dict[int, tuple[str, ...]]:
+    """Each row's answer and every fold's carrier (fold 1 first), for a filter's text terms
+    (``core.find``); stops early (returning what it read) once ``cancelled()`` holds."""
+    out: dict[int, tuple[str, ...]] = {}
+    with Store(db_path, readonly=True) as store:
+        for row_id in row_ids:
+            if cancelled():
+                break
+            row = store.row(row_id)
+            answer = (row.answer or "") if row is not None else ""
+            out[row_id] = (answer, *(f.carrier for f in store.folds(row_id)))
+    return out
 
 
 def read_survival(db_path: str | Path, sweep_id: str) -> SweepForensics:

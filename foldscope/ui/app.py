@@ -44,6 +44,7 @@ from foldscope.ui.screens.survival import SurvivalScreen
 from foldscope.ui.screens.sweep import SweepScreen
 from foldscope.ui.theme import FACT_VARIABLES, FOLDSCOPE_DARK, discover_themes
 from foldscope.ui.widgets.answer_table import AnswerTable
+from foldscope.ui.widgets.filter_bar import FilterBar
 from foldscope.ui.widgets.reason_input import ReasonInput
 from foldscope.ui.workers import EndsWorkers, route_worker_events_to_app
 from foldscope.ui.writer import StoreWrites
@@ -317,7 +318,12 @@ class FoldscopeApp(StoreWrites):
                 ("New-sweep form", NewSweepScreen.BINDINGS),
                 ("Study tables", StudyScreen.BINDINGS),
                 ("Session audit", AuditScreen.BINDINGS),
+                ("Filter line (/ on the rows or the review list)", [
+                    Binding("enter", "", "Keep the filter and go back to the table"),
+                    *FilterBar.BINDINGS]),
                 ("Tables", [Binding("up,down,left,right", "", "Move the cursor"),
+                            Binding("click", "", "A click on a column's header sorts by it "
+                                    "(a second click: the other way)"),
                             Binding("pageup,pagedown", "", "A page up or down"),
                             Binding("enter", "", "Open what the cursor is on"),
                             Binding("tab", "", "Next pane (shift+tab: previous)"),

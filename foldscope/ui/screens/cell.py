@@ -14,11 +14,12 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from foldscope.core.answers import checks_table
 from foldscope.core.fabrication import answer_counts
+from foldscope.core.find import FindResult, Query, find, row_findable
 from foldscope.core.forensics import fact_spans
 from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
 from foldscope.core.scenario import Fact
@@ -30,6 +31,7 @@ from foldscope.engine.writes import SetFlag, WriteStatus
 from foldscope.ui.messages import WriteDone
 from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.carrier_view import CarrierView
+from foldscope.ui.widgets.filter_bar import FilterBar
 from foldscope.ui.widgets.fold_inspector import FoldInspector
 from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.literal_lines import LiteralLines
@@ -72,6 +74,15 @@ class CellData:
     facts: list[tuple[str, str, bool]]
     fact_objects: list[Fact]
     checks: dict[int, list[StoredCheck]]
+
+
+@dataclass
+class RowsFound(Message):
+    """The rows a filter matched (found in a thread)."""
+
+    query: Query
+    row_ids: set[int]
+    result: FindResult
 
 
 @dataclass
@@ -120,7 +131,11 @@ class CellScreen(Screen[None]):
     """
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", tooltip="Back to the grid"),
+        Binding("escape", "back", "Back", tooltip="Back to the grid (with a filter in force: "
+                "clear it first)"),
+        Binding("slash", "filter", "Filter", key_display="/", tooltip="Filter the rows: "
+                "class: model: arm: label: text: or a word, /regex/ over answers and carriers "
+                "(the README has the syntax); the line says N of M"),
         Binding("left_square_bracket", "step(-1)", "Prev fold"),
         Binding("right_square_bracket", "step(1)", "Next fold"),
         Binding("left", "step(-1)", "Prev fold", show=False, priority=True,
@@ -133,8 +148,8 @@ class CellScreen(Screen[None]):
         Binding("a", "show_tab('answer-tab')", "Answer", tooltip="The row's recall answer, "
                 "fact by fact with its class"),
         Binding("s", "sort_rows", "Sort rows", tooltip="Order the rows by the next column "
-                "(repeat, position, status, recall, validity, headings, fill, folds, catch-up, "
-                "parse, cost, answer)"),
+                "(row, repeat, position, status, recall, validity, error, headings, fill, folds, "
+                "catch-up, parse, cost, answer); a click on a header sorts by it"),
         Binding("S", "reverse_rows", "Reverse", show=False,
                 tooltip="Reverse the rows' order"),
         Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap the carrier, diff, chunk and answer "
@@ -167,6 +182,7 @@ class CellScreen(Screen[None]):
         yield Header()
         with Vertical(id="cell-body"):
             yield Static(id="cell-title")
+            yield FilterBar("rows", id="rows-filter")
             yield RowsTable(id="rows")
             yield Static(id="row-error")
             with TabbedContent(id="tabs"):
@@ -238,6 +254,8 @@ class CellScreen(Screen[None]):
         simulated = any(r.simulated for r in message.rows)
         self._title(simulated)
         self.query_one(RowsTable).show(message.rows, message.folds, self.sweep_running())
+        if self.query_one(FilterBar).applied is not None:
+            self._find(self.query_one(FilterBar).applied)  # new folds may match, or stop matching
         if not message.rows:
             return
         if self._open_row is not None and self._open_row in {r.id for r in message.rows}:
@@ -361,6 +379,68 @@ class CellScreen(Screen[None]):
 
     def watch_fold_index(self, index: int) -> None:
         self._show_fold()
+
+    # -- filter --------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        """Open the filter line (``/``)."""
+        self.query_one(FilterBar).open()
+
+    def action_back(self) -> None:
+        """Escape: clear a filter in force, else go back to the grid."""
+        bar = self.query_one(FilterBar)
+        if bar.active:
+            bar.clear()
+        else:
+            self.app.pop_screen()
+
+    @on(FilterBar.Changed, "#rows-filter")
+    def filter_changed(self, event: FilterBar.Changed) -> None:
+        """A new query (or none): find its rows off the UI thread."""
+        if event.query is None:
+            self.workers.cancel_group(self, "cell-filter")
+            self.query_one(RowsTable).set_visible(None)
+            return
+        self._find(event.query)
+
+    @on(FilterBar.Closed, "#rows-filter")
+    def filter_closed(self, event: FilterBar.Closed) -> None:
+        """Editing ended: the rows take the keys again."""
+        self.query_one(RowsTable).focus()
+
+    def _find(self, query: Query | None) -> None:
+        if query is not None and self._data is not None:
+            self._find_rows(query, self._data)
+
+    @work(thread=True, group="cell-filter", exclusive=True, exit_on_error=False,
+          description="find the rows a filter matches")
+    def _find_rows(self, query: Query, data: CellData) -> None:
+        """Match the query against every row (answers and carriers of every fold included)."""
+        worker = get_current_worker()
+        subjects = [row_findable(r, data.folds.get(r.id, ()), data.checks.get(r.id, ()))
+                    for r in data.rows]
+        result = find(query, subjects, cancelled=lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.post_message(RowsFound(query, {data.rows[i].id for i in result.matched},
+                                        result))
+
+    @on(RowsFound)
+    def rows_found(self, message: RowsFound) -> None:
+        """Show only the rows found (a result for a query since replaced is dropped)."""
+        bar = self.query_one(FilterBar)
+        if bar.applied is not message.query:
+            return
+        table = self.query_one(RowsTable)
+        table.set_visible(message.row_ids)
+        bar.show_count(len(message.row_ids), table.total, message.result.note())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # While the filter is typed, the arrows and letters belong to it.
+        if isinstance(self.focused, Input) and action in ("step", "toggle_chunk", "show_tab",
+                                                           "sort_rows", "reverse_rows",
+                                                           "toggle_wrap", "filter"):
+            return False
+        return True
 
     def action_sort_rows(self) -> None:
         """Order the rows by the next column."""

@@ -14,22 +14,24 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Header, Static
+from textual.widgets import DataTable, Header, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from foldscope.core.errors import ConfigError
 from foldscope.core.fabrication import FailingRows, FlagAgreement, HumanVerdict, ReviewValue
+from foldscope.core.find import FindResult, Query, find, value_findable
 from foldscope.core.text import literal
 from foldscope.engine.review import AgreementBasis, figure
 from foldscope.engine.rulefiles import load_signatures
 from foldscope.engine.userconfig import current_author
-from foldscope.engine.views import read_review
+from foldscope.engine.views import read_review, read_row_texts
 from foldscope.engine.writes import SetVerdict, UndoVerdict, WriteStatus
 from foldscope.ui.messages import WriteDone
 from foldscope.ui.screens.cell import CellScreen
+from foldscope.ui.widgets.filter_bar import FilterBar
 from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.reason_input import ReasonInput
-from foldscope.ui.widgets.review_table import ReviewTable, detail_text
+from foldscope.ui.widgets.review_table import SORT_KEYS, ReviewTable, detail_text
 from foldscope.ui.writer import StoreWrites
 
 FAILING_COLUMNS = ("model", "arm", "valid rows", "failing", "fabricate, never abstain",
@@ -46,6 +48,15 @@ class ReviewData(Message):
     agreement: AgreementBasis
     author: str
     warning: str | None = None
+
+
+@dataclass
+class ValuesFound(Message):
+    """The review values a filter matched (found in a thread)."""
+
+    query: Query
+    check_ids: set[int]
+    result: FindResult
 
 
 def agreement_text(a: FlagAgreement, listed: int) -> Text:
@@ -96,7 +107,13 @@ class FabricationScreen(Screen[None]):
     """
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        Binding("escape", "back", "Back", tooltip="Back (with a filter in force: clear it first)"),
+        Binding("slash", "filter", "Filter", key_display="/", tooltip="Filter the values: "
+                "class: model: arm: label: text: or a word, /regex/ over the values, the rows' "
+                "answers and carriers (the README has the syntax); the line says N of M"),
+        Binding("s", "sort(1)", "Sort", tooltip="Order the values by the next column (a click "
+                "on a header sorts by it)"),
+        Binding("S", "sort(0)", "Reverse", show=False, tooltip="Reverse the values' order"),
         Binding("f", "mark('fabricated')", "Fabricated",
                 tooltip="Mark the highlighted value fabricated and go to the next"),
         Binding("n", "mark('not_fabricated')", "Not fabricated",
@@ -126,6 +143,8 @@ class FabricationScreen(Screen[None]):
         follows it; a verdict that was never stored is refused as nothing to undo."""
         self._asking: tuple[int, str] | None = None
         self._agreement: AgreementBasis | None = None
+        self._texts: dict[int, tuple[str, ...]] = {}
+        """Each reviewed row's answer and carriers, read once for text filters (in a thread)."""
         self.pending = 0
         """Writes asked for whose outcome has not come back (tests wait for 0)."""
 
@@ -137,6 +156,7 @@ class FabricationScreen(Screen[None]):
             yield DataTable(id="failing", cursor_type="none", zebra_stripes=True)
             yield Static(id="failing-note")
             yield Static(Text("reading…", style="dim"), id="agreement")
+            yield FilterBar("values", id="values-filter")
             yield ReviewTable(id="values")
             yield Static(id="detail")
             yield ReasonInput(id="reason")
@@ -187,6 +207,9 @@ class FabricationScreen(Screen[None]):
         self._listed = len(message.values)
         self._agreement = message.agreement
         self.query_one(ReviewTable).show(message.values)
+        bar = self.query_one(FilterBar)
+        if bar.applied is not None:  # a filter in force: applied to the values read now
+            self._find_values(bar.applied, message.values)
         self._show_agreement()
         self.show_detail()
 
@@ -282,9 +305,80 @@ class FabricationScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # While the reason is being typed, letters belong to it.
-        if self._asking is not None and action in ("mark", "undo", "next_unreviewed", "inspect"):
+        if (self._asking is not None or isinstance(self.focused, Input)) and action in (
+                "mark", "undo", "next_unreviewed", "inspect", "sort", "filter"):
             return False
         return True
+
+    # -- filter and sort ------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        """Escape: clear a filter in force, else go back."""
+        bar = self.query_one(FilterBar)
+        if bar.active:
+            bar.clear()
+        else:
+            self.app.pop_screen()
+
+    def action_filter(self) -> None:
+        """Open the filter line (``/``)."""
+        self.query_one(FilterBar).open()
+
+    def action_sort(self, step: int) -> None:
+        """Order by the next column (step 1) or reverse the order (step 0)."""
+        table = self.query_one(ReviewTable)
+        if step == 0:
+            table.sort_by(table.sort_column or SORT_KEYS[0], not table.sort_reverse)
+            return
+        keys = (None, *SORT_KEYS)
+        table.sort_by(keys[(keys.index(table.sort_column) + 1) % len(keys)], table.sort_reverse)
+        self.show_detail()
+
+    @on(FilterBar.Changed, "#values-filter")
+    def filter_changed(self, event: FilterBar.Changed) -> None:
+        """A new query (or none): find its values off the UI thread."""
+        table = self.query_one(ReviewTable)
+        if event.query is None:
+            self.workers.cancel_group(self, "review-filter")
+            table.set_visible(None)
+            self.show_detail()
+            return
+        self._find_values(event.query, list(table.values.values()))
+
+    @on(FilterBar.Closed, "#values-filter")
+    def filter_closed(self, event: FilterBar.Closed) -> None:
+        """Editing ended: the values take the keys again."""
+        self.query_one(ReviewTable).focus()
+
+    @work(thread=True, group="review-filter", exclusive=True, exit_on_error=False,
+          description="find the review values a filter matches")
+    def _find_values(self, query: Query, values: list[ReviewValue]) -> None:
+        """Match the query against every value (its row's answer and carriers read once, only
+        for a query that reads texts)."""
+        worker = get_current_worker()
+        if query.reads_texts:
+            missing = sorted({v.row_id for v in values} - set(self._texts))
+            if missing:
+                self._texts.update(read_row_texts(self.db_path, missing,
+                                                  lambda: worker.is_cancelled))
+                if worker.is_cancelled:
+                    return
+        subjects = [value_findable(v, self._texts.get(v.row_id, ())) for v in values]
+        result = find(query, subjects, cancelled=lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.post_message(ValuesFound(query, {values[i].check_id for i in result.matched},
+                                          result))
+
+    @on(ValuesFound)
+    def values_found(self, message: ValuesFound) -> None:
+        """Show only the values found (a result for a query since replaced is dropped)."""
+        bar = self.query_one(FilterBar)
+        if bar.applied is not message.query:
+            return
+        table = self.query_one(ReviewTable)
+        table.set_visible(message.check_ids)
+        bar.show_count(len(message.check_ids), len(table.values), message.result.note())
+        self.show_detail()
 
     # -- writing --------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@ automatic class and a person's verdict side by side."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -12,6 +13,7 @@ from textual.widgets import DataTable
 from foldscope.core.answers import Provenance
 from foldscope.core.fabrication import HumanVerdict, ReviewValue
 from foldscope.core.text import literal
+from foldscope.ui.widgets.sort_header import mark_sorted, next_sort
 
 REVIEW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("verdict", "human"), ("label", "label"), ("planted", "planted"), ("given", "given"),
@@ -62,16 +64,47 @@ class Unsaved:
     error: str | None = None
 
 
+def _verdict_order(v: ReviewValue) -> tuple[int, str]:
+    return (1, "") if v.human is None else (0, v.human.verdict)
+
+
+REVIEW_SORT: dict[str, Callable[[ReviewValue], Any]] = {
+    "human": _verdict_order,
+    "label": lambda v: v.label.casefold(), "planted": lambda v: v.planted.casefold(),
+    "given": lambda v: v.given.casefold(), "class": lambda v: v.answer_class,
+    "carrier": lambda v: v.carrier_state,
+    "provenance": lambda v: provenance_text(v.provenance, short=True),
+    "rules": lambda v: ", ".join(v.signatures), "model": lambda v: v.model.casefold(),
+    "row": lambda v: (v.arm, v.repeat),
+    "reason": lambda v: ((v.human.reason or "").casefold(), v.human.author) if v.human
+    else ("\uffff", ""),
+}
+"""How each column sorts (a value without a verdict sorts after those with one)."""
+
+SORT_KEYS: tuple[str, ...] = tuple(key for _, key in REVIEW_COLUMNS)
+"""The columns in the order ``s`` steps through them."""
+
+
 class ReviewTable(DataTable):
-    """Fabricated and corrupted values; the fabrication screen's keys mark the highlighted one."""
+    """Fabricated and corrupted values; the fabrication screen's keys mark the highlighted one.
+    ``sort_by`` (or a click on a header) orders them by any column, ``set_visible`` keeps the
+    values a filter matched."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.values: dict[str, ReviewValue] = {}
-        """Each listed value with the verdict the store holds (``human``: saved, never more)."""
+        """Each listed value with the verdict the store holds (``human``: saved, never more), in
+        plan order (shown or filtered out)."""
         self.unsaved: dict[str, Unsaved] = {}
         """Verdicts given but not (yet) stored: being written, or failed."""
         self.fixed_columns = FROZEN_COLUMNS
+        self.sort_column: str | None = None
+        """The column the values are ordered by (None: plan order)."""
+        self.sort_reverse = False
+        self._visible: set[str] | None = None
+        """The values a filter keeps (None: every value)."""
+        self._shown: list[str] = []
+        """The keys on screen, in display order."""
 
     def on_mount(self) -> None:
         for label, key in REVIEW_COLUMNS:
@@ -81,14 +114,51 @@ class ReviewTable(DataTable):
         """Show these values (rows already listed are updated in place)."""
         keys = [str(v.check_id) for v in values]
         if list(self.values) != keys:
-            self.clear()
-            self.values = {}
-            for v in values:
-                self.values[str(v.check_id)] = v
-                self.add_row(*self._cells(v), key=str(v.check_id))
+            self.values = {str(v.check_id): v for v in values}
+            self._rebuild()
             return
         for v in values:
             self.set_verdict(v.check_id, v.human)
+
+    def set_visible(self, check_ids: set[int] | None) -> None:
+        """Show only these values (None: every value), in the order in force."""
+        self._visible = None if check_ids is None else {str(i) for i in check_ids}
+        self._rebuild()
+
+    def sort_by(self, column: str | None, reverse: bool = False) -> None:
+        """Order the values by a column (None: plan order)."""
+        if column is not None and column not in REVIEW_SORT:
+            raise ValueError(f"unknown column {column!r}")
+        self.sort_column, self.sort_reverse = column, reverse
+        self._rebuild()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a column's header sorts by it (again: the other way)."""
+        event.stop()
+        self.sort_by(*next_sort(SORT_KEYS, self.sort_column, self.sort_reverse,
+                                str(event.column_key.value)))
+
+    @property
+    def shown_keys(self) -> list[str]:
+        """The values on screen, in display order."""
+        return list(self._shown)
+
+    def _rebuild(self) -> None:
+        at = self.current()
+        keys = [k for k in self.values if self._visible is None or k in self._visible]
+        if self.sort_column is not None:
+            by = REVIEW_SORT[self.sort_column]
+            keys.sort(key=lambda k: by(self.values[k]), reverse=self.sort_reverse)
+        self.clear()
+        self._shown = keys
+        for key in keys:
+            self.add_row(*self._cells(self.values[key]), key=key)
+            if key in self.unsaved:
+                self._show_unsaved(key)
+        mark_sorted(self, [(key, label) for label, key in REVIEW_COLUMNS], self.sort_column,
+                    self.sort_reverse)
+        if at is not None and str(at.check_id) in keys:
+            self.move_cursor(row=keys.index(str(at.check_id)))
 
     def set_verdict(self, check_id: int, human: HumanVerdict | None) -> None:
         """Show a check's verdict as the store holds it (None: none); any unsaved mark goes."""
@@ -98,6 +168,8 @@ class ReviewTable(DataTable):
             return
         self.unsaved.pop(key, None)
         self.values[key] = replace(value, human=human)
+        if key not in self._shown:
+            return  # filtered out: shown with it when it comes back
         self.update_cell(key, "human", self._verdict_text(human), update_width=True)
         self.update_cell(key, "reason", self._reason_text(human), update_width=True)
 
@@ -107,7 +179,8 @@ class ReviewTable(DataTable):
         if key not in self.values:
             return
         self.unsaved[key] = Unsaved(intended)
-        self._show_unsaved(key)
+        if key in self._shown:
+            self._show_unsaved(key)
 
     def set_failed(self, check_id: int, error: str) -> None:
         """Mark a check's last verdict as not saved (its write failed): it stays on screen,
@@ -117,7 +190,8 @@ class ReviewTable(DataTable):
             return
         intended = self.unsaved[key].intended if key in self.unsaved else None
         self.unsaved[key] = Unsaved(intended, error)
-        self._show_unsaved(key)
+        if key in self._shown:
+            self._show_unsaved(key)
 
     def shown_saved(self) -> dict[int, HumanVerdict | None]:
         """The verdicts shown as saved (every listed value without an unsaved mark)."""
@@ -139,20 +213,20 @@ class ReviewTable(DataTable):
 
     def current(self) -> ReviewValue | None:
         """The highlighted value."""
-        if not self.values or self.cursor_row < 0:
+        if not self.values or not self.row_count or self.cursor_row < 0:
             return None
         key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
         return self.values.get(str(key))
 
     def select(self, check_id: int) -> None:
-        """Put the cursor on a check's line."""
-        keys = list(self.values)
+        """Put the cursor on a check's line (if it is shown)."""
+        keys = self._shown
         if str(check_id) in keys:
             self.move_cursor(row=keys.index(str(check_id)))
 
     def next_unreviewed(self) -> int | None:
-        """The row index of the next value without a verdict after the cursor (wrapping)."""
-        keys = list(self.values)
+        """The row index of the next shown value without a verdict after the cursor (wrapping)."""
+        keys = self._shown
         n = len(keys)
         for step in range(1, n + 1):
             i = (self.cursor_row + step) % n

@@ -8,11 +8,11 @@ from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey
 
 from foldscope.core.metrics import live_row_status
 from foldscope.core.row import FoldRecord, RowRecord
 from foldscope.core.text import cost_text, literal
+from foldscope.ui.widgets.sort_header import mark_sorted, next_sort
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,8 @@ SORTABLE: tuple[str, ...] = tuple(c.key for c in ROW_COLUMNS)
 
 
 class RowsTable(DataTable):
-    """One line per row of a cell, updated by key; ``sort_by`` orders it by any column."""
+    """One line per row of a cell, updated by key; ``sort_by`` orders it by any column (or a
+    click on its header), ``set_visible`` keeps only the rows a filter matched."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
@@ -94,11 +95,21 @@ class RowsTable(DataTable):
         """The column the rows are ordered by."""
         self.sort_reverse = False
         self._records: dict[str, tuple[RowRecord, FoldRecord | None]] = {}
+        """Every row of the cell (shown or filtered out), with its last fold."""
+        self._live = True
         self._shown: dict[str, list[str]] = {}
+        """The rows on screen, with their cells' plain text."""
+        self._visible: set[str] | None = None
+        """The rows a filter keeps (None: every row)."""
 
     def on_mount(self) -> None:
         for column in ROW_COLUMNS:
             self.add_column(column.key, key=column.key)
+
+    @property
+    def total(self) -> int:
+        """Rows of the cell, shown or not."""
+        return len(self._records)
 
     def show(self, rows: Sequence[RowRecord], folds: Mapping[int, Sequence[FoldRecord]],
              live: bool) -> None:
@@ -109,28 +120,54 @@ class RowsTable(DataTable):
             folds: each row's committed folds (the last one gives headings and fill).
             live: the sweep's runner is alive.
         """
-        keys = [str(r.id) for r in rows]
-        if set(keys) != set(self._records):
-            self.clear()
-            self._records, self._shown = {}, {}
+        self._live = live
+        records: dict[str, tuple[RowRecord, FoldRecord | None]] = {}
         for r in rows:
-            key = str(r.id)
             last = folds.get(r.id) or ()
-            final = last[-1] if last else None
-            cells = [column.show(r, final, live) for column in ROW_COLUMNS]
-            plain = [c.plain if isinstance(c, Text) else c for c in cells]
-            if key not in self._records:
+            records[str(r.id)] = (r, last[-1] if last else None)
+        self._records = records
+        self._sync()
+
+    def set_visible(self, row_ids: set[int] | None) -> None:
+        """Show only these rows (None: every row), in the order in force."""
+        self._visible = None if row_ids is None else {str(i) for i in row_ids}
+        self._sync()
+
+    def _sync(self) -> None:
+        wanted = [k for k in self._records if self._visible is None or k in self._visible]
+        if set(wanted) != set(self._shown):
+            at = self._cursor_key()
+            self.clear()
+            self._shown = {}
+            for key in wanted:
+                cells = self._cells(key)
                 self.add_row(*(Text(c) if isinstance(c, str) else c for c in cells), key=key)
-            elif self._shown.get(key) != plain:
+                self._shown[key] = [c.plain if isinstance(c, Text) else c for c in cells]
+            self._apply_sort()
+            if at in self._shown:
+                self.move_cursor(row=self.get_row_index(at))
+            return
+        for key in wanted:
+            cells = self._cells(key)
+            plain = [c.plain if isinstance(c, Text) else c for c in cells]
+            if self._shown.get(key) != plain:
                 for column, value, before, after in zip(ROW_COLUMNS, cells, self._shown[key],
                                                         plain):
                     if before != after:  # the column widens: a value is never cut
                         self.update_cell(key, column.key,
                                          Text(value) if isinstance(value, str) else value,
                                          update_width=True)
-            self._records[key] = (r, final)
-            self._shown[key] = plain
+                self._shown[key] = plain
         self._apply_sort()
+
+    def _cells(self, key: str) -> list[str | Text]:
+        row, final = self._records[key]
+        return [column.show(row, final, self._live) for column in ROW_COLUMNS]
+
+    def _cursor_key(self) -> str | None:
+        if not self.row_count or self.cursor_row < 0:
+            return None
+        return str(self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value)
 
     def sort_by(self, column: str, reverse: bool = False) -> None:
         """Order the rows by a column (see :data:`SORTABLE`)."""
@@ -139,32 +176,25 @@ class RowsTable(DataTable):
         self.sort_column, self.sort_reverse = column, reverse
         self._apply_sort()
 
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a column's header sorts by it (again: the other way)."""
+        event.stop()
+        self.sort_by(*next_sort(SORTABLE, self.sort_column, self.sort_reverse,
+                                str(event.column_key.value)))
+
     def _apply_sort(self) -> None:
-        self._label_sort()
-        if not self._records:
+        mark_sorted(self, [(c.key, c.key) for c in ROW_COLUMNS], self.sort_column,
+                    self.sort_reverse)
+        if not self._shown:
             return
         column = next(c for c in ROW_COLUMNS if c.key == self.sort_column)
         records = self._records
         # The key column's cells are unique per row; sort by the records they stand for.
-        order = {key: column.sort(*records[key]) for key in records}
-        position = {str(records[key][0].position + 1): key for key in records}
+        order = {key: column.sort(*records[key]) for key in self._shown}
+        position = {str(records[key][0].position + 1): key for key in self._shown}
         self.sort("position", key=lambda pos: (order[position[pos.plain]],
                                                records[position[pos.plain]][0].position),
                   reverse=self.sort_reverse)
-
-    def _label_sort(self) -> None:
-        """Name the order in the header: the sorted column's label carries ▲ (or ▼ reversed)."""
-        for column in ROW_COLUMNS:
-            mark = ("▼" if self.sort_reverse else "▲") if column.key == self.sort_column else ""
-            label = Text(column.key + (f" {mark}" if mark else ""),
-                         style="bold" if mark else "")
-            shown = self.columns.get(ColumnKey(column.key))
-            if shown is not None and shown.label.plain != label.plain:
-                shown.label = label
-                shown.content_width = max(shown.content_width, label.cell_len)
-                self._require_update_dimensions = True
-                self._clear_caches()  # the header is drawn from a cache
-                self.refresh()
 
     def row_ids(self) -> list[int]:
         """The row ids in display order."""
