@@ -178,3 +178,38 @@ def test_new_sweep_form(snap_compare, sized_db, size):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=form)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_cell_rows_filtered(snap_compare, sized_db, size):
+    app = _app(sized_db)
+
+    async def filtered(pilot):
+        await _cell(app, pilot)
+        await pilot.press("slash", *"repeat", "colon")  # not a field: a one-line error first
+        await pilot.pause()
+        await pilot.press(*["backspace"] * 7, *"label", "colon", *"port", "space", *"class",
+                          "colon", *"fab", "space", "minus", *"arm", "colon", "q")
+        await wait_group(app, "cell-filter")
+        await pilot.press("enter")
+        await pilot.pause()
+        await wait_group(app, "fold-view")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=filtered)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_compare(snap_compare, sized_db, size):
+    app = _app(sized_db)
+
+    async def compare(pilot):
+        from foldscope.ui.screens.compare import CompareScreen
+
+        await _cell(app, pilot)
+        await pilot.press("v")  # the highlighted row beside its counterpart under arm q
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen)
+                         and app.screen.shown is not None, "the compare screen drawn")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=compare)

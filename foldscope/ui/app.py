@@ -35,6 +35,7 @@ from foldscope.ui.commands import FoldscopeCommands, PaletteCommand
 from foldscope.ui.messages import ResumeSweep, SweepFinished
 from foldscope.ui.screens.audit import AuditScreen
 from foldscope.ui.screens.cell import CellScreen
+from foldscope.ui.screens.compare import CompareScreen
 from foldscope.ui.screens.fabrication import FabricationScreen
 from foldscope.ui.screens.help import HelpScreen, KeyPlace
 from foldscope.ui.screens.new_sweep import NewSweepScreen
@@ -116,6 +117,8 @@ class FoldscopeApp(StoreWrites):
         self.watching_pid: int | None = None
         """Another process running the sweep on display, when this app only watches it."""
         self.sweep_screen: SweepScreen | None = None
+        self.marked_row: int | None = None
+        """The row marked (``m`` on a cell's rows) to be compared with another (``v``)."""
         self._theme_names: list[str] = []
         self._settings_lock = threading.Lock()
         self._form_draft: dict[str, object] = {}
@@ -310,6 +313,7 @@ class FoldscopeApp(StoreWrites):
         """Every key binding of foldscope, by the place it works in (for the help screen)."""
         return [("Everywhere", self.BINDINGS), ("Sweep grid", SweepScreen.BINDINGS),
                 ("A cell's rows and folds", CellScreen.BINDINGS),
+                ("Compare two rows (v on a cell's rows or the review)", CompareScreen.BINDINGS),
                 ("Survival", SurvivalScreen.BINDINGS),
                 ("Answer tab (table focused)", AnswerTable.BINDINGS),
                 ("Fabrication review", FabricationScreen.BINDINGS),

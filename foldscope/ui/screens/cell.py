@@ -29,6 +29,7 @@ from foldscope.engine.userconfig import current_author
 from foldscope.engine.views import read_cell_changes
 from foldscope.engine.writes import SetFlag, WriteStatus
 from foldscope.ui.messages import WriteDone
+from foldscope.ui.screens.compare import CompareScreen, MarksRows, marked_row
 from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.carrier_view import CarrierView
 from foldscope.ui.widgets.filter_bar import FilterBar
@@ -154,6 +155,12 @@ class CellScreen(Screen[None]):
                 tooltip="Reverse the rows' order"),
         Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap the carrier, diff, chunk and answer "
                 "panes at their width, or show long lines whole"),
+        Binding("m", "mark_row", "Mark row", tooltip="Mark the highlighted row for a comparison "
+                "(again: unmark); v on another row, in this cell or another, compares the two"),
+        Binding("v", "compare", "Compare", tooltip="The highlighted row beside the marked one, "
+                "carrier by carrier at the same fold with the facts aligned; with none marked, "
+                "beside its counterpart: the same model, scenario and repeat under the other arm "
+                "of j vs q (else the sweep's first other arm)"),
     ]
     """Key bindings of the cell screen."""
 
@@ -282,9 +289,11 @@ class CellScreen(Screen[None]):
         # Ids and names are data: shown literally, on one line.
         model, arm, scenario, sweep = (literal(x, keep_newlines=False) for x in (
             self.model, self.arm, self.scenario or "", self.sweep_id))
+        marked = marked_row(self.app)
         self.query_one("#cell-title", Static).update(Text.assemble(
             (f"{model} × arm {arm}", "bold"), f" · {scenario} · sweep {sweep}",
-            (" · simulated replies", "italic") if simulated else ""))
+            (" · simulated replies", "italic") if simulated else "",
+            (f" · row {marked} marked for compare", "bold") if marked is not None else ""))
 
     def _refresh_if_running(self) -> None:
         if self._data is None or any(not r.finished for r in self._data.rows):
@@ -380,6 +389,30 @@ class CellScreen(Screen[None]):
     def watch_fold_index(self, index: int) -> None:
         self._show_fold()
 
+    # -- compare -------------------------------------------------------------------------
+
+    def action_mark_row(self) -> None:
+        """Mark the highlighted row for a comparison, or unmark it."""
+        app = self.app
+        if not isinstance(app, MarksRows) or self.row_id is None:
+            return
+        app.marked_row = None if app.marked_row == self.row_id else self.row_id
+        self._title(any(r.simulated for r in self._data.rows) if self._data else False)
+        self.notify(f"row {self.row_id} marked: v on another row compares the two"
+                    if app.marked_row is not None else f"row {self.row_id} unmarked", timeout=4)
+
+    def action_compare(self) -> None:
+        """Open the highlighted row beside the marked one (or its counterpart)."""
+        if self.row_id is None:
+            return
+        marked = marked_row(self.app)
+        if marked is not None and marked != self.row_id:
+            a, b = marked, self.row_id
+        else:
+            a, b = self.row_id, None
+        self.app.push_screen(CompareScreen(self.db_path, self.sweep_id, a, b,
+                                           fold=self.fold_index))
+
     # -- filter --------------------------------------------------------------------------
 
     def action_filter(self) -> None:
@@ -438,7 +471,8 @@ class CellScreen(Screen[None]):
         # While the filter is typed, the arrows and letters belong to it.
         if isinstance(self.focused, Input) and action in ("step", "toggle_chunk", "show_tab",
                                                            "sort_rows", "reverse_rows",
-                                                           "toggle_wrap", "filter"):
+                                                           "toggle_wrap", "filter", "mark_row",
+                                                           "compare"):
             return False
         return True
 

@@ -28,6 +28,7 @@ from foldscope.engine.views import read_review, read_row_texts
 from foldscope.engine.writes import SetVerdict, UndoVerdict, WriteStatus
 from foldscope.ui.messages import WriteDone
 from foldscope.ui.screens.cell import CellScreen
+from foldscope.ui.screens.compare import CompareScreen, marked_row
 from foldscope.ui.widgets.filter_bar import FilterBar
 from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.reason_input import ReasonInput
@@ -127,6 +128,9 @@ class FabricationScreen(Screen[None]):
         Binding("z", "undo", "Undo", tooltip="Take back the last verdict given here"),
         Binding("space", "next_unreviewed", "Next unreviewed",
                 tooltip="Go to the next value without a verdict"),
+        Binding("v", "compare", "Compare rows", tooltip="The value's row beside the row marked "
+                "(m on a cell's rows) or, none marked, beside its counterpart under the other "
+                "arm of j vs q, carrier by carrier from the final fold, facts aligned"),
         Binding("enter", "inspect", "Inspect row",
                 tooltip="Open the row inspector at this value's row, on its final fold"),
     ]
@@ -161,7 +165,8 @@ class FabricationScreen(Screen[None]):
             yield Static(id="detail")
             yield ReasonInput(id="reason")
             yield Static(Text("f fabricated · n not fabricated · u unsure (F N U: with a reason) "
-                              "· z undo · space next unreviewed · enter inspect the row"),
+                              "· z undo · space next unreviewed · enter inspect the row · "
+                              "v compare it with its counterpart · / filter · s sort"),
                          id="review-help")
         yield KeysFooter()
 
@@ -293,6 +298,16 @@ class FabricationScreen(Screen[None]):
             self.app.push_screen(CellScreen(self.db_path, self.sweep_id, value.scenario,
                                             value.model, value.arm, row_id=value.row_id))
 
+    def action_compare(self) -> None:
+        """Open the value's row beside the marked row (or its counterpart), at its final fold."""
+        value = self.query_one(ReviewTable).current()
+        if value is None:
+            return
+        marked = marked_row(self.app)
+        other = marked if marked is not None and marked != value.row_id else None
+        self.app.push_screen(CompareScreen(self.db_path, self.sweep_id, value.row_id, other,
+                                           fold=value.final_fold))
+
     @on(DataTable.RowHighlighted, "#values")
     def show_detail(self, event: DataTable.RowHighlighted | None = None) -> None:
         """Show the highlighted value uncut under the table."""
@@ -306,7 +321,7 @@ class FabricationScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # While the reason is being typed, letters belong to it.
         if (self._asking is not None or isinstance(self.focused, Input)) and action in (
-                "mark", "undo", "next_unreviewed", "inspect", "sort", "filter"):
+                "mark", "undo", "next_unreviewed", "inspect", "sort", "filter", "compare"):
             return False
         return True
 
