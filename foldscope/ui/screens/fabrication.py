@@ -165,8 +165,8 @@ class FabricationScreen(Screen[None]):
             yield Static(id="detail")
             yield ReasonInput(id="reason")
             yield Static(Text("f fabricated · n not fabricated · u unsure (F N U: with a reason) "
-                              "· z undo · space next unreviewed · enter inspect the row · "
-                              "v compare it with its counterpart · / filter · s sort"),
+                              "· z undo · space next unreviewed · enter inspect · v compare · "
+                              "/ filter"),
                          id="review-help")
         yield KeysFooter()
 
