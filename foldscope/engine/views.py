@@ -11,6 +11,7 @@ The screens and their models:
   worker, which then lays its panes out);
 - review (fabrication): ``read_review`` → ``ReviewModel`` (and ``read_row_texts`` for a filter
   over the values' rows' answers and carriers);
+- compare (two rows side by side): ``read_compare`` → ``engine.compare.ComparePair``;
 - survival: ``read_survival`` → ``engine.timelines.SweepForensics``;
 - study: ``read_study`` → ``StudyModel``;
 - session audit: ``read_audit_view`` → ``core.audit_view.AuditView``.
@@ -42,6 +43,7 @@ from foldscope.core.sections import SECTIONS
 from foldscope.core.signatures import Signature
 from foldscope.core.study import FillPoint, StudyTables
 from foldscope.core.text import literal
+from foldscope.engine.compare import ComparePair, read_pair
 from foldscope.engine.listing import SweepSummary, list_sweeps, runner_pid
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.review import AgreementBasis, failing_row_table, review_values
@@ -233,6 +235,14 @@ def read_row_texts(db_path: str | Path, row_ids: list[int],
             answer = (row.answer or "") if row is not None else ""
             out[row_id] = (answer, *(f.carrier for f in store.folds(row_id)))
     return out
+
+
+def read_compare(db_path: str | Path, sweep_id: str, row_a: int,
+                 row_b: int | None = None) -> ComparePair:
+    """Two rows for the compare screen (``engine.compare.read_pair``: None pairs row A with
+    its counterpart under the other arm)."""
+    with Store(db_path, readonly=True) as store:
+        return read_pair(store, sweep_id, row_a, row_b)
 
 
 def read_survival(db_path: str | Path, sweep_id: str) -> SweepForensics:

@@ -20,8 +20,8 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from foldscope.core.compare import FactPair, align_facts
 from foldscope.core.forensics import MISSING, MUTATED, NOT_YET, PRESENT, FactAtFold, fact_spans
 from foldscope.core.text import literal
-from foldscope.engine.compare import ComparePair, CompareSide, read_pair
-from foldscope.engine.store import Store
+from foldscope.engine.compare import ComparePair, CompareSide
+from foldscope.engine.views import read_compare
 from foldscope.ui.widgets.carrier_view import HIGHLIGHTED_STATES, CarrierView
 from foldscope.ui.widgets.fold_inspector import fold_measures
 from foldscope.ui.widgets.keys_footer import KeysFooter
@@ -231,8 +231,7 @@ class CompareScreen(Screen[None]):
     @work(thread=True, group="compare-load", exclusive=True, exit_on_error=False,
           description="read the two rows to compare")
     def _read(self) -> None:
-        with Store(self.db_path, readonly=True) as store:
-            pair = read_pair(store, self.sweep_id, self.row_a, self.row_b)
+        pair = read_compare(self.db_path, self.sweep_id, self.row_a, self.row_b)
         if not get_current_worker().is_cancelled:
             self.post_message(PairRead(pair))
 
