@@ -311,7 +311,13 @@ class FabricationScreen(Screen[None]):
     @on(DataTable.RowHighlighted, "#values")
     def show_detail(self, event: DataTable.RowHighlighted | None = None) -> None:
         """Show the highlighted value uncut under the table."""
-        self.query_one("#detail", Static).update(detail_text(self.query_one(ReviewTable).current()))
+        table = self.query_one(ReviewTable)
+        value = table.current()
+        if value is None and table.values:  # every value is filtered out
+            self.query_one("#detail", Static).update(
+                Text("no listed value matches the filter (escape clears it)", style="dim"))
+            return
+        self.query_one("#detail", Static).update(detail_text(value))
 
     @on(DataTable.RowSelected, "#values")
     def row_selected(self, event: DataTable.RowSelected) -> None:
