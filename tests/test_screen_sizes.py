@@ -195,6 +195,8 @@ def test_cell_rows_filtered(snap_compare, sized_db, size):
         await pilot.pause()
         await wait_group(app, "fold-view")
         await pilot.pause()
+        app.screen.query_one("#rows").refresh(layout=True)  # the rebuilt rows' widths drawn
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=filtered)
 
@@ -210,6 +212,12 @@ def test_compare(snap_compare, sized_db, size):
         await pilot.press("v")  # the highlighted row beside its counterpart under arm q
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen)
                          and app.screen.shown is not None, "the compare screen drawn")
+        facts = app.screen.query_one("#compare-facts")
+        # The table sizes its columns to what it holds once it is laid out (a frame later).
+        await wait_until(pilot, lambda: facts.columns[next(iter(facts.columns))]
+                         .get_render_width(facts) > len("label  "), "column widths")
+        await pilot.pause()
+        facts.refresh(layout=True)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=compare)
