@@ -21,9 +21,8 @@ from foldscope.core.compare import FactPair, align_facts
 from foldscope.core.forensics import MISSING, MUTATED, NOT_YET, PRESENT, FactAtFold, fact_spans
 from foldscope.core.text import literal
 from foldscope.engine.compare import ComparePair, CompareSide
-from foldscope.engine.views import read_compare
+from foldscope.engine.views import fold_measures, read_compare
 from foldscope.ui.widgets.carrier_view import HIGHLIGHTED_STATES, CarrierView
-from foldscope.ui.widgets.fold_inspector import fold_measures
 from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.literal_lines import LiteralLines, PaneLayout, lay_out, styled_lines
 
