@@ -215,3 +215,16 @@ async def test_the_review_list_filters_by_a_query_and_sorts_by_any_column(swept)
         await wait_group(app, "review-filter")
         await wait_until(pilot, lambda: str(v.check_id) in table.shown_keys
                          and "of" in _status(screen), "the value found by its text")
+
+
+@pytest.mark.asyncio
+async def test_a_query_holding_markup_is_shown_literally(swept):
+    db, sweep_id = swept
+    app = FoldscopeApp(str(db), sweep_id=sweep_id)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await _open_cell(app, pilot, "sim/garbler", "q")
+        await pilot.press("slash")
+        await _type(pilot, "[bold]x[/bold]")
+        await wait_group(app, "cell-filter")
+        await wait_until(pilot, lambda: "of" in _status(screen), "the N of M line")
+        assert "[bold]x[/bold]" in _status(screen)
