@@ -143,3 +143,28 @@ def test_case_folds_beyond_the_two_cases_are_known() -> None:
                  if re.fullmatch("(?i)" + letter, chr(c))}
         extra |= {c for c in "\u212a\u017f" if re.fullmatch("(?i)" + letter, c)}
         assert extra == set(_IGNORECASE_EXTRA.get(letter, "")), letter
+
+
+# --- anchors written for speed find what their plain forms find, where they find it -------------
+
+PLAIN_ANCHORS = {
+    "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-",
+    "hash": r"[0-9a-fA-F]{7}",
+    "key_id": r"[-_:][A-Za-z]*[0-9]|AKIA",
+    "ticket": r"#[1-9]|[A-Z0-9]-\d",
+    "timestamp": r"\d{4}-\d\d-\d\d",
+    "env_var": r"[A-Z0-9]_[A-Z0-9]|\$[A-Z_{]",
+    "port": r"(?i:port)(?<![A-Za-z0-9](?i:port))|Port|-[pP]|:\d|EXPOSE|(?i:listen)",
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aA1f9-_:#$ {PpOoRrTtLlIiSsEeNnXxKk\u0130\u017f\u212a\n"
+                                                "2026-07-14 AKIA port EXPOSE listen ")), max_size=80))
+def test_the_shipped_anchors_match_their_plain_forms_span_for_span(text: str) -> None:
+    shipped = {rule.name: rule.anchor for rule in default_rules()}
+    for name, plain in PLAIN_ANCHORS.items():
+        anchor = shipped[name]
+        assert anchor is not None
+        assert ([m.span() for m in anchor.finditer(text)]
+                == [m.span() for m in re.finditer(plain, text)]), (name, text)
