@@ -184,3 +184,27 @@ async def test_compare_from_the_review_pairs_the_value_row_with_its_counterpart(
                    {str(k.value) for k in table.rows})
         await pilot.press("x")
         await wait_until(pilot, lambda: screen.pair.a.row.id == b.id, "the sides swapped")
+
+
+@pytest.fixture
+def one_arm(tmp_path):
+    db = tmp_path / "one-arm.sqlite"
+    return db, run_sweep(db, definition(models=("sim/garbler",), arms=("j",), repeats=1))
+
+
+@pytest.mark.asyncio
+async def test_a_row_without_a_counterpart_says_so_in_one_line(one_arm):
+    from foldscope.ui.screens.compare import CompareScreen
+
+    db, sweep_id = one_arm
+    row = _rows(db, sweep_id)[0]
+    app = FoldscopeApp(str(db), sweep_id=sweep_id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = CompareScreen(str(db), sweep_id, row.id)
+        app.push_screen(screen)
+        await wait_until(pilot, lambda: screen.query("#compare-title") and "no counterpart" in str(
+            screen.query_one("#compare-title").render()), "the error line")
+        title = str(screen.query_one("#compare-title").render())
+        assert f"row {row.id} has no counterpart" in title and "mark a row with m" in title
+        assert app.screen is screen  # no crash, the screen stays
