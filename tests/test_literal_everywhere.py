@@ -156,10 +156,8 @@ async def test_a_failing_sweeps_notification_is_inert(hostile_db, monkeypatch, t
     app = FoldscopeApp(str(db), sweep_id=clean, run=True, in_process=where == "thread")
     async with app.run_test(size=(160, 50), notifications=True) as pilot:
         await wait_until(pilot, lambda: app.sweep_status == "error", "the runner's failure")
-        for _ in range(50):  # the toast is mounted a few message cycles after notify()
-            if app.screen.query("Toast"):
-                break
-            await pilot.pause()
+        # the toast is mounted a few message cycles after notify()
+        await wait_until(pilot, lambda: bool(app.screen.query("Toast")), "the notification")
         await pilot.pause()
         text, _ = screen_text(app)
         assert "sweep stopped" in text and app.sweep_status == "error"
