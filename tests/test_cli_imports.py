@@ -18,8 +18,10 @@ NEVER_AT_START = ("textual", "httpx", "rich", "pygments", "scipy", "numpy", "pyd
                   "sqlite_utils", "rapidfuzz", "asyncio")
 """What ``foldscope --help`` must not load: it only lists the commands."""
 
-NOT_FOR_A_REPORT = ("textual", "httpx", "rich", "pygments", "scipy.stats", "asyncio")
-"""What ``foldscope report`` must not load (scipy.special gives the interval's quantile)."""
+NOT_FOR_A_REPORT = ("textual", "httpx", "rich", "pygments", "scipy.stats", "asyncio",
+                    "sqlite_utils", "click", "pluggy")
+"""What ``foldscope report`` must not load (scipy.special gives the interval's quantile; the
+store's handle is plain sqlite3)."""
 
 NOT_FOR_GRADING = ("textual", "httpx", "rich", "pygments", "scipy", "numpy", "sqlite_utils",
                    "asyncio")

@@ -13,9 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from foldscope.core.errors import StoreError
+from foldscope.engine.store.handle import Database
 from foldscope.engine.store.schema import (
     _ADD_COLUMN,
     _MIGRATIONS,
@@ -103,11 +102,11 @@ def named(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
     return [dict(zip(names, values)) for values in cursor]
 
 
-def _open(path: Path, *, readonly: bool) -> sqlite_utils.Database:
+def _open(path: Path, *, readonly: bool) -> Database:
     """A connection with foldscope's SQL functions and foreign keys on."""
     conn = _connect(path, readonly=readonly)
     conn.create_function("foldscope_sha256", 1, _sha256_sql, deterministic=True)
-    db = sqlite_utils.Database(conn)
+    db = Database(conn)
     try:
         db.execute("PRAGMA foreign_keys=ON")
     except sqlite3.Error:
@@ -339,7 +338,7 @@ class Repository:
         self._conn = conn
 
     @property
-    def db(self) -> sqlite_utils.Database:
+    def db(self) -> Database:
         """The shared database handle."""
         return self._conn.db
 
