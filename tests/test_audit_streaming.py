@@ -381,3 +381,18 @@ def test_a_near_miss_the_session_had_shown_is_another_value_not_a_mutation():
     ), "jsonl")
     _, second = audit_session(session)
     assert {i.value: i.state for i in second.identifiers}["8080"] == "missing"
+
+
+def test_the_runtimes_own_user_turns_are_system_not_the_person(tmp_path):
+    path = _cc(tmp_path, [
+        _user("<task-notification>\n<task-id>a7f8c69a352e8cd</task-id>\n<status>completed</status>"
+              "\n</task-notification>"),
+        _user("<command-name>/clear</command-name> port 62114"),
+        _user("deploy to port 47031"),
+        *_compact("nothing"),
+    ])
+    [session] = read_sessions(path)
+    channels = [item.channel for item in session.items if isinstance(item, Entry)]
+    assert channels == ["system", "system", "user"]
+    [audit] = audit_session(session)
+    assert [i.value for i in audit.identifiers] == ["47031"]

@@ -82,9 +82,10 @@ _TOOL_ROLES = frozenset({"tool", "tool_result", "function", "ipython"})
 
 _SYSTEM_MARKERS = ("<command-name>", "<command-message>", "<local-command-stdout>",
                    "<local-command-stderr>", "<system-reminder>", "Caveat: The messages below",
-                   "<environment_context>", "<user_instructions>", "<permissions instructions>")
+                   "<environment_context>", "<user_instructions>", "<permissions instructions>",
+                   "<task-notification>")
 """Openings of user-turn text the runtime wrote, not the person (slash-command echoes, reminders,
-environment blocks)."""
+environment blocks, a background task's notification with its own ids)."""
 
 
 def flatten(value: Any, depth: int = 0) -> str:
