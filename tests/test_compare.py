@@ -208,3 +208,41 @@ async def test_a_row_without_a_counterpart_says_so_in_one_line(one_arm):
         title = str(screen.query_one("#compare-title").render())
         assert f"row {row.id} has no counterpart" in title and "mark a row with m" in title
         assert app.screen is screen  # no crash, the screen stays
+
+
+@pytest.fixture
+def one_failed(tmp_path):
+    import sqlite3
+
+    db = tmp_path / "failed.sqlite"
+    sweep_id = run_sweep(db, definition(models=("sim/garbler",), arms=("j", "q"), repeats=1))
+    with sqlite3.connect(db) as conn:  # the q row failed before its first fold
+        (row_id,) = conn.execute("SELECT id FROM rows WHERE arm = 'q'").fetchone()
+        conn.execute("DELETE FROM checks WHERE row_id = ?", (row_id,))
+        conn.execute("DELETE FROM fact_histories WHERE row_id = ?", (row_id,))
+        conn.execute("DELETE FROM folds WHERE row_id = ?", (row_id,))
+        conn.execute("UPDATE rows SET status = 'failed', infra_error = 'http 400', "
+                     "folds_done = 0, valid = 0, validity_reason = 'failed', recall = NULL, "
+                     "seq = seq + 1000 WHERE id = ?", (row_id,))
+    return db, sweep_id, row_id
+
+
+@pytest.mark.asyncio
+async def test_a_row_without_the_fold_says_so_beside_the_other(one_failed):
+    from foldscope.ui.screens.compare import CompareScreen
+
+    db, sweep_id, failed = one_failed
+    row = next(r for r in _rows(db, sweep_id) if r.id != failed)
+    app = FoldscopeApp(str(db), sweep_id=sweep_id)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        screen = CompareScreen(str(db), sweep_id, row.id)
+        app.push_screen(screen)
+        await wait_until(pilot, lambda: screen.shown is not None, "the compare screen drawn")
+        assert screen.pair.b.row.id == failed and screen.fold_index == len(screen.pair.a.folds) - 1
+        k = screen.fold_index + 1
+        assert f"no fold {k}: the row has 0" in str(screen.query_one("#title-b").render())
+        pane = "\n".join(screen.query_one("#carrier-b").plain_lines)
+        assert f"row {failed} has no fold {k}" in pane and "(failed)" in pane
+        assert all(p.b is None for p in screen.facts)
+        assert str(screen.query_one("#compare-facts").get_row_at(0)[2]) == "— no fold"

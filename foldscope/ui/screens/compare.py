@@ -192,7 +192,7 @@ class CompareScreen(Screen[None]):
     def __init__(self, db_path: str, sweep_id: str, row_a: int, row_b: int | None = None, *,
                  fold: int | None = None) -> None:
         """Compare row ``row_a`` with ``row_b`` (None: its counterpart under the other arm),
-        from fold ``fold`` (None: the last fold both rows have)."""
+        from fold ``fold`` (None: the last fold both rows have; a row without folds aside)."""
         super().__init__()
         self.db_path, self.sweep_id = db_path, sweep_id
         self.row_a, self.row_b = row_a, row_b
@@ -241,12 +241,14 @@ class CompareScreen(Screen[None]):
         a, b = self.pair.a, self.pair.b
         self.row_b = b.row.id
         self._show_title()
-        last = max(0, min(len(a.folds), len(b.folds)) - 1)
+        counts = [n for n in (len(a.folds), len(b.folds)) if n]  # a row without folds aside
+        last = max(0, min(counts, default=1) - 1)
         start = self._start if self._start is not None else last
-        self.fold_index = min(max(0, start), max(0, len(a.folds), len(b.folds)) - 1) \
-            if (a.folds or b.folds) else 0
-        if self.fold_index == 0 and self.shown is None:
-            self._build_fold()  # a reactive set to the value it had fires no watcher
+        index = min(max(0, start), max(1, len(a.folds), len(b.folds)) - 1)
+        if index == self.fold_index:
+            self._build_fold()  # a reactive set to the value it has fires no watcher
+        else:
+            self.fold_index = index
 
     def _show_title(self) -> None:
         if self.pair is None:
