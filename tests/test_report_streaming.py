@@ -241,3 +241,16 @@ def test_the_bootstraps_block_of_draws_never_changes_its_interval(values, seed, 
         assert inference.paired_bootstrap(values, second, resamples=300, seed=seed) == expected
     finally:
         inference._BLOCK_DRAWS = saved
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 80), min_size=4, max_size=4))
+def test_fishers_weights_are_the_binomial_products(cells):
+    from foldscope.core import inference
+
+    a, b, c, d = cells
+    r1, c1, total = a + b, a + c, a + b + c + d
+    lo, hi = max(0, r1 + c1 - total), min(r1, c1)
+    expected = {x: math.comb(c1, x) * math.comb(total - c1, r1 - x) for x in range(lo, hi + 1)}
+    assert inference._hypergeometric_weights(r1, c1, total, lo, hi) == expected
+

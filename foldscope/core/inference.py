@@ -56,6 +56,22 @@ class FisherResult:
     """``two-sided``; ``less`` (odds ratio < 1) or ``greater`` (odds ratio > 1)."""
 
 
+def _hypergeometric_weights(r1: int, c1: int, total: int, lo: int, hi: int) -> dict[int, int]:
+    """C(c1, x)·C(total − c1, r1 − x) for x from lo to hi, as exact integers.
+
+    Each from the one before: w(x + 1) = w(x)·(c1 − x)(r1 − x) ÷ ((x + 1)(total − c1 − r1 + x + 1)),
+    a division that is always exact, so every weight is the binomial product itself; one
+    multiplication and one division per table instead of two binomials (a 16,000-row table's
+    weights are 16,000-bit integers: time linear in the support, not quadratic).
+    """
+    weight = {lo: math.comb(c1, lo) * math.comb(total - c1, r1 - lo)}
+    w = weight[lo]
+    for x in range(lo, hi):
+        w = w * ((c1 - x) * (r1 - x)) // ((x + 1) * (total - c1 - r1 + x + 1))
+        weight[x + 1] = w
+    return weight
+
+
 def fisher_exact(table: Sequence[Sequence[int]], alternative: str = "two-sided") -> FisherResult:
     """Fisher's exact test, computed exactly from hypergeometric probabilities.
 
@@ -85,7 +101,7 @@ def fisher_exact(table: Sequence[Sequence[int]], alternative: str = "two-sided")
     a, b, c, d = (int(v) for v in cells)
     r1, c1, total = a + b, a + c, a + b + c + d
     lo, hi = max(0, r1 + c1 - total), min(r1, c1)
-    weight = {x: math.comb(c1, x) * math.comb(total - c1, r1 - x) for x in range(lo, hi + 1)}
+    weight = _hypergeometric_weights(r1, c1, total, lo, hi)
     whole = math.comb(total, r1)
     if alternative == "less":
         hits = sum(w for x, w in weight.items() if x <= a)

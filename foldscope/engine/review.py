@@ -109,7 +109,7 @@ def flag_agreement_json(store: Store, sweep_id: str) -> dict[str, Any]:
     (``{automatic, human, n}`` per non-empty cell; automatic is ``fabricated`` when the class
     is, else ``not_fabricated``).
     """
-    return AgreementBasis.read(store, sweep_id).json()
+    return AgreementBasis.read(store, sweep_id, judged_only=True).json()
 
 
 @dataclass
@@ -122,11 +122,17 @@ class AgreementBasis:
     human: dict[int, str]
 
     @classmethod
-    def read(cls, store: Store, sweep_id: str) -> AgreementBasis:
-        """Read the sweep's verdicts and the checks they (or a review) can concern."""
+    def read(cls, store: Store, sweep_id: str, *, judged_only: bool = False) -> AgreementBasis:
+        """Read the sweep's verdicts and the checks they (or a review) can concern.
+
+        Args:
+            judged_only: only the checks that have a verdict now (what the agreement reads;
+                a review screen also holds the ones a person may judge next).
+        """
         human = {cid: v.verdict for cid, v in store.verdicts(sweep_id).items()}
-        checks = {c.id: c for c in store.review_checks(sweep_id, REVIEW_CLASSES)
-                  if c.id in human or c.classification in REVIEW_CLASSES}
+        classes = () if judged_only else REVIEW_CLASSES
+        checks = {c.id: c for c in store.review_checks(sweep_id, classes)
+                  if c.id in human or c.classification in classes}
         return cls(checks, human)
 
     def with_verdict(self, check_id: int, verdict: HumanVerdict | None) -> AgreementBasis:

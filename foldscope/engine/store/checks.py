@@ -171,11 +171,18 @@ class CheckRepository(Repository):
         """The checks of a sweep whose class is one of ``classes`` or that have ever had a
         verdict, in id order: what the agreement of people's verdicts reads (a subset of
         ``sweep_checks`` chosen in SQL, not by reading every check)."""
-        return iter(_checks(self.db.conn.execute(
+        cursor = self.db.conn.execute(
             f"SELECT {_CHECK_COLUMNS} FROM checks WHERE row_id IN "
             "(SELECT id FROM rows WHERE sweep_id=?) AND (classification IN "
             f"({', '.join('?' * len(classes))}) OR id IN (SELECT check_id FROM verdicts)) "
-            "ORDER BY id", [sweep_id, *classes])))
+            "ORDER BY id", [sweep_id, *classes])
+        names = column_names(cursor)
+        while batch := cursor.fetchmany(CHECK_BATCH):  # read as iterated, never all at once
+            for values in batch:
+                data: dict[str, Any] = dict(zip(names, values))
+                for name in _CHECK_BOOLS:
+                    data[name] = bool(data[name])
+                yield StoredCheck(**data)
 
     def sweep_checks(self, sweep_id: str) -> Iterator[StoredCheck]:
         """Every check of a sweep, for check-level statistics: read in batches as it is
