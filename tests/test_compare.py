@@ -160,7 +160,7 @@ async def test_compare_from_the_review_pairs_the_value_row_with_its_counterpart(
 
     db, sweep_id = swept
     app = FoldscopeApp(str(db), sweep_id=sweep_id)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=(90, 40)) as pilot:
         await pilot.pause()
         await pilot.press("f")
         await wait_until(pilot, lambda: app.screen.query(ReviewTable)
@@ -178,6 +178,12 @@ async def test_compare_from_the_review_pairs_the_value_row_with_its_counterpart(
         await pilot.pause()
         detail = str(screen.query_one("#compare-detail").render())
         assert value.planted in detail.replace("\n", "")
+        # shift+→ scrolls the facts table sideways (→ alone steps the folds).
+        before = (table.scroll_x, screen.fold_index)
+        await pilot.press("shift+right")
+        await pilot.pause()
+        assert screen.fold_index == before[1]
+        assert table.max_scroll_x > 0 and table.scroll_x > before[0]  # 90 columns: it is wider
         # d keeps only the facts that differ; x swaps the sides.
         await pilot.press("d")
         assert all(p.differs for p in screen.facts if p.label in

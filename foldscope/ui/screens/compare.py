@@ -178,6 +178,9 @@ class CompareScreen(Screen[None]):
         Binding("left", "step(-1)", "Prev fold", show=False, priority=True,
                 tooltip="← and → step both rows' folds at once"),
         Binding("right", "step(1)", "Next fold", show=False, priority=True),
+        Binding("shift+left", "scroll_facts(-1)", "Facts sideways", show=False,
+                tooltip="Scroll the facts table left (shift+→: right) to its other columns"),
+        Binding("shift+right", "scroll_facts(1)", "Facts sideways", show=False),
         Binding("d", "only_differing", "Differing facts", tooltip="Show only the facts whose "
                 "state or answer differs between the rows, or every fact again"),
         Binding("x", "swap", "Swap A/B", tooltip="Put row B on the left"),
@@ -341,6 +344,11 @@ class CompareScreen(Screen[None]):
         folds = max(len(self.pair.a.folds), len(self.pair.b.folds))
         if folds:
             self.fold_index = min(max(0, self.fold_index + delta), folds - 1)
+
+    def action_scroll_facts(self, direction: int) -> None:
+        """Scroll the facts table sideways (← and → step the folds)."""
+        self.query_one("#compare-facts", DataTable).scroll_relative(x=16 * direction,
+                                                                     animate=False)
 
     def action_only_differing(self) -> None:
         """Show only the facts that differ between the rows (or every fact again)."""
