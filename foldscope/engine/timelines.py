@@ -195,17 +195,18 @@ def reindex(store: Store, sweep_id: str | None = None,
         sweeps = [sweep_id]
     else:
         sweeps = [s.id for s in store.sweeps()]
-    rows = [r for s in sweeps for r in store.rows(s)]
-    for name in {r.scenario for r in rows}:
+    # Each row's id and scenario only (its record, folds and answer are read batch by batch).
+    rows = [(r.id, r.scenario) for s in sweeps for batch in store.row_batches(s) for r in batch]
+    for name in {scenario for _, scenario in rows}:
         _scenario(name)  # a scenario that cannot be loaded is refused before anything changes
 
     def batches() -> Any:
         for at in range(0, len(rows), REINDEX_BATCH):
             batch = []
-            for row in rows[at:at + REINDEX_BATCH]:
-                full = store.row(row.id)
+            for row_id, scenario in rows[at:at + REINDEX_BATCH]:
+                full = store.row(row_id)
                 answer = (full.answer if full is not None and full.status == RowStatus.DONE else None)
-                batch.append((row.scenario, row.id, store.folds(row.id), answer))
+                batch.append((scenario, row_id, store.folds(row_id), answer))
             yield batch
 
     folds_done = regraded = done = 0
