@@ -283,7 +283,15 @@ class RowRepository(Repository):
                     f"(SELECT id FROM rows WHERE {where}) "
                     "GROUP BY row_id, classification, class_detail", params):
                 grouped.setdefault(record[0], []).append(record[1:])
-            classes = {row_id: row_classes(groups) for row_id, groups in grouped.items()}
+            # Rows of a sweep share a few patterns of classes: each pattern counted once.
+            patterns: dict[tuple[Any, ...], RowClasses] = {}
+            classes = {}
+            for row_id, groups in grouped.items():
+                pattern = tuple(groups)
+                found = patterns.get(pattern)
+                if found is None:
+                    found = patterns[pattern] = row_classes(groups)
+                classes[row_id] = found
             # The last committed fold of each changed row (its unique (row, index) key finds it).
             finals = {row_id: FinalCarrier(headings, fill) for row_id, headings, fill in
                       conn.execute(
