@@ -33,6 +33,7 @@ from typing import Any
 
 from foldscope.core.errors import ConfigError
 from foldscope.core.rulefile import SHARED_TABLE, named_tables, rule_pattern, shared_patterns
+from foldscope.core.shapes import SHAPES
 
 ANCHOR_REACH = 1000
 """On a line longer than this either side of an anchor hit, a rule with an ``anchor`` searches
@@ -131,8 +132,9 @@ def _shipped_data() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def default_patterns() -> dict[str, str]:
-    """The shipped file's named patterns (its ``[patterns]``), which a user file may use too."""
-    return shared_patterns(_shipped_data(), "identifier_kinds.toml")
+    """The named patterns every kinds file may use: the shapes of URLs, e-mail addresses and paths
+    (``core.shapes.SHAPES``: ``url``, ``email``, ``path``) and the shipped file's ``[patterns]``."""
+    return shared_patterns(_shipped_data(), "identifier_kinds.toml", base=SHAPES)
 
 
 @lru_cache(maxsize=1)

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from foldscope.core import shapes
+
 PUBLIC_HOSTS: frozenset[str] = frozenset({
     "openrouter.ai", "api.openai.com", "api.anthropic.com", "api.together.xyz",
     "api.deepinfra.com", "api.groq.com", "api.fireworks.ai", "api.mistral.ai",
@@ -24,18 +26,19 @@ PUBLIC_HOSTS: frozenset[str] = frozenset({
 REDACTED_KEYS: frozenset[str] = frozenset({"api_key_env", "api_key", "authorization", "headers"})
 """Config keys whose values are never released (a key's variable name can itself be a key)."""
 
-# The scrubber's shapes are broad on purpose: a value scrubbed that needed no scrubbing costs a
-# digest, one missed leaks who ran the study. They cover what the identifier kinds file
-# (``core/data/identifier_kinds.toml``: url, email, path) finds as URLs, e-mail addresses and
-# absolute or home paths; tests/test_scrub_corpus.py checks that relation and pins the output.
-EMAIL_SHAPE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-"""What an export treats as an e-mail address."""
-URL_SHAPE = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
-"""What an export treats as a URL: a scheme, ``://`` and everything up to a space, quote or bracket."""
-LOCAL_PATH_SHAPE = re.compile(r"(?<![\w.:/-])(?:~/|/)(?:[^\s/\"'<>]+/)+[^\s/\"'<>]*"
-                              r"|(?<![\w])[A-Za-z]:\\(?:[^\s\\\"'<>]+\\)*[^\s\\\"'<>]*")
-"""What an export treats as a local path: an absolute POSIX path of two or more parts, a
-home-relative path, or a Windows drive path (a relative path names no machine and is kept)."""
+# The scrubber's patterns are built from the shapes every reader shares (``core.shapes``), reaching
+# as far as a reader could take one: a value scrubbed that needed no scrubbing costs a digest, one
+# missed leaks who ran the study. They cover what the identifier kinds file finds as URLs, e-mail
+# addresses and absolute or home paths; tests/test_scrub_corpus.py checks that and pins the output.
+EMAIL_SHAPE = re.compile(shapes.EMAIL_REACH)
+"""What an export treats as an e-mail address (``core.shapes.EMAIL_REACH``)."""
+URL_SHAPE = re.compile(shapes.URL_REACH)
+"""What an export treats as a URL: a scheme, ``://`` and the rest of its token
+(``core.shapes.URL_REACH``)."""
+LOCAL_PATH_SHAPE = re.compile(shapes.LOCAL_PATH)
+"""What an export treats as a local path (``core.shapes.LOCAL_PATH``): an absolute POSIX path of
+two or more parts, a home-relative path, or a Windows drive path (a relative path names no
+machine and is kept)."""
 
 
 KEY_SHAPED = re.compile(

@@ -19,6 +19,7 @@ from rapidfuzz import fuzz, process
 
 from foldscope.core.nesting import loads_json
 from foldscope.core.sections import SECTIONS, match_heading
+from foldscope.core.shapes import PATH
 
 LOG_LINE_RE = re.compile(r"^\s*\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?\s+[A-Z]{3,8}\b")
 TURN_RE = re.compile(r"^\s*\[(?P<role>assistant|operator|user|system)\]\s*(?P<text>.*)$", re.I)
@@ -33,12 +34,9 @@ KV_RE = re.compile(r"^\s*(?:[-*•]\s+)?(?P<label>[^\W\d_][\w .'/()@#+\-]{0,59})
 # Commas and colons are excluded from labels so "For the record, the X is Y" binds X, not "record".
 # The label stays lazy (the first " is " binds); the value is greedy for the reason above.
 THE_IS_RE = re.compile(r"\bthe (?P<label>[^,;:.!?\[\]]{1,60}?) is (?P<value>\S.*)\s*$", re.I)
-# The paths a simulated model notices (and lists in its summaries): a naive reader's notion, on
-# purpose not foldscope's definition of a path (the identifier kinds file, which audits and the
-# grader use; the export scrubber's broader ``core.sanitize.LOCAL_PATH_SHAPE``). It also reads
-# a URL's tail as a path, as a careless model would; every sim carrier is written from it, so
-# changing it changes stored sims.
-PATH_RE = re.compile(r"(?<![\w.])(/[\w.\-]+(?:/[\w.\-]+)+)")
+PATH_RE = re.compile(PATH)
+"""Paths in a line: foldscope's one shape of a path (``core.shapes.PATH``); a simulated model
+notices and lists the absolute ones of two or more parts (:func:`absolute_paths`)."""
 
 _NON_FACT_SECTIONS = {"progress", "decisions_and_constraints", "failures", "open_items"}
 MAX_LABEL_WORDS = 6
@@ -281,7 +279,7 @@ def _read_segment(text: str) -> SegmentDigest:
         if tool:
             d.tools.append(tool.group("name").strip())
             continue
-        for path in PATH_RE.findall(line):
+        for path in absolute_paths(line):
             if path not in d.paths:
                 d.paths.append(path)
         turn = TURN_RE.match(line)
@@ -305,6 +303,15 @@ def _read_segment(text: str) -> SegmentDigest:
         elif any(w in low for w in OPEN_WORDS):
             d.open_items.append(said)
     return d
+
+
+def absolute_paths(line: str) -> list[str]:
+    """The absolute paths of two or more parts in a line (``/srv/ledger/shards``), in order: what
+    a simulated model notices and lists (a relative path, ``~/x`` or one part, ``/tmp``, it
+    passes over; a URL's path is part of the URL, not a path)."""
+    if "/" not in line:
+        return []
+    return [p for p in PATH_RE.findall(line) if p.startswith("/") and p.count("/") >= 2]
 
 
 def find_answer(carrier: str, label: str, *, cutoff: float = 85.0) -> str | None:
