@@ -55,6 +55,7 @@ from foldscope.core.grading import (
 )
 from foldscope.core.identifiers import default_rules, find_identifiers
 from foldscope.core.nearmiss import NearMiss, near_miss
+from foldscope.core.shapes import URL_OPENING
 from foldscope.core.signatures import Signature, signature_hits
 
 AnswerClass = Literal["correct", "hedged", "honest_abstention", "fabricated", "read_failure",
@@ -367,7 +368,8 @@ def holds_as_kind(text: str, value: str, planted: str | None = None,
     return contains_token(text, value)
 
 
-_URL_PORT_RE = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+(?:@[^/\s:]+)?:(\d{1,5})(?!\d)")
+_URL_PORT_RE = re.compile(URL_OPENING + r"[^/\s:@]+(?:@[^/\s:]+)?:(\d{1,5})(?!\d)")
+"""A URL's port: the shared URL opening (``core.shapes``), a host (after any user) and ``:port``."""
 
 
 def _unit_forms(unit: str) -> tuple[str, ...]:
