@@ -23,6 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+_TOKEN_END = r"\s\"'<>"
+"""What ends a token for the scrubber: a space, a quote or an angle bracket (its shapes reach
+that far; a character class body, used as ``[^...]``)."""
+
 # --- URLs -----------------------------------------------------------------------------------
 
 URL_START = r"(?:\b|(?<=\x1b\[\dm)|(?<=\x1b\[\d\dm))"
@@ -37,7 +41,7 @@ URL_BODY = (r"[^\s<>\"'`|,\x00-\x1f\x7f{}\\]*"
 pipe, comma, brace, backslash or control character, and never ending in sentence punctuation."""
 URL = URL_OPENING + URL_BODY
 """A URL: an opening and a body (``https://host:8080/a?b=1``)."""
-URL_REACH = URL_OPENING + r"[^\s\"'<>]+"
+URL_REACH = URL_OPENING + f"[^{_TOKEN_END}]+"
 """A URL with the rest of the token it opens (the scrubber's: it reaches past where a reader
 stops, through commas, braces and final punctuation, up to a space, quote or angle bracket, so a
 template, a list of hosts or a URL glued to text leaks nothing)."""
@@ -75,8 +79,8 @@ PATH = (
 """A filesystem path: absolute, ``~/`` or ``./`` relative, or relative with a file extension or
 two segments and a trailing slash; never a closing tag (``</summary>``), a diff's ``a/`` ``b/``
 prefix, grep's ``-51-`` context marker or a template."""
-LOCAL_PATH = (r"(?<![\w.:/-])(?:~/|/)(?:[^\s/\"'<>]+/)+[^\s/\"'<>]*"
-              r"|(?<![\w])[A-Za-z]:\\(?:[^\s\\\"'<>]+\\)*[^\s\\\"'<>]*")
+LOCAL_PATH = (rf"(?<![\w.:/-])(?:~/|/)(?:[^/{_TOKEN_END}]+/)+[^/{_TOKEN_END}]*"
+              rf"|(?<![\w])[A-Za-z]:\\(?:[^\\{_TOKEN_END}]+\\)*[^\\{_TOKEN_END}]*")
 """A path that names a place on a machine (the scrubber's): an absolute POSIX path of two or more
 parts, a home-relative path, or a Windows drive path, each part anything but a space, quote or
 angle bracket (where :data:`PATH` stops at a comma or a brace, this goes on; a relative path
