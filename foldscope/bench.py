@@ -433,7 +433,12 @@ def measure_ui_keys(presses: int = 8) -> dict[str, Any]:
     from foldscope.ui.widgets.fold_inspector import FoldInspector
     from foldscope.ui.widgets.sweep_grid import SweepGrid
 
-    async def frame_after(app: Any, frames: list[float], done: Any, t0: float) -> float:
+    cpu: dict[str, list[float]] = {}
+    """Per key: the UI thread's CPU time (ms) from the key event to the frame it is timed to."""
+
+    async def frame_after(app: Any, frames: list[float], done: Any, t0: float,
+                          key: str) -> float:
+        c0 = time.thread_time()  # the app runs on this thread (Pilot): its CPU, not the load's
         deadline = t0 + 20.0
         while time.perf_counter() < deadline:
             if done():
@@ -444,8 +449,13 @@ def measure_ui_keys(presses: int = 8) -> dict[str, Any]:
             if any(f >= mark for f in frames[-3:]):
                 break
             await asyncio.sleep(0.0005)
-        frame = next((f for f in frames if f >= mark), time.perf_counter())
+        i = next((i for i, f in enumerate(frames) if f >= mark), None)
+        frame = frames[i] if i is not None else time.perf_counter()
+        c1 = frame_cpu[i] if i is not None else time.thread_time()
+        cpu.setdefault(key, []).append(1000 * (c1 - c0))
         return 1000 * (frame - t0)
+
+    frame_cpu: list[float] = []
 
     def watch_frames(app: Any) -> list[float]:
         frames: list[float] = []
@@ -455,6 +465,7 @@ def measure_ui_keys(presses: int = 8) -> dict[str, Any]:
             display(screen, renderable)
             if renderable is not None:
                 frames.append(time.perf_counter())
+                frame_cpu.append(time.thread_time())
 
         app._display = timed_display
         return frames
@@ -479,7 +490,7 @@ def measure_ui_keys(presses: int = 8) -> dict[str, Any]:
                     screen = app.screen
                     return (isinstance(screen, CellScreen) and screen._data is not None
                             and screen.query_one(FoldInspector).shown is not None)
-                out["open_cell"].append(await frame_after(app, frames, opened, t0))
+                out["open_cell"].append(await frame_after(app, frames, opened, t0, "open_cell"))
                 cell = app.screen
                 assert isinstance(cell, CellScreen) and cell._data is not None
                 for chars, row in zip(UI_CARRIER_CHARS, list(cell._data.rows)):
@@ -495,7 +506,8 @@ def measure_ui_keys(presses: int = 8) -> dict[str, Any]:
                         app.post_message(_key_event("left" if want < cell.fold_index
                                                     else "right"))
                         times.append(await frame_after(
-                            app, frames, lambda w=want, i=inspector: i.shown == w, t0))
+                            app, frames, lambda w=want, i=inspector: i.shown == w, t0,
+                            f"fold_step_{chars}"))
                     out[f"stepped_{chars}"] = True
                 await pilot.press("escape")
                 while app.screen is not sweep_screen:
@@ -505,7 +517,7 @@ def measure_ui_keys(presses: int = 8) -> dict[str, Any]:
                 t0 = time.perf_counter()
                 app.post_message(_key_event("T"))
                 out["theme_switch"].append(await frame_after(
-                    app, frames, lambda b=before: app.theme != b, t0))
+                    app, frames, lambda b=before: app.theme != b, t0, "theme_switch"))
                 await pilot.pause()
         return out
 
@@ -519,10 +531,11 @@ def measure_ui_keys(presses: int = 8) -> dict[str, Any]:
                 await pilot.pause()
             for _ in range(20):
                 await pilot.pause()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             app.post_message(_key_event("ctrl+q"))
             while True:
                 if not app.is_running:
+                    cpu.setdefault("quit", []).append(1000 * (time.thread_time() - c0))
                     return 1000 * (time.perf_counter() - t0)
                 await asyncio.sleep(0.0005)
 
@@ -541,6 +554,11 @@ def measure_ui_keys(presses: int = 8) -> dict[str, Any]:
         result[f"fold_step_ms_{chars}"] = max(steps)
         result[f"fold_step_ms_{chars}_median"] = sorted(steps)[len(steps) // 2]
     result["fold_step_ms"] = max(result[f"fold_step_ms_{c}"] for c in UI_CARRIER_CHARS)
+    # The UI thread's own CPU per key (worst and median): what the key costs on a quiet
+    # machine, whatever the load the wall figures above were taken under.
+    for key, spent in cpu.items():
+        result[f"{key}_cpu_ms"] = max(spent)
+        result[f"{key}_cpu_ms_median"] = sorted(spent)[len(spent) // 2]
     return result
 
 
@@ -556,6 +574,13 @@ def _print_ui_keys(ui: dict[str, Any]) -> None:
           f"frame in the new theme, worst of {ui['presses']})")
     print(f"  quit                  {ui['quit_ms']:8.1f} ms   (target ≤ 100 ms; ctrl+q while the "
           f"child runner runs a sweep, to the app gone, worst of 3)")
+    _print_ui_cpu(ui)
+
+
+def _print_ui_cpu(ui: dict[str, Any]) -> None:
+    keys = [k[:-7] for k in ui if k.endswith("_cpu_ms")]
+    print("  UI thread CPU per key (worst / median ms): " + ", ".join(
+        f"{k} {ui[k + '_cpu_ms']:.1f} / {ui[k + '_cpu_ms_median']:.1f}" for k in keys))
 
 
 def ui_key_results(ui: dict[str, Any]) -> dict[str, float]:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from foldscope.core.audit import StoredAudit
 from foldscope.core.audit_view import AuditView
+from foldscope.core.distributions import t_ppf
 from foldscope.core.errors import ConfigError, SweepClaimed
 from foldscope.core.status import FINISHED_SWEEP_STATUSES, SweepStatus
 from foldscope.core.text import literal
@@ -46,6 +47,7 @@ from foldscope.ui.screens.sweep import SweepScreen
 from foldscope.ui.theme import FACT_VARIABLES, FOLDSCOPE_DARK, discover_themes
 from foldscope.ui.widgets.answer_table import AnswerTable
 from foldscope.ui.widgets.filter_bar import FilterBar
+from foldscope.ui.widgets.memory import KeyPausedCollector
 from foldscope.ui.widgets.reason_input import ReasonInput
 from foldscope.ui.workers import EndsWorkers, route_worker_events_to_app
 from foldscope.ui.writer import StoreWrites
@@ -125,6 +127,8 @@ class FoldscopeApp(StoreWrites):
         """What the new-sweep form held when last closed: it reopens with it."""
         self._sweep_done = threading.Event()
         self._sweep_done.set()  # nothing running until a sweep worker starts
+        self._collector = KeyPausedCollector()
+        """The cyclic collector waits while keys are pressed (``ui.widgets.memory``)."""
 
     @property
     def _db(self) -> str:
@@ -161,6 +165,23 @@ class FoldscopeApp(StoreWrites):
             self._show_sweep(self.sweep_id)
             if self.run_sweep:
                 self._start_runner(self.sweep_id)
+        self._warm_up()
+        self.call_after_refresh(self._collector.start)
+        self.set_interval(0.1, self._collector.tick)
+
+    @work(thread=True, group="warm-up", exit_on_error=False,
+          description="load the maths the grid's intervals use")
+    def _warm_up(self) -> None:
+        """Import what the grid's intervals compute with (``scipy.special``: about a second)
+        in a thread, before the first poll that needs it would import it on the UI thread and
+        hold every key for that second."""
+        t_ppf(0.975, 3.0)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown,
+                              events.MouseScrollUp)):
+            self._collector.key()
+        await super().on_event(event)
 
     # -- sweeps -----------------------------------------------------------------------------
 
@@ -489,6 +510,7 @@ class FoldscopeApp(StoreWrites):
             self.runner.cancel(reason)
 
     def on_unmount(self) -> None:
+        self._collector.stop()
         self.stop_sweep()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)

@@ -36,6 +36,7 @@ from foldscope.ui.widgets.filter_bar import FilterBar
 from foldscope.ui.widgets.fold_inspector import FoldInspector
 from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.literal_lines import LiteralLines
+from foldscope.ui.widgets.memory import release_drawn_lines
 from foldscope.ui.widgets.rows_table import SORTABLE, RowsTable
 from foldscope.ui.writer import StoreWrites
 
@@ -100,6 +101,10 @@ class CellChanges(Message):
     """The scenario's planted facts (graded first), on the first read with rows only."""
     seq: int
     """The highest change sequence read."""
+
+
+HOLD_FRAMES_S = 0.5
+"""The longest a cell screen being opened holds the app's frames for its first read."""
 
 
 class CellScreen(Screen[None]):
@@ -184,6 +189,8 @@ class CellScreen(Screen[None]):
         """The row to open on (at its last fold) instead of the first, once it is read."""
         self.pending = 0
         """Flag writes asked for whose outcome has not come back (tests wait for 0)."""
+        self._holding = False
+        """The app's frames are held until the cell is drawn (``hold_frames``)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -203,6 +210,28 @@ class CellScreen(Screen[None]):
                         yield AnswerTable(id="answers")
                         yield CarrierView(id="answer-text")
         yield KeysFooter()
+
+    def hold_frames(self) -> None:
+        """Draw nothing of this screen until its rows and the row's fold are drawn (at most
+        ``HOLD_FRAMES_S``): the key that opens it answers with the whole cell in one frame
+        instead of an empty screen, then its rows, then its fold, each a full repaint."""
+        if not self._holding:
+            self._holding = True
+            self.app._begin_batch()  # what App.batch_update does, across the reads' workers
+            self.app.set_timer(HOLD_FRAMES_S, self._release_frames)
+
+    def _release_frames(self) -> None:
+        if self._holding:
+            self._holding = False
+            self.app._end_batch()
+
+    @on(FoldInspector.Drawn)
+    def _fold_drawn(self) -> None:
+        self._release_frames()
+
+    def on_unmount(self) -> None:
+        self._release_frames()
+        release_drawn_lines()
 
     def on_mount(self) -> None:
         self._title(simulated=False)
@@ -264,6 +293,7 @@ class CellScreen(Screen[None]):
         if self.query_one(FilterBar).applied is not None:
             self._find(self.query_one(FilterBar).applied)  # new folds may match, or stop matching
         if not message.rows:
+            self._release_frames()  # nothing more to wait for
             return
         if self._open_row is not None and self._open_row in {r.id for r in message.rows}:
             row, self._open_row = self._open_row, None

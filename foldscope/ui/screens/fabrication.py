@@ -295,8 +295,10 @@ class FabricationScreen(Screen[None]):
         """Open the row inspector at the value's row, on its final fold."""
         value = self.query_one(ReviewTable).current()
         if value is not None:
-            self.app.push_screen(CellScreen(self.db_path, self.sweep_id, value.scenario,
-                                            value.model, value.arm, row_id=value.row_id))
+            screen = CellScreen(self.db_path, self.sweep_id, value.scenario, value.model,
+                                value.arm, row_id=value.row_id)
+            screen.hold_frames()  # the cell in one frame, its row and fold drawn
+            self.app.push_screen(screen)
 
     def action_compare(self) -> None:
         """Open the value's row beside the marked row (or its counterpart), at its final fold."""

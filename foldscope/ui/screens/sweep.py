@@ -273,8 +273,10 @@ class SweepScreen(Screen[None]):
         ref = self.query_one(SweepGrid).cell_ref(str(cell_key.row_key.value),
                                                  str(cell_key.column_key.value))
         if ref is not None:
-            self.app.push_screen(CellScreen(self.db_path, self._snapshot.sweep_id, ref.scenario,
-                                            ref.model, ref.arm, sweep_running=self._runner_alive))
+            screen = CellScreen(self.db_path, self._snapshot.sweep_id, ref.scenario, ref.model,
+                                ref.arm, sweep_running=self._runner_alive)
+            screen.hold_frames()
+            self.app.push_screen(screen)
 
     def _runner_alive(self) -> bool:
         """The sweep's runner is alive, as of the last poll."""

@@ -37,8 +37,14 @@ class FactHistory(DataTable):
         self.fixed_columns = 2  # the graded star and the label stay in view
 
     def on_mount(self) -> None:
-        # Colours come from the theme: re-draw when it changes.
-        self.watch(self.app, "theme", lambda _: self._draw(), init=False)
+        # Colours come from the theme: re-draw when it changes. A signal, unsubscribed when the
+        # strip goes: a watch on the app's theme would keep every closed cell screen alive
+        # (Textual prunes such watchers only when the theme changes), and the collector's
+        # pauses grow with them.
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._draw())
+
+    def on_unmount(self) -> None:
+        self.app.theme_changed_signal.unsubscribe(self)
 
     def show(self, timeline: Timeline | None) -> None:
         """Show a timeline (``None``: no folds yet), keeping the highlighted fact."""

@@ -127,6 +127,17 @@ class FoldInspector(Widget):
             """The inspector the view is for."""
             return self.inspector
 
+    @dataclass
+    class Drawn(Message):
+        """The inspector drew the fold asked for last (or said the row has none)."""
+
+        inspector: FoldInspector
+
+        @property
+        def control(self) -> FoldInspector:
+            """The inspector that drew."""
+            return self.inspector
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.timeline: Timeline | None = None
@@ -189,6 +200,7 @@ class FoldInspector(Widget):
         self.query_one("#fold-title", Static).update(Text(self.empty_text, style="dim"))
         self.query_one(CarrierView).show("")
         self.query_one(DiffView).set_lines([])
+        self.post_message(self.Drawn(self))
 
     @work(thread=True, group="fold-view", exclusive=True, exit_on_error=False,
           description="build a fold's view: timeline, fact spans, changes, diff, layout")
@@ -215,6 +227,7 @@ class FoldInspector(Widget):
             self._load_chunk()
         self._show_detail()
         self.shown = view.index
+        self.post_message(self.Drawn(self))
 
     @property
     def chunk_shown(self) -> bool:
