@@ -182,7 +182,7 @@ class AuditFact:
     kind: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IdentifierState:
     """One identifier of a replaced history and its state in the new summary."""
 
@@ -193,7 +193,7 @@ class IdentifierState:
     label: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LostAndNeeded:
     """An identifier the summary did not carry intact that the agent itself wrote again."""
 
@@ -208,7 +208,7 @@ class LostAndNeeded:
     """The value came back through tool output before the agent used it."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reappeared:
     """An identifier the summary did not carry that came back only in tool output (or from the
     person), never yet written by the agent."""
@@ -222,7 +222,7 @@ class Reappeared:
     context: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NewAfter:
     """A value of a lost kind written after the compaction that nothing had shown before it."""
 
@@ -371,7 +371,7 @@ class _Finder:
     def find(self, text: str) -> list[_Found]:
         if self.options.facts is not None:
             return self._facts(text)
-        if self._derived_for != (self.paths.version, len(self.own_ids)) or len(self._derived) >= 65536:
+        if self._derived_for != (self.paths.version, len(self.own_ids)) or len(self._derived) >= 16384:
             self._derived.clear()
             self._derived_for = (self.paths.version, len(self.own_ids))
         derived = self._derived
@@ -492,7 +492,7 @@ def _context(text: str, start: int, end: int) -> str:
 # --- the streaming audit -------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Seen:
     kind: str
     value: str
@@ -504,7 +504,7 @@ class _Seen:
     """The agent or the person wrote it in the window (or the summary before carried it)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Building:
     """One compaction's audit while the rest of the session streams past it."""
 
@@ -531,7 +531,7 @@ class _Building:
             carrier=c.carrier, summary_at=c.summary_at)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Open:
     """A lost value waiting to be used again."""
 
