@@ -228,3 +228,24 @@ async def test_a_query_holding_markup_is_shown_literally(swept):
         await wait_group(app, "cell-filter")
         await wait_until(pilot, lambda: "of" in _status(screen), "the N of M line")
         assert "[bold]x[/bold]" in _status(screen)
+
+
+@pytest.mark.asyncio
+async def test_a_filter_matching_no_row_leaves_no_row_in_the_panes(swept):
+    from foldscope.ui.widgets.answer_table import AnswerTable
+    from foldscope.ui.widgets.fold_inspector import FoldInspector
+
+    db, sweep_id = swept
+    app = FoldscopeApp(str(db), sweep_id=sweep_id)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await _open_cell(app, pilot, "sim/garbler", "j")
+        await wait_until(pilot, lambda: screen.query_one(AnswerTable).row_count > 0, "answers")
+        await pilot.press("slash")
+        await _type(pilot, "zzqqxxnothing")
+        await wait_group(app, "cell-filter")
+        await wait_until(pilot, lambda: not _shown(screen), "no rows")
+        await wait_until(pilot, lambda: screen.row_id is None, "no row inspected")
+        assert screen.query_one(AnswerTable).row_count == 0
+        assert screen.query_one(FoldInspector).empty_text.startswith("no row matches the filter")
+        await pilot.press("escape")  # cleared: every row again, and one inspected
+        await wait_until(pilot, lambda: screen.row_id is not None, "a row inspected again")

@@ -343,7 +343,11 @@ class CellScreen(Screen[None]):
 
     def _show_answer(self) -> None:
         """Map the row's recall answer and its per-fact checks onto the Answer tab."""
-        if not self.is_mounted or self._data is None or self.row_id is None:
+        if not self.is_mounted or self._data is None:
+            return
+        if self.row_id is None:  # no row shown (a filter matching none): nothing of one
+            self.query_one(AnswerTable).show([])
+            self.query_one("#answer-text", CarrierView).show("", [])
             return
         row = next((r for r in self._data.rows if r.id == self.row_id), None)
         checks = self._data.checks.get(self.row_id, [])
@@ -496,6 +500,8 @@ class CellScreen(Screen[None]):
         table = self.query_one(RowsTable)
         table.set_visible(message.row_ids)
         bar.show_count(len(message.row_ids), table.total, message.result.note())
+        if not message.row_ids:  # nothing matches: the panes must not show a row left out
+            self.row_id = None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # While the filter is typed, the arrows and letters belong to it.
@@ -558,8 +564,11 @@ class CellScreen(Screen[None]):
         banner = self.query_one("#row-error", Static)
         banner.update(Text(error or "", style="bold"))
         banner.display = error is not None
-        inspector.empty_text = (f"row {row.id}: no folds committed" if row is not None
-                                else "no folds committed for this row yet")
+        if row is None and self.query_one(FilterBar).applied is not None:
+            inspector.empty_text = "no row matches the filter (escape clears it)"
+        else:
+            inspector.empty_text = (f"row {row.id}: no folds committed" if row is not None
+                                    else "no folds committed for this row yet")
         if row is not None and row.status == RowStatus.FAILED:
             inspector.empty_text += " — it failed before its first fold (see the error above)"
         elif row is not None and row.status == RowStatus.PLANNED:
