@@ -128,7 +128,7 @@ class _Brotli:
     decode a whole piece at once, so they are not used: see ``_brotli_bounded``)."""
 
     def __init__(self) -> None:
-        import brotli  # type: ignore[import-untyped]  # ships no type information
+        import brotli  # type: ignore[import-untyped, import-not-found, unused-ignore]  # untyped
 
         self._obj = brotli.Decompressor()
         self._error: type[Exception] = brotli.error
@@ -157,7 +157,7 @@ class _Brotli:
 def _brotli_bounded() -> bool:
     """Whether the installed brotli can bound its output (1.2 and later)."""
     try:
-        import brotli
+        import brotli  # type: ignore[import-untyped, import-not-found, unused-ignore]  # untyped
     except ImportError:
         return False
     return hasattr(brotli.Decompressor(), "can_accept_more_data")
