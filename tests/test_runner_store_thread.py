@@ -18,7 +18,7 @@ from foldscope.engine.sim.endpoint import SimEndpoint
 from foldscope.engine.sim.faults import FaultConfig
 from foldscope.engine.sim.transport import SimTransport
 from foldscope.engine.store import Store
-from foldscope.engine.store_thread import WRITES_PER_WORKER
+from foldscope.engine.store_thread import WRITES_PER_WORKER, StoreThread
 
 WAIT_S = 10.0
 """How long the test waits for calls while the lock is held (they come within a second)."""
@@ -156,3 +156,52 @@ def test_the_write_queue_stays_bounded_while_a_lock_is_held(db):
         assert all(r.status == "done" for r in rows) and len(rows) == 48
         for row in rows:
             assert [f.fold_index for f in store.folds(row.id)] == list(range(row.folds_done))
+
+
+def test_room_waits_off_the_loop_and_hears_of_a_failed_write(db):
+    # StoreThread on its own: with a bound of 2, room() waits while 3 writes are queued (the
+    # loop keeps running), returns once they ran, and raises a failed write's error.
+    prepare_sweep(db, definition(), "test", fresh=True)
+    release = threading.Event()
+
+    async def scenario() -> list[str]:
+        thread = StoreThread(db, limit=2)
+        await thread.start()
+        seen: list[str] = []
+        try:
+            thread.post(lambda st: release.wait(30))
+            thread.post(lambda st: None)
+            thread.post(lambda st: None)
+            waiting = asyncio.create_task(thread.room())
+            for _ in range(50):  # the loop turns while room() waits
+                await asyncio.sleep(0)
+            seen.append(f"waiting={not waiting.done()} queued={thread.queued}")
+            release.set()
+            await asyncio.wait_for(waiting, 30)
+            seen.append(f"room after {thread.queued} queued")
+
+            def fail(st: Store) -> None:
+                raise sqlite3.OperationalError("disk full")
+
+            release.clear()
+            thread.post(lambda st: release.wait(30))
+            thread.post(fail)  # room() is woken only once this has run: 2 left queued
+            thread.post(lambda st: None)
+            thread.post(lambda st: None)
+            failing = asyncio.create_task(thread.room())
+            for _ in range(50):
+                await asyncio.sleep(0)
+            release.set()
+            try:
+                await asyncio.wait_for(failing, 30)
+            except sqlite3.OperationalError as exc:
+                seen.append(f"raised {exc}")
+        finally:
+            release.set()
+            await thread.close()
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert seen[0] == "waiting=True queued=3"
+    assert seen[1].startswith("room after") and int(seen[1].split()[2]) <= 2
+    assert seen[2] == "raised disk full"
