@@ -7,7 +7,7 @@ from __future__ import annotations
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 from textual.worker import Worker, WorkerState
@@ -43,8 +43,8 @@ class NewSweepScreen(ModalScreen[str | None]):
     DEFAULT_CSS = """
     NewSweepScreen {
         align: center middle;
-        #form { width: 90; height: auto; border: round $accent; padding: 1 2;
-                background: $surface; }
+        #form { width: 90; max-width: 100%; height: auto; max-height: 100%;
+                border: round $accent; padding: 1 2; background: $surface; }
         #form Label { margin: 1 0 0 0; }
         #form-error { color: $error; margin: 1 0 0 0; height: auto; }
         #form-note { color: $warning; height: auto; display: none; }
@@ -72,7 +72,8 @@ class NewSweepScreen(ModalScreen[str | None]):
         if scenario is not Select.NULL and scenario not in names:
             scenario = Select.NULL
         design = self.draft.get("design", "latin")
-        with Vertical(id="form"):
+        # Scrolls when the terminal is shorter than the form (80×24): every field reachable.
+        with VerticalScroll(id="form"):
             yield Static("New sweep (the same rules as foldscope run; a sweep file's values "
                          "are overridden by the fields you fill)", markup=False)
             yield Label("Sweep file (optional)")

@@ -23,16 +23,15 @@ from foldscope.engine.views import read_picker
 from foldscope.ui.widgets.keys_footer import KeysFooter
 from foldscope.ui.widgets.session_table import SessionTable
 
-PICKER_COLUMNS: tuple[tuple[str, int], ...] = (
-    ("sweep", 12), ("scenarios", 24), ("models", 36), ("arms", 24), ("status", 24),
-    ("rows", 11), ("started", 16), ("spend", 14))
-"""The picker's columns (label and key), each with the widest it grows to."""
+PICKER_COLUMNS: tuple[str, ...] = (
+    "sweep", "scenarios", "models", "arms", "status", "rows", "started", "spend")
+"""The picker's columns (label and key), each as wide as its widest cell (never cut: the
+table scrolls sideways)."""
 
 
-def _one_line(text: str, limit: int = 60) -> Text:
-    """Stored names are data: shown literally on one line, cut to ``limit`` characters."""
-    shown = literal(text, keep_newlines=False)
-    return Text(shown if len(shown) <= limit else shown[: limit - 1] + "…")
+def _one_line(text: str) -> Text:
+    """Stored names are data: shown literally on one line, whole."""
+    return Text(literal(text, keep_newlines=False))
 
 
 def summary_cells(s: SweepSummary) -> list[Text]:
@@ -125,10 +124,10 @@ class SweepPicker(Screen[SweepSummary | StoredAudit | ResumePick | None]):
         table.clear(columns=True)
         self._sweeps = list(message.sweeps)
         rows = [summary_cells(s) for s in message.sweeps]
-        # Widths from the contents (up to each column's cap), set before the rows go in.
-        for i, (label, cap) in enumerate(PICKER_COLUMNS):
+        # Widths from the contents, set before the rows go in.
+        for i, label in enumerate(PICKER_COLUMNS):
             width = max([len(label), *(cells[i].cell_len for cells in rows)])
-            table.add_column(label, key=label, width=min(cap, width))
+            table.add_column(label, key=label, width=width)
         for s, cells in zip(message.sweeps, rows):
             table.add_row(*cells, key=s.id)
         ids = [s.id for s in self._sweeps]

@@ -49,6 +49,7 @@ class StudyScreen(Screen[None]):
     DEFAULT_CSS = """
     StudyScreen #study-body { padding: 0 1; }
     StudyScreen .study-plots { height: auto; margin: 1 0; }
+    StudyScreen.-narrow .study-plots { layout: vertical; }
     StudyScreen .study-scenario { text-style: bold; margin: 1 0 0 0; }
     StudyScreen .study-notes { color: $warning; }
     StudyScreen .study-title { text-style: bold; margin: 1 0 0 0; }

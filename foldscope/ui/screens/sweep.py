@@ -60,6 +60,7 @@ class SweepScreen(Screen[None]):
         #progress { margin: 1 0 0 0; }
         #warnings { color: $warning; margin: 0 0 1 0; display: none; }
         #legend { margin: 1 0 0 0; height: 2; }
+        &.-narrow #legend { height: auto; }
         #endpoints { margin: 1 0 0 0; }
         #pins { display: none; margin: 1 0 0 0; }
         #events { margin: 1 0 0 0; }
@@ -161,12 +162,18 @@ class SweepScreen(Screen[None]):
                                   partial(self.show_view, "answers")))
         return out
 
+    def on_resize(self) -> None:
+        self._legend()  # the width class (``-narrow``) may have changed
+
     def _legend(self) -> None:
         view = self.query_one(SweepGrid).view
-        text = (legend(view) + " · v: next metric · x: transpose · t: study tables · "
-                "f: fabrication review · enter: a cell's rows · ?: help")
-        # Two lines, fixed: a new legend repaints without a layout pass.
-        self.query_one("#legend", Static).update(Text(text, style="dim"), layout=False)
+        narrow = self.has_class("-narrow")
+        text = legend(view) + ("" if narrow else  # the footer and help name the keys
+                               " · v: next metric · x: transpose · t: study tables · "
+                               "f: fabrication review · enter: a cell's rows · ?: help")
+        # Two lines, fixed: a new legend repaints without a layout pass; a narrow terminal
+        # needs more lines for it, laid out again on each change (nothing cut at 80 columns).
+        self.query_one("#legend", Static).update(Text(text, style="dim"), layout=narrow)
 
     def action_study(self) -> None:
         """Open the study's tables and plots for the sweep on display."""

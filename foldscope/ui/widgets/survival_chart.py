@@ -170,8 +170,9 @@ class SurvivalChart(Widget):
                         ticks[x + j] = ch
             text = Text("    └" + "".join(ticks), style=axis, end="")
         elif y == plot_h + 1:
-            text = Text("     fold → (share of graded facts planted so far that the carrier "
-                        "holds verbatim)", style=axis, end="")
+            # Short enough for 80 columns: the axes' meaning is never cut.
+            text = Text("     fold → · y: graded facts planted so far, held verbatim",
+                        style=axis, end="")
         else:
             k = y - plot_h - 2
             if k >= len(self.series):

@@ -7,9 +7,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from foldscope.core.metrics import METRIC_BY_NAME, METRICS, cell_metric
 from foldscope.core.tally import CellTally
@@ -241,6 +243,15 @@ class SweepGrid(DataTable):
             if self._shown.get(key) == plain:
                 continue
             self._shown[key] = plain
+            self._fit(key[1], cell_len(plain))
             self.update_cell(*key, GridCell(self, parts))
             changed += 1
         return changed
+
+    def _fit(self, column_key: str, width: int) -> None:
+        """Widen a column whose cell outgrew it (counts of 100 and more, several marks), so
+        no cell is cut; columns never narrow, so a metric switch rarely lays the grid out."""
+        column = self.columns.get(ColumnKey(column_key))
+        if column is not None and not column.auto_width and width > column.width:
+            column.width = width
+            self._require_update_dimensions = True
