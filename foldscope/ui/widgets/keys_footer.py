@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
@@ -18,10 +21,39 @@ class KeysFooter(Footer):
     terminal the app's ``?`` was cut off the end; a person must always see how to find every key.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._composed: tuple[object, ...] | None = None
+        """What the keys on show were composed from (``_keys_shown``)."""
+        self._recompose_asked = False
+
+    def _keys_shown(self) -> tuple[object, ...]:
+        """What decides the keys the footer shows: each shown binding with its state."""
+        return (self.compact, self.show_command_palette, *(
+            (b.key, b.description, b.action, b.group, enabled, tooltip)
+            for (_, b, enabled, tooltip) in self.screen.active_bindings.values() if b.show))
+
+    def bindings_changed(self, screen: Screen[Any]) -> None:
+        """Recompose once the keys on show differ, not on every focus move: Textual's footer
+        rebuilds all its keys each time the focus or a screen changes (each rebuild mounts and
+        restyles a dozen widgets, a large part of opening a screen)."""
+        self._bindings_ready = True
+        if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
+            return
+        if not self._recompose_asked:
+            self._recompose_asked = True
+            self.call_after_refresh(self._recompose_if_changed)
+
+    async def _recompose_if_changed(self) -> None:
+        self._recompose_asked = False
+        if self.is_attached and self._keys_shown() != self._composed:
+            await self.recompose()
+
     def compose(self) -> ComposeResult:
         self._drop_closed_keys()
         if not self._bindings_ready:
             return
+        self._composed = self._keys_shown()
         helps = [(b, enabled, tip) for (_, b, enabled, tip) in self.screen.active_bindings.values()
                  if b.show and b.action in HELP_ACTIONS]
         if helps:
