@@ -8,6 +8,7 @@ import sqlite3
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,6 +57,35 @@ def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     except sqlite3.OperationalError:
         conn.close()
         return sqlite3.connect(uri + "&immutable=1", uri=True, timeout=30.0)
+
+
+WAL_SWITCH_WAIT_S = 30.0
+"""How long opening a database waits to switch it to WAL while other processes open it too."""
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    """Put the database in WAL mode (a no-op once it is).
+
+    Switching a new file's journal needs it exclusively. When several processes open a new
+    database at once, SQLite answers "database is locked" at once instead of waiting whenever
+    waiting could deadlock (one holds a read lock the other's switch needs), so the switch is
+    retried, with a growing pause, until it lands or ``WAL_SWITCH_WAIT_S`` passes.
+    """
+    deadline = time.monotonic() + WAL_SWITCH_WAIT_S
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL").fetchall()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if conn.in_transaction:
+                conn.rollback()
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)  # a bounded back-off between two attempts, not a timing guess
+            pause = min(pause * 2, 0.25)
 
 
 def open_readonly(path: str | Path) -> sqlite3.Connection:
@@ -218,7 +248,7 @@ class StoreConnection:
             raise database_error(self.path, exc) from None
         try:
             if not readonly:
-                self.db.execute("PRAGMA journal_mode=WAL")
+                _wal(self.db.conn)
                 # NORMAL is durable across process crashes in WAL mode; only power loss can drop
                 # the last commits, which a rerun resumes anyway.
                 self.db.execute("PRAGMA synchronous=NORMAL")
