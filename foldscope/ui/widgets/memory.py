@@ -18,9 +18,9 @@ HOLD_S = 0.4
 """How long after the last key (or click) the collector stays paused: a key's work, workers
 included, lands within it."""
 
-HOLD_ALLOCATIONS = 200_000
-"""Net allocations after which the collector runs anyway, keys or not (a held key cannot grow
-memory without bound)."""
+HOLD_ALLOCATIONS = 1_000_000
+"""Net allocations after which the young generations are collected anyway, keys or not (a held
+key cannot grow memory without bound); the full pass still waits for a pause."""
 
 
 def release_drawn_lines() -> None:
@@ -65,12 +65,14 @@ class KeyPausedCollector:
         gc.disable()
 
     def tick(self) -> None:
-        """Let the collector run again once keys have paused (or memory grew too far)."""
+        """Let the collector run again once keys have paused; while they go on, collect only
+        the young generations once allocations pile up (a few ms, not a full pass)."""
         if not self._started or gc.isenabled() or not self._was_enabled:
             return
-        if (time.monotonic() - self._last_key >= HOLD_S
-                or gc.get_count()[0] >= HOLD_ALLOCATIONS):
+        if time.monotonic() - self._last_key >= HOLD_S:
             gc.enable()
+        elif gc.get_count()[0] >= HOLD_ALLOCATIONS:
+            gc.collect(1)
 
     def stop(self) -> None:
         """Give the collector back as it was before ``start``."""
