@@ -49,8 +49,8 @@ from foldscope.engine.client.reply_check import (
     ACCEPT_ENCODING,
     ReplyRefused,
     body_limit,
+    count_or_none,
     finish_reason_of,
-    listed_count_of,
     listed_text_of,
     price_per_mtok_of,
     read_body,
@@ -631,10 +631,6 @@ def _completion(resp: httpx.Response) -> tuple[dict, dict]:
     return data, message
 
 
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _is_error_body(resp: httpx.Response) -> bool:
     if "json" not in resp.headers.get("content-type", ""):
         return False
@@ -744,8 +740,8 @@ def _endpoint_info(e: dict) -> EndpointInfo:
         provider_name=provider or name or "?",
         tag=listed_text_of(e.get("tag")),
         quantization=listed_text_of(e.get("quantization")),
-        context_length=listed_count_of(e.get("context_length")),
-        max_completion_tokens=listed_count_of(e.get("max_completion_tokens")),
+        context_length=count_or_none(e.get("context_length")),
+        max_completion_tokens=count_or_none(e.get("max_completion_tokens")),
         price_prompt_per_mtok=price_per_mtok_of(pricing.get("prompt")),
         price_completion_per_mtok=price_per_mtok_of(pricing.get("completion")),
         supported_parameters=tuple(p for p in parameters if listed_text_of(p, longest=80))

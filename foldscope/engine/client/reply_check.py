@@ -288,13 +288,6 @@ def price_per_mtok_of(per_token: Any) -> float | None:
     return price if math.isfinite(price) and 0.0 <= price <= MAX_PRICE_PER_MTOK else None
 
 
-def listed_count_of(value: Any) -> int | None:
-    """A whole count a listing states (a context length, a token limit), or None."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 <= value <= MAX_CALL_TOKENS else None
-
-
 def listed_text_of(value: Any, *, longest: int = 200) -> str | None:
     """A short name a listing states (a provider, a tag, a quantization), or None when it is
     not a string of at most ``longest`` printable characters."""
