@@ -205,3 +205,40 @@ def test_room_waits_off_the_loop_and_hears_of_a_failed_write(db):
     assert seen[0] == "waiting=True queued=3"
     assert seen[1].startswith("room after") and int(seen[1].split()[2]) <= 2
     assert seen[2] == "raised disk full"
+
+
+def test_a_read_runs_ahead_of_queued_writes_after_the_running_one(db):
+    # The runner's response-cache lookups must not wait behind a wave of fold commits: read()
+    # runs after the operation in progress, before the writes still queued; call() after them.
+    prepare_sweep(db, definition(), "test", fresh=True)
+    release = threading.Event()
+    started = threading.Event()
+    order: list[str] = []
+
+    def blocking(st: Store) -> None:
+        started.set()
+        release.wait(30)
+        order.append("running")
+
+    async def scenario() -> None:
+        thread = StoreThread(db)
+        await thread.start()
+        try:
+            thread.post(blocking)
+            assert await asyncio.to_thread(started.wait, 30)
+            for i in range(3):
+                thread.post(lambda st, i=i: order.append(f"write {i}"))
+            ordered = asyncio.ensure_future(thread.call(lambda st: order.append("call")))
+            ahead = asyncio.ensure_future(thread.read(lambda st: order.append("read a")))
+            second = asyncio.ensure_future(thread.read(lambda st: order.append("read b")))
+            for _ in range(20):
+                await asyncio.sleep(0)
+            assert order == []  # the read waits for the operation in progress
+            release.set()
+            await asyncio.wait_for(asyncio.gather(ordered, ahead, second), 30)
+        finally:
+            release.set()
+            await thread.close()
+
+    asyncio.run(scenario())
+    assert order == ["running", "read a", "read b", "write 0", "write 1", "write 2", "call"]

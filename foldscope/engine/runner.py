@@ -295,6 +295,10 @@ class SweepRunner:
         self._pending_retries: dict[int, int] = {}
         """Retries made by calls still on the wire, per row (stored when the call ends)."""
         self._server: dict[str, ServerModel] = {}
+        self._cache_writes: dict[str, int] = {}
+        """Response-cache entries with a write (store or drop) queued and not yet run, by key:
+        a lookup of one of these waits its turn behind them; any other runs ahead of the
+        queued fold commits (``StoreThread.read``), as no queued write can change its answer."""
 
     def _emit(self, event: Event) -> None:
         if event.persisted():
@@ -895,9 +899,11 @@ class SweepRunner:
         if self._cache_on.get(model):
             digest = body_digest(client.build_body(request))
             key = cache_key(client, request, repeat, digest)
-            hit = await db.call(lambda st: st.cached_reply(key))
+            lookup = db.call if key in self._cache_writes else db.read
+            hit = await lookup(lambda st: st.cached_reply(key))
             if hit is not None and cached_reply_problem(hit) is not None:
-                db.post(lambda st: st.drop_cached_reply(key))  # a fresh reply's rules: no replay
+                # A fresh reply's rules: no replay.
+                self._post_cache_write(db, key, lambda st: st.drop_cached_reply(key))
                 hit = None
             if hit is not None:
                 fields = {k: v for k, v in hit.items() if k in _REPLY_FIELDS}
@@ -912,8 +918,20 @@ class SweepRunner:
             reply = dataclasses.replace(reply, content=clean)
         if key is not None and reply.finish_reason in ("stop", "length"):
             record = _reply_record(reply)
-            db.post(lambda st: st.cache_reply(key, model, record))
+            self._post_cache_write(db, key, lambda st: st.cache_reply(key, model, record))
         return reply, False
+
+    def _post_cache_write(self, db: StoreThread, key: str, op: Callable[[Store], None]) -> None:
+        """Queue a write of the response cache's entry ``key``, counted pending until it ran."""
+        writes = self._cache_writes
+        writes[key] = writes.get(key, 0) + 1
+
+        def ran() -> None:
+            if writes[key] <= 1:
+                del writes[key]
+            else:
+                writes[key] -= 1
+        db.post(op, then=ran)
 
     async def _run_row(self, db: StoreThread, row: RowRecord, inputs: ScenarioInputs, client: Any,
                        cfg: ModelConfig, limiter: AdaptiveLimiter, s: Any) -> str:

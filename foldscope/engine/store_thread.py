@@ -9,7 +9,11 @@ order it was asked, on one thread that owns the connection:
   call while the write waits for the lock (what should be said once it is in, a "fold
   committed" event, is handed back to the loop when it is);
 - :meth:`StoreThread.call` queues an operation and awaits its result (a read, or a write whose
-  outcome the caller needs); it sees every write queued before it.
+  outcome the caller needs); it sees every write queued before it;
+- :meth:`StoreThread.read` runs a read ahead of the posted writes still queued (it sees only
+  the writes already run): for a lookup whose answer no queued write can change (the runner
+  asks the response cache so before each call, unless it queued a write of that entry), which
+  would otherwise wait behind a wave of fold commits.
 
 Posted writes are bounded: :meth:`StoreThread.room` (the runner awaits it before each call)
 waits, without blocking the loop, while more than ``limit`` posted writes are still queued.
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import queue
 import sqlite3
 import threading
@@ -38,6 +43,9 @@ from foldscope.engine.store import Store
 
 _T = TypeVar("_T")
 _STOP = object()
+
+_READ, _IN_ORDER = 0, 1
+"""Queue priorities: :meth:`StoreThread.read` first; operations of one priority in the order asked."""
 
 WRITES_PER_WORKER = 8
 """Posted writes a worker may have queued before it waits to make its next call (the runner's
@@ -68,7 +76,8 @@ class StoreThread:
     def __init__(self, path: str | Path, limit: int | None = None) -> None:
         self.path = Path(path)
         self.limit = limit
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._queue: queue.PriorityQueue[tuple[int, int, Any]] = queue.PriorityQueue()
+        self._seq = itertools.count()  # ties broken by arrival
         self._lock = threading.Lock()
         self._queued = 0
         """Posted writes not yet run (the thread counts them down)."""
@@ -96,8 +105,11 @@ class StoreThread:
         if self._store is not None:
             with contextlib.suppress(sqlite3.Error):
                 await self.call(lambda store: store.close(), force=True)
-        self._queue.put(_STOP)
+        self._put(_STOP)
         await asyncio.to_thread(self._thread.join)
+
+    def _put(self, item: Any, priority: int = _IN_ORDER) -> None:
+        self._queue.put((priority, next(self._seq), item))
 
     def post(self, op: Callable[[Store], Any], then: Callable[[], Any] | None = None) -> None:
         """Queue a write; raises a failure of an earlier write that nobody awaited.
@@ -111,7 +123,7 @@ class StoreThread:
         with self._lock:
             self._queued += 1
             self.peak_queued = max(self.peak_queued, self._queued)
-        self._queue.put((op, None, loop, False, then))
+        self._put((op, None, loop, False, then))
 
     @property
     def queued(self) -> int:
@@ -152,7 +164,20 @@ class StoreThread:
             self._raise_failure()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[_T] = loop.create_future()
-        self._queue.put((op, future, loop, force, None))
+        self._put((op, future, loop, force, None))
+        return await future
+
+    async def read(self, op: Callable[[Store], _T]) -> _T:
+        """Run the read ``op(store)`` ahead of the posted writes still queued; return its result.
+
+        It sees the writes already run, not those still queued: only for a read whose answer
+        none of them can change (the caller knows which writes it queued). It waits for the
+        operation running now, not for the queue behind it.
+        """
+        self._raise_failure()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[_T] = loop.create_future()
+        self._put((op, future, loop, False, None), _READ)
         return await future
 
     def _raise_failure(self) -> None:
@@ -173,7 +198,7 @@ class StoreThread:
 
     def _work(self) -> None:
         while True:
-            item = self._queue.get()
+            item = self._queue.get()[2]
             if item is _STOP:
                 return
             op, future, loop, force, then = item
