@@ -307,12 +307,19 @@ async def _probe(client: ModelClient, arms: Sequence[Arm] = ()) -> ProbeResult:
         simulated = cfg.is_simulated
         problem_detail = ""
         candidates: list[Arm | None] = list(arms) or [None]
-        for arm in candidates:
-            request = _arm_request(arm) if arm is not None else first
+        requests = [_arm_request(arm) if arm is not None else first for arm in candidates]
+        # A rung's requests go out at once (each is one call's latency: one after the other, a
+        # 10 s endpoint took 20 s a rung before the sweep could start); their outcomes are
+        # judged in order, as if sent in turn (a later one's is unused after an earlier stop).
+        answers = await asyncio.gather(*(client.send(client.build_body(r)) for r in requests),
+                                       return_exceptions=True)
+        for arm, request, answer in zip(candidates, requests, answers, strict=True):
             rf = request.response_format or PROBE_SCHEMA
             rung: dict[str, Any] = {"dialect": dialect, "arm": arm.id if arm else None}
             try:
-                reply = await client.send(client.build_body(request))
+                if isinstance(answer, BaseException):
+                    raise answer
+                reply = answer
             except (ParameterRejected, ReasoningNotDisableable) as exc:
                 if dialect != ladder[0]:
                     rungs.append({**rung, "outcome": "rejected", "parameter": None,
