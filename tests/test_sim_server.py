@@ -119,3 +119,27 @@ def test_sim_modules_do_not_import_study_state():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_latency_counts_from_the_requests_arrival():
+    # The simulated latency is the call's, not added to the server's own time answering it:
+    # an endpoint that takes 1 s to answer, with 1.2 s of latency, replies after ~1.2 s (2.2 s
+    # when the latency was slept after the answer was made).
+    import time
+
+    from foldscope.engine.sim.endpoint import SimResponse
+    from foldscope.engine.sim.faults import FaultConfig
+
+    class SlowEndpoint(SimEndpoint):
+        def respond(self, method, path, headers, body) -> SimResponse:  # type: ignore[override]
+            time.sleep(1.0)
+            return super().respond(method, path, headers, body)
+
+    faults = {"sim/faithful": FaultConfig(latency_s=1.2, latency_jitter=0.0)}
+    with SimServerThread(endpoint=SlowEndpoint(faults), latency_scale=1.0) as srv:
+        client = openai.OpenAI(base_url=srv.base_url, api_key="x", max_retries=0)
+        start = time.monotonic()
+        client.chat.completions.create(model="sim/faithful", max_tokens=64,
+                                       messages=[{"role": "user", "content": "hello"}])
+        took = time.monotonic() - start
+    assert 1.2 <= took < 2.0

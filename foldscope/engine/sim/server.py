@@ -99,6 +99,7 @@ class _Handler(BaseHTTPRequestHandler):
         return body
 
     def _serve(self) -> None:
+        arrived = time.monotonic()  # the request's headers are in
         try:
             body = self._read_body()
         except (TimeoutError, OSError):
@@ -113,7 +114,10 @@ class _Handler(BaseHTTPRequestHandler):
             if srv.verbose:
                 self.log_message("internal error: %s", f"{type(exc).__name__}: {exc}")
             resp = error_response(500, "internal error in the simulated endpoint")
-        delay = resp.delay_s * srv.latency_scale
+        # The simulated latency is the request's, from its arrival: the time spent reading and
+        # answering it is part of it, not added to it (1,000 requests of 100 kB arriving at once
+        # take the server seconds to read and answer, which would lengthen every call).
+        delay = resp.delay_s * srv.latency_scale - (time.monotonic() - arrived)
         if delay > 0:
             time.sleep(delay)
         if resp.stall:
