@@ -523,3 +523,34 @@ def test_a_reply_cut_at_the_probes_budget_is_judged_as_far_as_it_went():
     assert not _in_shape_so_far(cut, "stop", rf)  # a reply that ended there is just short
     assert not _in_shape_so_far('{"other": "x', "length", rf)  # undeclared property
     assert not _in_shape_so_far("Sure! Here is", "length", rf)
+
+
+def test_rows_sent_beside_the_probe_start_over_in_the_dialect_it_chose(tmp_path):
+    # At an endpoint with room for more calls than the probe makes, schema rows send their
+    # first calls while the probe runs, in the ladder's first rung. llama.cpp refuses that one:
+    # the rows wait for the probe and start over in the rung it chose, so what is stored is
+    # what the same sweep stores when the rows wait for the probe (one slot: no room).
+    from foldscope.engine.store import Store
+
+    stored = {}
+    for slots in (1, 4):
+        fake = FakeLlamaCpp()
+        db = tmp_path / f"s{slots}.sqlite"
+        sweep_id = _llama_sweep(db, fake, context_tokens=4096, concurrency=slots)
+        with Store(db) as store:
+            rows = store.rows(sweep_id)
+            assert [r.status for r in rows] == ["done", "done"]
+            assert store.sweep(sweep_id).pins["smollm2-135m"]["dialect"] == "json_object_schema"
+            stored[slots] = [(r.arm, r.recall, r.valid, r.validity_reason, r.folds_done,
+                              [(f.carrier, f.parse_status) for f in store.folds(r.id)])
+                             for r in rows]
+        kinds = [b["response_format"]["type"] for b in fake.bodies
+                 if "capability probe" not in b["messages"][0]["content"]
+                 and b.get("response_format")]
+        # With room, the first calls went out in json_schema (refused); every later one in the
+        # chosen dialect. Without, none did.
+        assert kinds.count("json_schema") == (0 if slots == 1 else kinds.count("json_schema"))
+        assert kinds[-1] == "json_object" and "json_object" in kinds
+        if slots == 4:
+            assert 1 <= kinds.count("json_schema") <= 2
+    assert stored[1] == stored[4]

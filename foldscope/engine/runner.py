@@ -194,6 +194,10 @@ class _RowAbandoned(Exception):
     """The run stopped under a row (its key was refused): it goes back to planned."""
 
 
+class _DialectChanged(Exception):
+    """A row's first calls went out in a schema dialect the probe then did not choose."""
+
+
 def unhonoured_warnings(client: Any, arm_ids: Sequence[str]) -> list[str]:
     """A warning naming the parameters a sweep's requests send that the provider does not
     document honouring (``honoured`` in ``core/data/dialects.toml``): they may be ignored."""
@@ -210,6 +214,15 @@ def unhonoured_warnings(client: Any, arm_ids: Sequence[str]) -> list[str]:
 
 _CURRENT_ROW: contextvars.ContextVar[int | None] = contextvars.ContextVar("row", default=None)
 """The row whose call is on the wire in this task (the retry hook charges its retries to it)."""
+
+_SENT_DIALECTS: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
+    "sent_dialects", default=None)
+"""While its model's probe runs, the schema dialects a row's calls were sent in (None after)."""
+
+
+def _probed(cfg: ModelConfig, arm_ids: Sequence[str]) -> bool:
+    """Whether a model's schema dialect is chosen by a probe (see ``_choose_dialects``)."""
+    return bool(probe_arms(arm_ids)) and not cfg.schema_dialect and not cfg.is_simulated
 
 
 def endpoint_concurrency(cfg: ModelConfig, s: Any, server: Any = None) -> int:
@@ -295,6 +308,10 @@ class SweepRunner:
         self._pending_retries: dict[int, int] = {}
         """Retries made by calls still on the wire, per row (stored when the call ends)."""
         self._server: dict[str, ServerModel] = {}
+        self._dialects_settled: dict[str, asyncio.Future[None]] = {}
+        self._probe_calls = 0
+        """Calls a probe's rung makes at once (rows speculate only beside a probe with room)."""
+        """Per model whose schema dialect is probed: done once the probe has chosen it."""
         self._cache_writes: dict[str, int] = {}
         """Response-cache entries with a write (store or drop) queued and not yet run, by key:
         a lookup of one of these waits its turn behind them; any other runs ahead of the
@@ -489,7 +506,6 @@ class SweepRunner:
             key = next(k for k, lim in limiters.items() if lim is model_limiter[mid])
             self._endpoint_models[key] = (*self._endpoint_models.get(key, ()), mid)
         self._cache_on = {mid: cache_enabled(s.cache, cfg) for mid, cfg in models.items()}
-        dialects = await self._choose_dialects(models, clients, s.arms)
         # Each chunk's token count and content class, once per scenario and model: the server's
         # own count where it has a tokenizer endpoint, else the estimator.
         inputs: dict[tuple[str, str], ScenarioInputs] = {}
@@ -499,7 +515,15 @@ class SweepRunner:
                 counted = await self._count_chunks(clients[mid], sc)
                 inputs[(name, mid)] = ScenarioInputs.of(sc, counted)
                 tokens.setdefault(mid, {})[name] = inputs[(name, mid)].token_record()
-        await self._record_pins(db, models, clients, dialects, tokens, scenarios, inputs, s)
+        # A probe takes a call's latency or two (10 s and more on a busy endpoint): it runs
+        # beside the rows, which hold their first fold until it has chosen (``_fold_row``);
+        # the pins are recorded once every probe has.
+        loop = asyncio.get_running_loop()
+        self._probe_calls = len(probe_arms(s.arms))
+        self._dialects_settled = {mid: loop.create_future() for mid, cfg in models.items()
+                                  if _probed(cfg, s.arms)}
+        settling = asyncio.create_task(self._settle_dialects(
+            db, models, clients, model_limiter, tokens, scenarios, inputs, s))
 
         rows = await db.call(lambda st: st.rows(self.sweep_id))
         self.totals.rows_total = len(rows)
@@ -565,7 +589,7 @@ class SweepRunner:
         # worker are queued, so the writes never trail the calls by more than that (a kill -9
         # loses at most those) and the loop stays free while it waits.
         db.limit = WRITES_PER_WORKER * count
-        workers = [asyncio.create_task(worker()) for _ in range(count)]
+        workers = [asyncio.create_task(worker()) for _ in range(count)] + [settling]
         try:
             await asyncio.gather(*workers)
         except Exception:
@@ -755,8 +779,30 @@ class SweepRunner:
                                     cause=cause))
         return on_change
 
+    async def _settle_dialects(self, db: StoreThread, models: dict[str, ModelConfig],
+                               clients: dict[str, Any], limiters: dict[str, AdaptiveLimiter],
+                               tokens: dict[str, dict[str, Any]], scenarios: dict[str, Scenario],
+                               inputs: dict[tuple[str, str], ScenarioInputs], s: Any) -> None:
+        """Choose every model's schema dialect (probing where needed) and record the pins;
+        each model's ``_dialects_settled`` is done as soon as its own dialect is chosen."""
+        try:
+            dialects = await self._choose_dialects(models, clients, s.arms, limiters)
+        except BaseException as exc:
+            for settled in self._dialects_settled.values():
+                if settled.done():
+                    continue
+                if isinstance(exc, Exception):  # rows waiting on it stop with the run
+                    settled.set_exception(exc)
+                    settled.exception()  # retrieved: no warning when no row waited
+                else:
+                    settled.cancel()
+            raise
+        await self._record_pins(db, models, clients, dialects, tokens, scenarios, inputs, s)
+
     async def _choose_dialects(self, models: dict[str, ModelConfig], clients: dict[str, Any],
-                               arm_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+                               arm_ids: Sequence[str],
+                               limiters: dict[str, AdaptiveLimiter] | None = None
+                               ) -> dict[str, dict[str, Any]]:
         """Pick each model's schema dialect: its configured one, else the first rung of its
         provider's ladder that the probe finds accepted and in shape with the sweep's own
         largest schemas (simulated models speak the first rung). Returns what to record."""
@@ -771,13 +817,26 @@ class SweepRunner:
             elif cfg.is_simulated:
                 out[mid] = {"dialect": client.dialect, "dialect_source": "provider default"}
             else:
-                result = await probe_model(cfg, client=client, arm_ids=arm_ids)
+                # The probe walks the ladder on a client of its own: rows send meanwhile in
+                # the dialect this one starts in, until it is told the one chosen.
+                limiter = (limiters or {}).get(mid)
+                prober = make_client(cfg, transport=self.transport,
+                                     on_retry=self._retry_hook(limiter, mid) if limiter else None,
+                                     gate=limiter, connections=client.connections)
+                prober.server_fingerprint = client.server_fingerprint
+                try:
+                    result = await probe_model(cfg, client=prober, arm_ids=arm_ids)
+                finally:
+                    await prober.aclose()
                 chosen = result.dialect or cfg.dialect_entry.ladder[0]
                 client.dialect = chosen
                 out[mid] = {"dialect": chosen, "dialect_source": "probe",
                             "probe": {"verdict": result.verdict, "culprit": result.culprit,
                                       "ladder": result.ladder, "arms": result.arms,
                                       "detail": result.detail}}
+            settled = self._dialects_settled.get(mid)
+            if settled is not None and not settled.done():
+                settled.set_result(None)
         return out
 
     async def _count_chunks(self, client: Any, scenario: Scenario) -> tuple[int, ...] | None:
@@ -896,8 +955,12 @@ class SweepRunner:
                          request: ChatRequest, model: str, repeat: int) -> tuple[ChatReply, bool]:
         key = None
         digest = ""  # no cache, no record of the body's digest: it is not computed
+        body = client.build_body(request)  # once: the digest and the call are of one body
+        sent = _SENT_DIALECTS.get()
+        if sent is not None and request.response_format is not None:
+            sent.add(client.dialect)
         if self._cache_on.get(model):
-            digest = body_digest(client.build_body(request))
+            digest = body_digest(body)
             key = cache_key(client, request, repeat, digest)
             lookup = db.call if key in self._cache_writes else db.read
             hit = await lookup(lambda st: st.cached_reply(key))
@@ -912,7 +975,7 @@ class SweepRunner:
                                     "request_digest": "", **fields, "latency_s": 0.0,
                                     "cost_usd": 0.0, "attempts": 1, "retry_kinds": ()}), True
         # The limiter admits each attempt (its gate).
-        reply = await client.chat(request, digest=digest)
+        reply = await client.send(body, row_attempt=request.row_attempt, digest=digest)
         clean = storable(reply.content)
         if clean is not reply.content:
             reply = dataclasses.replace(reply, content=clean)
@@ -920,6 +983,14 @@ class SweepRunner:
             record = _reply_record(reply)
             self._post_cache_write(db, key, lambda st: st.cache_reply(key, model, record))
         return reply, False
+
+    async def _dialect_changed(self, model: str, client: Any, sent: set[str]) -> bool:
+        """Wait for the probe of ``model``'s schema dialect; True when it chose another than
+        one of ``sent`` (those a row's calls went out in meanwhile)."""
+        settled = self._dialects_settled.get(model)
+        if settled is not None:
+            await asyncio.shield(settled)  # others wait on it too: a cancel of ours is ours
+        return any(dialect != client.dialect for dialect in sent)
 
     def _post_cache_write(self, db: StoreThread, key: str, op: Callable[[Store], None]) -> None:
         """Queue a write of the response cache's entry ``key``, counted pending until it ran."""
@@ -948,61 +1019,26 @@ class SweepRunner:
         self._emit(RowStarted(row=row.id, model=row.model, arm=row.arm, repeat=row.repeat,
                               resume_from=row.next_chunk))
         started = time.monotonic()
-        last: FoldRecord | None = None
-        histories: Sequence[FactHistory] = ()
-        folds: Sequence[FoldRecord] = ()
-        if row.folds_done or row.next_chunk:  # folds committed before: resume after the last
-            last, histories, folds = await db.call(lambda st: (
-                st.last_fold(row_id), st.fact_histories(row_id), st.folds(row_id)))
-        written = histories  # the courses the table holds: each commit rewrites only changes
-        if last is not None and len(histories) != len(inputs.scenario.facts):  # before schema 8
-            histories = stored_timeline(folds, inputs.scenario.facts).facts
-        cursor = FoldCursor.resume(last, histories)
-        carriers = [f.carrier for f in folds]  # every committed fold's, as the row goes on
-        tally = FoldTally.of_row(row)  # the stored counters, kept in step with each commit
         chunks = len(inputs.scenario.chunks)
         seed = s.request_seed(cfg.seed, row.repeat)  # None: no seed is sent (the default)
-        try:
-            while not cursor.finished(chunks):
-                step = next_fold(cursor, inputs, arm)
-                request = ChatRequest(step.spec.messages, step.spec.max_tokens,
-                                      step.spec.response_format, cfg.temperature, seed,
-                                      row_attempt=row.attempt)
-                # Folds are numbered from 1 in every message, as on every screen.
-                reply, cached = await self._call(db, client, limiter, request, row.model,
-                                                 row.repeat,
-                                                 what=f"fold {cursor.fold_index + 1}")
-                cursor, fold = advance(cursor, step, inputs, arm, reply, cached=cached,
-                                       created_at=time.time())
-                if fold is None:  # nothing to carry: the chunk is caught up with the next one
-                    db.post(functools.partial(
-                        Store.add_call_usage, row_id=row_id, retries=reply.attempts - 1,
-                        prompt_tokens=reply.prompt_tokens,
-                        completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd))
-                    self._account(reply, request, cached)
-                    continue
-                db.post(functools.partial(_commit_fold, row_id, fold, cursor.histories, written),
-                        then=self._then(self._committed, row_id, fold))
-                written = cursor.histories
-                carriers.append(fold.carrier)
-                tally = tally.after(fold)
-                self._account(reply, request, cached)
-            spec = recall_call(cursor.carrier, [f.label for f in inputs.scenario.graded])
-            request = ChatRequest(spec.messages, spec.max_tokens, None, cfg.temperature, seed,
-                                  row_attempt=row.attempt)
-            reply, recall_cached = await self._call(db, client, limiter, request,
-                                                    row.model, row.repeat, what="recall")
-            self._account(reply, request, recall_cached)
-        except _RowFailed as failure:
-            # The same test _run_row_with_retries applies next, so the line never promises a
-            # retry the run will not make.
-            will_retry = (failure.infra and row.attempt < self._last_attempt.get(
-                row.id, s.max_row_retries) and self.cancelled is None
-                and not self._budget_exceeded(s))
-            return self._fail(db, row, str(failure), failure.infra, failure.retries, started,
-                              will_retry=will_retry)
-        except _RowAbandoned:
-            return "abandoned"
+        while True:
+            try:
+                outcome = await self._fold_row(db, row, inputs, client, cfg, limiter, arm,
+                                               chunks, seed)
+            except _DialectChanged:
+                continue  # nothing of it was committed: the row starts over in the chosen one
+            except _RowFailed as failure:
+                # The same test _run_row_with_retries applies next, so the line never promises
+                # a retry the run will not make.
+                will_retry = (failure.infra and row.attempt < self._last_attempt.get(
+                    row.id, s.max_row_retries) and self.cancelled is None
+                    and not self._budget_exceeded(s))
+                return self._fail(db, row, str(failure), failure.infra, failure.retries,
+                                  started, will_retry=will_retry)
+            except _RowAbandoned:
+                return "abandoned"
+            break
+        reply, recall_cached, spec, cursor, carriers, tally = outcome
 
         earlier = carriers[:-1]  # the value's course
         result = grade_row(reply.content, cursor.carrier, inputs.scenario, tally,
@@ -1021,6 +1057,87 @@ class SweepRunner:
         self._emit(RowDone(row=row.id, model=row.model, arm=row.arm, recall=result.recall,
                            valid=result.verdict.valid, reason=result.verdict.reason))
         return RowStatus.DONE
+
+    async def _fold_row(self, db: StoreThread, row: RowRecord, inputs: ScenarioInputs,
+                        client: Any, cfg: ModelConfig, limiter: AdaptiveLimiter, arm: Any,
+                        chunks: int, seed: int | None) -> tuple[Any, ...]:
+        """Fold a row from its last committed fold to the recall; return the recall's reply,
+        whether it was cached, its call, the cursor, the carriers and the tally.
+
+        While its model's schema dialect is still being probed (``_dialects_settled``) at an
+        endpoint that takes more calls at once than the probe makes, a schema
+        arm's row sends its first calls in the dialect the client starts in (the ladder's first
+        rung) and holds its first fold until the probe has chosen: the same dialect, and the
+        fold commits as it would have; another, and nothing of the row was committed, so it
+        starts over in the chosen one (``_DialectChanged``; the calls made are counted in its
+        usage). A refusal of such a call is judged once the probe has chosen too.
+        """
+        row_id = row.id
+        settled = self._dialects_settled.get(row.model)
+        sent: set[str] | None = None
+        if settled is not None and not settled.done() and arm.representation == "schema":
+            if limiter.ceiling > self._probe_calls:
+                sent = set()  # the dialects this row's calls were sent in while the probe ran
+            else:  # no room beside the probe: the row waits for its choice
+                await asyncio.shield(settled)
+        _SENT_DIALECTS.set(sent)
+        last: FoldRecord | None = None
+        histories: Sequence[FactHistory] = ()
+        folds: Sequence[FoldRecord] = ()
+        if row.folds_done or row.next_chunk:  # folds committed before: resume after the last
+            last, histories, folds = await db.call(lambda st: (
+                st.last_fold(row_id), st.fact_histories(row_id), st.folds(row_id)))
+        written = histories  # the courses the table holds: each commit rewrites only changes
+        if last is not None and len(histories) != len(inputs.scenario.facts):  # before schema 8
+            histories = stored_timeline(folds, inputs.scenario.facts).facts
+        cursor = FoldCursor.resume(last, histories)
+        carriers = [f.carrier for f in folds]  # every committed fold's, as the row goes on
+        tally = FoldTally.of_row(row)  # the stored counters, kept in step with each commit
+        while not cursor.finished(chunks):
+            step = next_fold(cursor, inputs, arm)
+            request = ChatRequest(step.spec.messages, step.spec.max_tokens,
+                                  step.spec.response_format, cfg.temperature, seed,
+                                  row_attempt=row.attempt)
+            # Folds are numbered from 1 in every message, as on every screen.
+            try:
+                reply, cached = await self._call(db, client, limiter, request, row.model,
+                                                 row.repeat,
+                                                 what=f"fold {cursor.fold_index + 1}")
+            except _RowFailed:
+                if sent is not None and await self._dialect_changed(row.model, client, sent):
+                    raise _DialectChanged() from None
+                raise
+            cursor, fold = advance(cursor, step, inputs, arm, reply, cached=cached,
+                                   created_at=time.time())
+            restart = False
+            if fold is not None and sent is not None:
+                # The row's first fold: it commits once the probe has chosen the dialect.
+                restart = await self._dialect_changed(row.model, client, sent)
+                sent = None
+                _SENT_DIALECTS.set(None)
+            if fold is None or restart:  # nothing to carry (the chunk is caught up with the
+                # next one), or a fold in a dialect the probe did not choose: only its usage
+                db.post(functools.partial(
+                    Store.add_call_usage, row_id=row_id, retries=reply.attempts - 1,
+                    prompt_tokens=reply.prompt_tokens,
+                    completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd))
+                self._account(reply, request, cached)
+                if restart:
+                    raise _DialectChanged()
+                continue
+            db.post(functools.partial(_commit_fold, row_id, fold, cursor.histories, written),
+                    then=self._then(self._committed, row_id, fold))
+            written = cursor.histories
+            carriers.append(fold.carrier)
+            tally = tally.after(fold)
+            self._account(reply, request, cached)
+        spec = recall_call(cursor.carrier, [f.label for f in inputs.scenario.graded])
+        request = ChatRequest(spec.messages, spec.max_tokens, None, cfg.temperature, seed,
+                              row_attempt=row.attempt)
+        reply, recall_cached = await self._call(db, client, limiter, request,
+                                                row.model, row.repeat, what="recall")
+        self._account(reply, request, recall_cached)
+        return reply, recall_cached, spec, cursor, carriers, tally
 
     def _then(self, fn: Callable[..., None], *args: Any) -> Callable[[], None]:
         """What the store's thread hands back to the loop once a write is in: ``fn(*args)``,
