@@ -82,27 +82,42 @@ COLUMN_LEGEND = (
 
 def report(args: argparse.Namespace) -> int:
     """Handle ``foldscope report``."""
-    from foldscope.engine.report import sweep_report
-    from foldscope.engine.store import Store
-
     if args.out is not None and args.format != "csv":
         raise ConfigError("--out is for --format csv")
     if args.gist_fill is None:
         args.gist_fill = GIST_FILL
     if not 0 < args.gist_fill < 1:  # also NaN
         raise ConfigError(f"--gist-fill must be between 0 and 1, got {args.gist_fill:g}")
-    from foldscope.engine.integrity import refuse_unsound
+    from foldscope.core.distributions import preload
+
+    # The intervals' special functions (scipy: about half of a cold report's time) are
+    # imported beside the report's own imports and reading of the database.
+    preload()
+    from foldscope.engine.integrity import refuse_unsound, refuse_unsound_later
 
     refuse_unsound(args.db, "report", full=False)
+    # Everything `foldscope check` would flag in what this report reads stops it: the checks
+    # run beside the report's imports and figures, and nothing is shown before they passed (a
+    # figure that fails on what they find gives way to their refusal).
+    checked = refuse_unsound_later(args.db, "report", partial=args.partial)
+    from foldscope.engine.report import sweep_report
+    from foldscope.engine.store import Store
+
     with Store(args.db, readonly=True) as store:
         sweep_id = args.sweep or store.latest_sweep_id()
         if sweep_id is None:
             raise StoreError(f"{args.db}: no sweeps recorded")
-        # Everything `foldscope check` would flag in what this report reads stops it.
-        refuse_unsound(args.db, "report", sweep=sweep_id, partial=args.partial)
-        if args.format in ("md", "csv"):
-            return _study(args, store, sweep_id)
-        data = sweep_report(store, sweep_id, gist_fill=args.gist_fill)
+        try:
+            if args.format in ("md", "csv"):
+                tables = _study_tables(store, sweep_id, args.gist_fill)
+            else:
+                data = sweep_report(store, sweep_id, gist_fill=args.gist_fill)
+        except Exception:
+            checked(sweep_id)
+            raise
+    checked(sweep_id)
+    if args.format in ("md", "csv"):
+        return _show_study(args, tables)
     if args.format == "json":
         print(json_text(data, indent=2))
         return 0
@@ -143,15 +158,23 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _study(args: argparse.Namespace, store: Store, sweep_id: str) -> int:
-    """Print (or, for CSV with --out, write) the study's tables of one sweep."""
-    from foldscope.engine.study import study_csv, study_markdown, sweep_study, write_study_csv
+def _study_tables(store: Store, sweep_id: str, gist_fill: float) -> tuple[Any, str]:
+    """One sweep's study tables, and the title of their markdown."""
+    from foldscope.engine.study import sweep_study
 
-    studies = sweep_study(store, sweep_id, gist_fill=args.gist_fill)
+    studies = sweep_study(store, sweep_id, gist_fill=gist_fill)
+    sweep = store.sweep(sweep_id)
+    sim = " (simulated models)" if sweep is not None and sweep.simulated else ""
+    return studies, f"Study tables · sweep {sweep_id}{sim}"
+
+
+def _show_study(args: argparse.Namespace, tables: tuple[Any, str]) -> int:
+    """Print (or, for CSV with --out, write) the study's tables of one sweep."""
+    from foldscope.engine.study import study_csv, study_markdown, write_study_csv
+
+    studies, title = tables
     if args.format == "md":
-        sweep = store.sweep(sweep_id)
-        sim = " (simulated models)" if sweep is not None and sweep.simulated else ""
-        print(study_markdown(studies, f"Study tables · sweep {sweep_id}{sim}"), end="")
+        print(study_markdown(studies, title), end="")
     elif args.out is not None:
         for path in write_study_csv(studies, args.out):
             _show(f"wrote {path}")

@@ -10,6 +10,7 @@ on first use, so every figure is bit for bit what ``scipy.stats`` gives, with it
 from __future__ import annotations
 
 import math
+import threading
 from functools import cache
 from types import ModuleType
 
@@ -22,6 +23,14 @@ def _special() -> ModuleType:
 
     special: ModuleType = scipy.special
     return special
+
+
+def preload() -> threading.Thread:
+    """Import the special functions on a thread of their own, started now (a command that
+    will need them reads its database meanwhile); the first figure waits for it if need be."""
+    thread = threading.Thread(target=_special, name="foldscope-import-scipy", daemon=True)
+    thread.start()
+    return thread
 
 
 def norm_ppf(q: float) -> float:

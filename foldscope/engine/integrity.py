@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import sqlite3
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -284,21 +286,75 @@ def refuse_unsound(path: str | Path, what: str, *, sweep: str | None = None,
     Raises:
         StoreError: naming the first problem and ``foldscope check``.
     """
-    problem = unsound(path)
-    if problem is None and full and Path(path).is_file():
+    _raise_refusal(path, what, _refusal(path, what, sweep, partial, full))
+
+
+def refuse_unsound_later(path: str | Path, what: str, *, partial: bool = False
+                         ) -> Callable[[str | None], None]:
+    """:func:`refuse_unsound` (``full``) on a thread of its own, started now; returns what to
+    call, with the one sweep the command reads (None: every sweep), before anything it read is
+    shown: it waits for the checks and raises as :func:`refuse_unsound` does.
+
+    The checks are SQLite's work mostly (its integrity check reads every page), which runs
+    without the GIL: meanwhile the command imports what it needs and computes what it will
+    show, and shows it only if they pass.
+    """
+    found: list[IntegrityReport | str | None] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
         try:
-            report = check_database(path, cache=False)
-        except StoreError:
-            report = None  # not a foldscope database: the Store's own error says it better
-        for result in report.checks if report is not None else ():
-            if result.ok or (sweep is not None and result.sweeps and sweep not in result.sweeps):
-                continue
-            if partial and result.name == ABANDONED:
-                continue
-            problem = f"{result.name}: {result.examples[0] if result.examples else 'fails'}"
-            if result.name == ABANDONED and what == "report":
-                problem += " or pass --partial to report what it committed"
-            break
+            found.append(_findings(path, True))
+        except BaseException as exc:  # noqa: BLE001 - raised again on the command's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="foldscope-check", daemon=True)
+    thread.start()
+
+    def wait(sweep: str | None) -> None:
+        thread.join()
+        if failed:
+            raise failed[0]
+        _raise_refusal(path, what, _first_problem(found[0], what, sweep, partial))
+
+    return wait
+
+
+def _refusal(path: str | Path, what: str, sweep: str | None, partial: bool,
+             full: bool) -> str | None:
+    """What :func:`refuse_unsound` refuses for (None: nothing)."""
+    return _first_problem(_findings(path, full), what, sweep, partial)
+
+
+def _findings(path: str | Path, full: bool) -> IntegrityReport | str | None:
+    """The cheap checks' problem, else (with ``full``) every check's report."""
+    problem = unsound(path)
+    if problem is not None or not full or not Path(path).is_file():
+        return problem
+    try:
+        return check_database(path, cache=False)
+    except StoreError:
+        return None  # not a foldscope database: the Store's own error says it better
+
+
+def _first_problem(findings: IntegrityReport | str | None, what: str, sweep: str | None,
+                   partial: bool) -> str | None:
+    """The first finding that concerns what ``what`` reads (``sweep``: None for every sweep)."""
+    if findings is None or isinstance(findings, str):
+        return findings
+    for result in findings.checks:
+        if result.ok or (sweep is not None and result.sweeps and sweep not in result.sweeps):
+            continue
+        if partial and result.name == ABANDONED:
+            continue
+        problem = f"{result.name}: {result.examples[0] if result.examples else 'fails'}"
+        if result.name == ABANDONED and what == "report":
+            problem += " or pass --partial to report what it committed"
+        return problem
+    return None
+
+
+def _raise_refusal(path: str | Path, what: str, problem: str | None) -> None:
     if problem is not None:
         raise StoreError(f"{path}: refusing to {what}: {problem}; run `foldscope check --db "
                          f"{path}`")

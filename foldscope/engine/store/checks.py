@@ -28,12 +28,23 @@ CHECK_IDS = 500
 """Row ids per ``IN`` list when a batch of rows' checks is read."""
 
 
+_BOOLS_AT = tuple(i for i, name in enumerate(_CHECK_FIELDS) if name in _CHECK_BOOLS)
+
+
 def _checks(cursor: sqlite3.Cursor) -> list[StoredCheck]:
     """A query's checks, each column read into the ``StoredCheck`` field of its name."""
     names = column_names(cursor)
     out = []
-    for values in cursor:
-        data: dict[str, Any] = dict(zip(names, values))
+    if tuple(names) == _CHECK_FIELDS:  # the columns in the fields' order: built positionally
+        make = StoredCheck
+        for row in cursor:
+            values = list(row)
+            for i in _BOOLS_AT:
+                values[i] = bool(values[i])
+            out.append(make(*values))
+        return out
+    for row in cursor:
+        data: dict[str, Any] = dict(zip(names, row))
         for name in _CHECK_BOOLS:
             data[name] = bool(data[name])
         out.append(StoredCheck(**data))
