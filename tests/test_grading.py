@@ -446,3 +446,49 @@ def test_marker_alternation_matches_exactly_where_each_phrase_did(which, data):
     new = _re.compile(_phrases(entries), _re.IGNORECASE)
     assert [m.span() for m in new.finditer(text)] == [m.span() for m in old.finditer(text)]
     assert (new.fullmatch(text) is None) == (old.fullmatch(text) is None)
+
+
+def _at_start_reference(index, body):
+    """A label at a line's start as the grader first read it: the skeleton built character by
+    character, each skeleton character's place kept."""
+    from foldscope.core.grading import _MARKUP, _is_word, normalize
+
+    skeleton, where = [], []
+    for i, ch in enumerate(body):
+        if ch in _MARKUP:
+            continue
+        if ch.isspace():
+            if not skeleton or skeleton[-1] == " ":
+                continue
+            ch = " "
+        skeleton.append(ch)
+        where.append(i)
+    flat = normalize("".join(skeleton))
+    folded = flat.casefold()
+    if len(folded) != len(flat) or len(flat) != len(skeleton):
+        return None
+    for norm in index.norms:
+        if folded.startswith(norm) and (len(folded) == len(norm)
+                                        or not _is_word(folded[len(norm)])):
+            if len(folded) > len(norm) and folded[len(norm)] in "-." \
+                    and len(folded) > len(norm) + 1 and _is_word(folded[len(norm) + 1]):
+                continue
+            return index.by_norm[norm], body[where[len(norm) - 1] + 1:]
+    return None
+
+
+@settings(max_examples=500)
+@given(st.sampled_from(["", "**", " ", "* ", "`", "\u2003", "\t_", "«"]),
+       st.sampled_from(["ledger service port", "backup  cutoff", "on-call handle", "X",
+                        "Ledger Service Port", "ledger\tservice\u2003port", "on-call-handle",
+                        "ledger ser*vice port", "backup cutoff.2", "x"]),
+       st.lists(st.sampled_from(list("ab .-:*_`\"'«»“”‘’„") + [" ", "\t", "\n", "\u2003",
+                                                            "\x1c", "ß", "e\u0301", "İ", "1"]),
+                max_size=20).map("".join))
+def test_a_label_at_the_start_is_read_as_the_grader_always_read_it(lead, label, tail):
+    from foldscope.core.grading import _label_index, default_markers
+
+    index = _label_index(("ledger service port", "backup cutoff", "on-call handle", "x"),
+                         default_markers().synonyms)
+    for body in (lead + label + tail, tail + label, lead + tail):
+        assert index._at_start(body) == _at_start_reference(index, body)

@@ -395,3 +395,88 @@ def test_the_token_index_is_the_one_always_built(parts):
     text = " ".join(parts)
     index = _index(text)
     assert (index.words, index.by_length) == _index_reference(text)
+
+
+# -- the search line by line (each line's best remembered, lines no probe finds skipped) ----
+
+def test_the_unicode_facts_the_line_search_rests_on():
+    import sys
+
+    from foldscope.core.nearmiss import _EXOTIC_SPACES, _SEPARATORS
+
+    chars = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+    # case_changed's probe: casefold(lower(ch)) == casefold(ch), so c.lower() == v.lower()
+    # implies c.casefold() == v.casefold() (final sigma: ς and σ fold alike).
+    assert all(ch.lower().casefold() == ch.casefold() for ch in chars)
+    assert "ΑΣ".lower().casefold() == "ΑΣ".casefold()
+    # Casefolding maps each character to one or more, never to a newline but the newline.
+    assert all(ch.casefold() and ("\n" not in ch.casefold() or ch == "\n") for ch in chars)
+    # Whitespace inside tokens: exactly the str.split whitespace no token separator holds.
+    token_breaks = set(_SEPARATORS) | set("\u2028\u2029\u00a0\u200b")
+    assert set(_EXOTIC_SPACES) == {ch for ch in chars if ch.isspace() and ch not in token_breaks}
+
+
+_LINE_VALUES = st.one_of(_PREFILTER_VALUES, st.sampled_from(
+    ["2026-07-14 01:26 UTC", "2026-07-14 01:26", "3 eu west regions", "62114 ms", "kc-eu-w-4471",
+     "sha256:57e5eeb769a98fb32dbcb6b5b53e78ea", "ΑΣΣ-1234", "ǅemal-77"]))
+
+
+@settings(max_examples=400)
+@given(st.data(), st.sampled_from(_PREFILTER_KINDS))
+def test_the_line_by_line_search_finds_what_the_whole_text_search_finds(data, kind):
+    from foldscope.core.grading import normalize, token_spans
+    from foldscope.core.nearmiss import _search, _search_by_lines, value_kind
+
+    value = data.draw(_LINE_VALUES)
+    cands = data.draw(st.lists(_value_and_candidate().map(lambda vc: vc[1]), max_size=6))
+    parts = cands + [data.draw(_filler), *value.split()]
+    for _ in range(data.draw(st.integers(0, 3))):
+        digits = any(c.isdigit() for c in value)
+        parts.append(data.draw(_mutations(value))[1] if digits else value.upper())
+    parts = data.draw(st.permutations(parts))
+    # Lines broken anywhere, a value's words split over lines, whitespace inside tokens.
+    seps = data.draw(st.lists(st.sampled_from(["\n", " \n", "\n\n", " ", ", ", ". ", ":", "/",
+                                               "\u2003", "\u2003\n", "\x1c ", "\n\x1c"]),
+                              min_size=len(parts), max_size=len(parts)))
+    text = "".join(p + s for p, s in zip(parts, seps))
+    norm, orig = normalize(text), normalize(value).strip()
+    if not orig or not norm or token_spans(norm, orig):
+        return
+    resolved = value_kind(orig, kind)
+    assert _search_by_lines(norm, orig, resolved) == _search(norm, orig, resolved)
+    assert _search_by_lines(norm, orig, resolved) == _search(norm, orig, resolved)  # remembered
+
+
+@settings(max_examples=300)
+@given(_value_and_candidate(), st.sampled_from(_PREFILTER_KINDS), st.text(max_size=4),
+       st.text(max_size=4))
+def test_a_line_holding_a_near_miss_holds_a_probe(pair, kind, before, after):
+    from foldscope.core.grading import normalize
+    from foldscope.core.nearmiss import _probes, _significant, value_kind
+
+    value, cand = pair
+    orig = normalize(value).strip()
+    if "\n" in orig or _significant(orig) < MIN_VALUE_CHARS:
+        return
+    resolved = value_kind(orig, kind)
+    if edit_rule(cand, orig, resolved, in_text=True) is not None:
+        line = (before + cand + after).casefold()
+        assert any(p in line for p in _probes(orig, resolved))
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("cutoff 2026-07-14\n01:26 noted", "2026-07-14 01:26 UTC"),
+    ("cutoff 2026-07-14 \n 01:26\nUTC", "2026-07-14 01:26 UTC"),
+    ("a \u20032026-07-14\n01:26 b", "2026-07-14 01:26 UTC"),
+    ("3 eu\nwest regions", "3 eu west regions"),
+    ("port\n62115\nand 6214\n", "62114"),
+    ("ΑΣ-1234\nας-1234", "ΑΣ-1235"),
+    ("Straße-42y\nSTRASSE-42X", "Straße-42x"),
+])
+def test_the_line_by_line_search_on_lines_that_meet(text, value):
+    from foldscope.core.grading import normalize
+    from foldscope.core.nearmiss import _search, _search_by_lines, value_kind
+
+    norm, orig = normalize(text), normalize(value).strip()
+    resolved = value_kind(orig, None)
+    assert _search_by_lines(norm, orig, resolved) == _search(norm, orig, resolved)

@@ -372,6 +372,26 @@ _SEPARATOR_RE = re.compile(
     r"\s*(?:(?<!\d):(?!//)|：|(?<=\D):(?=\s|$)|\s[-–—=|]\s|=|→|->|\t|\?(?=\s))\s*")
 _LABEL_STRIP = " \t*_`\"'«»“”‘’„[]()<>?.:"
 _MARKUP = "*_`\"'«»“”‘’„"
+_NO_MARKUP = str.maketrans("", "", _MARKUP)
+_SPACE_RUN_RE = re.compile(r"\s+")
+
+
+def _skeleton_offset(body: str, k: int) -> int:
+    """Where in ``body`` the ``k``-th character of its skeleton (``_LabelIndex._at_start``)
+    stands: markup skipped, whitespace before the first character and after a space skipped."""
+    n = 0
+    after_space = True
+    for i, ch in enumerate(body):
+        if ch in _MARKUP:
+            continue
+        space = ch.isspace()
+        if space and after_space:
+            continue
+        if n == k:
+            return i
+        n += 1
+        after_space = space
+    raise IndexError(k)
 _VALUE_WRAPPERS = (("**", "**"), ("__", "__"), ("*", "*"), ("_", "_"), ("`", "`"), ('"', '"'),
                    ("'", "'"), ("«", "»"), ("“", "”"))
 # What may stand between a label named at the start of a line and its value.
@@ -590,18 +610,11 @@ class _LabelIndex:
         return found
 
     def _at_start(self, body: str) -> tuple[str, str] | None:
-        skeleton: list[str] = []
-        where: list[int] = []
-        for i, ch in enumerate(body):
-            if ch in _MARKUP:
-                continue
-            if ch.isspace():
-                if not skeleton or skeleton[-1] == " ":
-                    continue
-                ch = " "
-            skeleton.append(ch)
-            where.append(i)
-        flat = normalize("".join(skeleton))
+        # The body's skeleton: markup left out, leading whitespace dropped, every run of
+        # whitespace one space (``re``'s ``\s`` is ``str.isspace``); built in C, for a line of
+        # prose runs to thousands of characters and only a label's length of it is mapped back.
+        skeleton = _SPACE_RUN_RE.sub(" ", body.translate(_NO_MARKUP).lstrip())
+        flat = normalize(skeleton)
         folded = flat.casefold()
         if len(folded) != len(flat) or len(flat) != len(skeleton):
             return None
@@ -611,7 +624,7 @@ class _LabelIndex:
                 if len(folded) > len(norm) and folded[len(norm)] in "-." \
                         and len(folded) > len(norm) + 1 and _is_word(folded[len(norm) + 1]):
                     continue  # "release tag-2": another word
-                end = where[len(norm) - 1] + 1
+                end = _skeleton_offset(body, len(norm) - 1) + 1
                 return self.by_norm[norm], body[end:]
         return None
 

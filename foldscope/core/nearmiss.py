@@ -42,7 +42,10 @@ own kind.
 
 from __future__ import annotations
 
+import bisect
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -411,7 +414,7 @@ def near_miss(text: str, value: str, kind: str | None = None) -> NearMiss | None
         return None
     if token_spans(norm, orig):
         return None
-    return _search(norm, orig, value_kind(orig, kind))
+    return _search_by_lines(norm, orig, value_kind(orig, kind))
 
 
 class _Prefilter:
@@ -455,15 +458,209 @@ def _search(norm: str, orig: str, resolved: str | None, *, prefilter: bool = Tru
     """The best near miss of ``orig`` (normalised, stripped, not present as a token) in
     ``norm``; ``prefilter=False`` compares every candidate (the reference the tests hold the
     prefiltered search to)."""
+    best = _best(_index(norm), orig, resolved, prefilter)
+    if best is None:
+        return None
+    _, _, rule, start, end = best
+    return NearMiss(norm[start:end], orig, rule, start, end, resolved)
+
+
+_Best = tuple[int, int, str, int, int]
+"""A candidate's rank: (rule's place in RULES, start, rule, start, end); the least is the best."""
+
+
+def _best(index: _TextIndex, orig: str, resolved: str | None, prefilter: bool = True
+          ) -> _Best | None:
     admits = _Prefilter(orig).admits if prefilter else None
-    best: tuple[int, int, str, int, int] | None = None
-    for cand, start, end in _candidates(_index(norm), orig, resolved):
+    best: _Best | None = None
+    for cand, start, end in _candidates(index, orig, resolved):
         if admits is not None and not admits(cand):
             continue
         rule = edit_rule(cand, orig, resolved, in_text=True)
         if rule is None:
             continue
-        key = (RULES.index(rule), start, rule, start, end)
+        key = (_RULE_RANK[rule], start, rule, start, end)
+        if best is None or key < best:
+            best = key
+    return best
+
+
+_RULE_RANK = {rule: n for n, rule in enumerate(RULES)}
+
+
+# ---------------------------------------------------------------------------------------------
+# The same search line by line: each line's best remembered, only lines a probe finds read
+# ---------------------------------------------------------------------------------------------
+#
+# A carrier is searched for every planted value after every fold, and most of its lines come
+# back unchanged in the next fold (and in the row's final grading), so the search is taken
+# apart by line, and each line's best near miss of a value is remembered. Why that is exact:
+#
+# * Every candidate lies inside one line: tokens and their parts never hold a ``\n`` (a
+#   separator), runs of a value's words are taken only without one; the value glued inside a
+#   longer token is widened only up to separators. The one exception is a run of a unit's
+#   several-word number part (``2026-07-14\n01:26`` for ``2026-07-14 01:26 UTC``): such a
+#   value is searched whole when one could stand across lines (:func:`_crosses_lines`).
+# * The token index keeps a text's first start of each token text; a line's keeps the line's
+#   first, so the earliest line's start is the text's.
+# * The best is the least (rule, start); over lines in order that is the least (rule, line,
+#   start within the line): the same candidate, at the same offset once the line's is added.
+#
+# And a line no probe of the value occurs in (:func:`_probes`) holds no candidate any rule
+# names, so it is not read at all.
+
+_EXOTIC_SPACES = ("\x1c\x1d\x1e\x1f\x85\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+                  "\u2007\u2008\u2009\u200a\u202f\u205f\u3000")
+"""Whitespace to ``str.split`` that separates no tokens (a token may start or end with one)."""
+_EXOTIC_SPACE_RE = re.compile(f"[{_EXOTIC_SPACES}]")
+
+
+@lru_cache(maxsize=4096)
+def _probes(orig: str, resolved: str | None) -> tuple[str, ...]:
+    """Casefolded texts one of which a line's casefolded text holds wherever the line holds a
+    candidate that some rule names as a near miss of ``orig`` (at least ``MIN_VALUE_CHARS``
+    long, no ``\n``). With ``h = (len(orig) - 1) // 2``, ``A = orig[:h]``, ``B = orig[h + 1:]``:
+
+    * one edit at position ``i`` (substitution, deletion, insertion, or a swap of ``i`` and
+      ``i + 1``) leaves ``orig[:i]`` in front and ``orig[i + 1:]`` or ``orig[i + 2:]`` behind:
+      ``A`` when ``i >= h``, else ``B`` (which starts at ``h + 1 >= i + 1``, or ``>= i + 2``
+      for a swap at ``i <= h - 1``); ``minute_changed`` keeps all but two digits at ``s >= 2``:
+      ``A`` when ``s >= h``, else ``B``;
+    * ``embedded`` holds the whole value, so ``A``;
+    * ``case_changed``: ``c.lower() == v.lower()`` or ``c.casefold() == v.casefold()``, and
+      ``casefold(lower(ch)) == casefold(ch)`` for every character (final sigma too), so either
+      way ``casefold(c) == casefold(v)``, which starts with ``casefold(A)``; casefolding maps
+      each character on its own, so a line's casefold holds the casefold of its every part;
+    * ``unit_dropped`` in free text needs a number part of ``MIN_VALUE_CHARS``: its first word;
+    * ``truncated``: a prefix of at least ``TRUNCATED_MIN_CHARS`` of the value or of a digest's
+      hex after its prefix (or one of at least ``h`` characters, which holds ``A``).
+    """
+    h = (len(orig) - 1) // 2
+    probes = {orig[:h], orig[h + 1:]}
+    unit = split_unit(orig)
+    if unit is not None and _significant(unit[0]) >= MIN_VALUE_CHARS:
+        probes.add(unit[0].split()[0])
+    if resolved in _TRUNCATABLE_KINDS:
+        probes.add(orig[:TRUNCATED_MIN_CHARS])
+        prefix = _DIGEST_PREFIX_RE.match(orig)
+        if prefix:
+            probes.add(orig[prefix.end():prefix.end() + TRUNCATED_MIN_CHARS])
+    folded = {p.casefold() for p in probes if p}
+    # A probe holding another is found wherever that one is: only the shortest are looked for.
+    return tuple(sorted(p for p in folded if not any(q != p and q in p for q in folded)))
+
+
+@dataclass(frozen=True)
+class _Lines:
+    lines: tuple[str, ...]
+    starts: tuple[int, ...]
+    folded: str | None
+    """The text casefolded, when that keeps every offset (else each line is folded apart)."""
+    exotic: bool
+    """The text holds whitespace that separates no tokens (``_EXOTIC_SPACES``)."""
+
+
+@lru_cache(maxsize=8)
+def _lines_of(norm: str) -> _Lines:
+    lines = norm.split("\n")
+    starts, at = [], 0
+    for line in lines:
+        starts.append(at)
+        at += len(line) + 1
+    folded = norm.casefold()
+    return _Lines(tuple(lines), tuple(starts), folded if len(folded) == len(norm) else None,
+                  _EXOTIC_SPACE_RE.search(norm) is not None)
+
+
+def _crosses_lines(norm: str, orig: str, plan: _Lines) -> bool:
+    """Whether a run of the value's several-word number part could stand across lines: a
+    candidate is such a run re-joined, ``w1 ws w2 …`` with the words' own edges (none is
+    whitespace unless the text holds whitespace inside tokens), so ``w1\\s+w2…`` matches it."""
+    unit = split_unit(orig)
+    if unit is None or len(unit[0].split()) < 2 or "\n" not in norm:
+        return False
+    if plan.exotic:
+        return True
+    run, runs = _unit_run_res(unit[0])
+    if run.search(norm) is None:  # no run at all (the usual answer): no need to look closer
+        return False
+    return any("\n" in m.group(1) for m in runs.finditer(norm))
+
+
+@lru_cache(maxsize=1024)
+def _unit_run_res(head: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A run of the words of ``head``, and every run (overlapping ones too)."""
+    body = r"\s+".join(map(re.escape, head.split()))
+    return re.compile(body), re.compile(f"(?=({body}))")
+
+
+class _LineMemo:
+    """Each line's best near miss of each value asked, least recently used lines out first."""
+
+    def __init__(self, max_chars: int) -> None:
+        self._items: OrderedDict[str, dict[tuple[str, str | None], _Best | None]] = OrderedDict()
+        self._chars = 0
+        self._max_chars = max_chars
+        self._lock = threading.Lock()
+
+    def best(self, line: str, orig: str, resolved: str | None) -> _Best | None:
+        key = (orig, resolved)
+        with self._lock:
+            entry = self._items.get(line)
+            if entry is not None:
+                self._items.move_to_end(line)
+                if key in entry:
+                    return entry[key]
+        found = _best(_line_index(line), orig, resolved)
+        with self._lock:
+            entry = self._items.get(line)
+            if entry is None:
+                entry = self._items[line] = {}
+                self._chars += len(line) + 64
+                while self._chars > self._max_chars and len(self._items) > 1:
+                    old, _ = self._items.popitem(last=False)
+                    self._chars -= len(old) + 64
+            entry[key] = found
+        return found
+
+
+_LINE_MEMO = _LineMemo(4_000_000)
+"""Lines of recent carriers (a few MB of text) and their best near misses."""
+
+
+@lru_cache(maxsize=256)
+def _line_index(line: str) -> _TextIndex:
+    return _index.__wrapped__(line)
+
+
+def _search_by_lines(norm: str, orig: str, resolved: str | None) -> NearMiss | None:
+    """:func:`_search`, line by line (see above): the same near miss."""
+    if "\n" in orig:
+        return _search(norm, orig, resolved)
+    plan = _lines_of(norm)
+    if _crosses_lines(norm, orig, plan):
+        return _search(norm, orig, resolved)
+    probes = _probes(orig, resolved)
+    lines, starts = plan.lines, plan.starts
+    hit: set[int] = set()
+    if plan.folded is not None:
+        folded = plan.folded
+        for probe in probes:
+            at = folded.find(probe)
+            while at >= 0:
+                n = bisect.bisect_right(starts, at) - 1
+                hit.add(n)
+                at = folded.find(probe, starts[n + 1]) if n + 1 < len(starts) else -1
+    else:
+        hit = {n for n, line in enumerate(lines)
+               if any(p in line.casefold() for p in probes)}
+    best: _Best | None = None
+    for n in sorted(hit):
+        found = _LINE_MEMO.best(lines[n], orig, resolved)
+        if found is None:
+            continue
+        rank, start, rule, _, end = found
+        key = (rank, starts[n] + start, rule, starts[n] + start, starts[n] + end)
         if best is None or key < best:
             best = key
     if best is None:
