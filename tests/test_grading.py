@@ -492,3 +492,16 @@ def test_a_label_at_the_start_is_read_as_the_grader_always_read_it(lead, label, 
                          default_markers().synonyms)
     for body in (lead + label + tail, tail + label, lead + tail):
         assert index._at_start(body) == _at_start_reference(index, body)
+
+
+def test_the_regexes_that_stand_for_str_methods_agree_with_them():
+    import sys
+
+    from foldscope.core.grading import _ALNUM_RE, _SPACE_RUN_RE
+
+    for c in range(sys.maxunicode + 1):
+        if 0xD800 <= c <= 0xDFFF:
+            continue
+        ch = chr(c)
+        assert (_ALNUM_RE.search(ch) is not None) == ch.isalnum(), hex(c)
+        assert (_SPACE_RUN_RE.fullmatch(ch) is not None) == ch.isspace(), hex(c)

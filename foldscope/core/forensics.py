@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -391,16 +393,49 @@ def carrier_states(carrier: str, facts: Iterable[PlantedFact], last_chunk: int
     Returns:
         One state per fact, in the order given.
     """
-    norm = normalize(carrier)  # once for all facts: carriers run to 100k characters
+    known = _CARRIER_STATES.of(carrier)
+    norm: str | None = None  # once for all facts, and only if one is new: carriers run to 100k
     out: list[FactAtFold] = []
     for fact in facts:
         if fact.chunk > last_chunk:
             out.append(FactAtFold(fact.label, fact.value, NOT_YET))
             continue
-        state, miss = _state(norm, fact.value, fact.kind, fact.label)
+        key = (fact.value, fact.kind, fact.label)
+        found = known.get(key)
+        if found is None:
+            if norm is None:
+                norm = normalize(carrier)
+            found = known[key] = _state(norm, fact.value, fact.kind, fact.label)
+        state, miss = found
         out.append(FactAtFold(fact.label, fact.value, state,
                               miss.altered if miss else None, miss.rule if miss else None))
     return tuple(out)
+
+
+class _StatesMemo:
+    """Each recent carrier's fact states (``_state`` is a function of the carrier's text and the
+    fact): a row's final carrier, read by its last fold, is read again when the row is graded.
+    Keyed by the carrier string itself, whose hash Python keeps once computed."""
+
+    def __init__(self, carriers: int) -> None:
+        self._items: OrderedDict[str, dict[tuple[str, str, str],
+                                           tuple[FactState, NearMiss | None]]] = OrderedDict()
+        self._carriers = carriers
+        self._lock = threading.Lock()
+
+    def of(self, carrier: str) -> dict[tuple[str, str, str], tuple[FactState, NearMiss | None]]:
+        with self._lock:
+            known = self._items.get(carrier)
+            if known is None:
+                known = self._items[carrier] = {}
+                while len(self._items) > self._carriers:
+                    self._items.popitem(last=False)
+            else:
+                self._items.move_to_end(carrier)
+            return known
+
+
+_CARRIER_STATES = _StatesMemo(64)
 
 
 def start_histories(facts: Iterable[PlantedFact]) -> tuple[FactHistory, ...]:

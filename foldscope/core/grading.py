@@ -1345,6 +1345,9 @@ class _Compiled:
 _NEVER = r"(?!x)x"
 _CANDIDATE = "\ue000"  # stands for the planted value in the text being judged
 _RIVAL = "\ue001"  # stands for a competing candidate
+_PLACEHOLDER_RE = re.compile(f"[{_CANDIDATE}{_RIVAL}]")
+_ALNUM_RE = re.compile(r"[^\W_]")
+"""One character ``str.isalnum`` holds (``re``'s ``\\w`` is ``isalnum`` or ``_``)."""
 _EITHER = f"[{_CANDIDATE}{_RIVAL}]"
 _STROKES_RE = re.compile("(?:.[\u0335\u0336\u0337\u0338])+", re.DOTALL)
 
@@ -1652,7 +1655,7 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
     # prose holding no such token ("the usual one") gives nothing.
     # A list of bare tokens ("1024, 32768, 512") offers each of them.
     items = [i for i in _LIST_SPLIT_RE.split(residue) if i.strip(" .")] if residue else []
-    bare = bool(items) and all(len(i.split()) == 1 and any(ch.isalnum() for ch in i)
+    bare = bool(items) and all(len(i.split()) == 1 and _ALNUM_RE.search(i) is not None
                                for i in items)
     offered = asserted or value_struck or bool(rivals_n) or bool(parts) or bool(
         residue and not abstain and (not kinds or bare))
@@ -1660,8 +1663,8 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
         rivals_n = len(set(items))  # several bare values of no kind: several candidates
     # A struck or negated candidate followed by one asserted candidate is that candidate
     # ("~~62115~~ 62114", "not 62115 but 62114", "62115 is wrong; 62114").
-    order = sorted([(pos, ch, pos in negated_at) for pos, ch in enumerate(rest)
-                    if ch in (_CANDIDATE, _RIVAL)]
+    order = sorted([(m.start(), m.group(), m.start() in negated_at)
+                    for m in _PLACEHOLDER_RE.finditer(rest)]
                    + [(a, "struck", True) for (a, b), t in zip(struck_spans, struck_texts)
                       if t.strip()])
     if len(order) >= 2 and not order[-1][2] and all(c[2] for c in order[:-1]) \

@@ -91,7 +91,18 @@ def _lone_surrogate(value: Any, path: str) -> str | None:
     return None
 
 
-def check_chat_body(body: Any) -> BodyProblem | None:
+# A lone surrogate can enter a decoded body only through a JSON escape (``\\udc80``): strict
+# UTF-8 decoding refuses encoded surrogates. A body whose bytes hold no such escape (the usual
+# case) holds none, so its strings need not be scanned (a fold's are ~100k characters).
+_SURROGATE_ESCAPE_RE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def may_hold_surrogate(raw: bytes) -> bool:
+    """False when a body decoded from these bytes (``decode_body``) cannot hold a surrogate."""
+    return _SURROGATE_ESCAPE_RE.search(raw) is not None
+
+
+def check_chat_body(body: Any, *, surrogates: bool = True) -> BodyProblem | None:
     """Refuse a chat completion body whose fields have the wrong type.
 
     Only the fields a simulated model reads are checked; unknown fields pass, as on a real
@@ -99,13 +110,15 @@ def check_chat_body(body: Any) -> BodyProblem | None:
 
     Args:
         body: the decoded JSON body.
+        surrogates: whether the body may hold a lone surrogate (False, by
+            :func:`may_hold_surrogate` of its bytes, skips looking for one).
 
     Returns:
         The first problem found, or None when the body is usable.
     """
     if not isinstance(body, dict):
         return BodyProblem("request body must be a JSON object")
-    where = _lone_surrogate(body, "")
+    where = _lone_surrogate(body, "") if surrogates else None
     if where is not None:
         return BodyProblem("request body contains a lone UTF-16 surrogate", where or None)
     messages = body.get("messages")

@@ -17,7 +17,12 @@ from typing import Any
 
 from foldscope.core.nesting import loads_json
 from foldscope.engine.sim import catalog, temperaments
-from foldscope.engine.sim.body_check import BodyProblem, check_chat_body, decode_body
+from foldscope.engine.sim.body_check import (
+    BodyProblem,
+    check_chat_body,
+    decode_body,
+    may_hold_surrogate,
+)
 from foldscope.engine.sim.faults import FaultConfig, draw_faults
 from foldscope.engine.sim.request import USAGE, parse_request
 from foldscope.engine.wire import (
@@ -190,7 +195,7 @@ class SimEndpoint:
         body = decode_body(raw)
         if isinstance(body, BodyProblem):
             return error_response(400, body.message, param=body.param)
-        problem = check_chat_body(body)
+        problem = check_chat_body(body, surrogates=may_hold_surrogate(raw))
         if problem is not None:
             return error_response(400, problem.message, param=problem.param)
         model = body["model"]
