@@ -505,3 +505,24 @@ def test_the_regexes_that_stand_for_str_methods_agree_with_them():
         ch = chr(c)
         assert (_ALNUM_RE.search(ch) is not None) == ch.isalnum(), hex(c)
         assert (_SPACE_RUN_RE.fullmatch(ch) is not None) == ch.isspace(), hex(c)
+
+
+_ANSWER_LINES = ["- ledger service port: 62114", "backup cutoff:", "  2026-07-14 01:26 UTC",
+                 "The on-call handle is @marta.v-oncall.", "| label | value |", "|---|---|",
+                 "| ledger service port | 62115 |", "I don't know the backup cutoff.", "",
+                 "1. 62114", "- on-call handle: not recorded", "  - or @marta", "value: 47031",
+                 "- label: backup cutoff", "Ledger port 62114, backup cutoff: unknown"]
+
+
+@settings(max_examples=150)
+@given(st.lists(st.lists(st.sampled_from(_ANSWER_LINES), max_size=8), min_size=1, max_size=4))
+def test_line_readings_remembered_across_answers_bind_as_read_afresh(answers):
+    from foldscope.core.grading import _label_index, bind_answer, default_markers
+
+    labels = ["ledger service port", "backup cutoff", "on-call handle"]
+    warm = [bind_answer("\n".join(lines), labels) for lines in answers]
+    index = _label_index(tuple(labels), default_markers().synonyms)
+    for lines, got in zip(answers, warm, strict=True):
+        index._line_cache.clear()
+        index._start_cache.clear()
+        assert bind_answer("\n".join(lines), labels) == got

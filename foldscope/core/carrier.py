@@ -47,6 +47,8 @@ class FoldCarrier:
     headings_carried: int
     fill_fraction: float | None
     field_chars: dict[str, int]
+    tokens: int = -1
+    """``estimate_tokens(text)``, or -1 when not measured."""
 
 
 def _close_json(text: str) -> str:
@@ -183,8 +185,16 @@ def clip_to_cap(text: str, cap_tokens: int) -> tuple[str, int]:
     Returns:
         The clipped text and the number of characters removed.
     """
-    if estimate_tokens(text) <= cap_tokens:
-        return text, 0
+    clipped, removed, _ = _clip(text, cap_tokens)
+    return clipped, removed
+
+
+def _clip(text: str, cap_tokens: int) -> tuple[str, int, int]:
+    """``clip_to_cap``, with the clipped text's estimate when it was measured (an unclipped
+    text's is), else -1."""
+    tokens = estimate_tokens(text)
+    if tokens <= cap_tokens:
+        return text, 0, tokens
     kept: list[str] = []
     used = 0
     for line in text.splitlines(keepends=True):
@@ -204,7 +214,7 @@ def clip_to_cap(text: str, cap_tokens: int) -> tuple[str, int]:
             else:
                 hi = mid - 1
         clipped = text[:lo]
-    return clipped.rstrip("\n"), len(text) - len(clipped.rstrip("\n"))
+    return clipped.rstrip("\n"), len(text) - len(clipped.rstrip("\n")), -1
 
 
 def carried_sections(text: str) -> tuple[Section, ...]:
@@ -251,6 +261,6 @@ def carry_forward(arm: Arm, content: str, token_scale: float = 1.0) -> FoldCarri
         else:
             text = render_fields(arm, parsed.fields)
     cap = arm.carry_cap if token_scale == 1.0 else max(1, int(arm.carry_cap / token_scale))
-    clipped, removed = clip_to_cap(text, cap)
+    clipped, removed, tokens = _clip(text, cap)
     return FoldCarrier(clipped, status, recovery, removed, headings_carried(clipped), fill,
-                       field_chars)
+                       field_chars, tokens)

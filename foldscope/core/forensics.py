@@ -398,18 +398,35 @@ def carrier_states(carrier: str, facts: Iterable[PlantedFact], last_chunk: int
     out: list[FactAtFold] = []
     for fact in facts:
         if fact.chunk > last_chunk:
-            out.append(FactAtFold(fact.label, fact.value, NOT_YET))
+            out.append(_fact_at(fact.label, fact.value, NOT_YET, None, None))
             continue
         key = (fact.value, fact.kind, fact.label)
         found = known.get(key)
         if found is None:
             if norm is None:
                 norm = normalize(carrier)
-            found = known[key] = _state(norm, fact.value, fact.kind, fact.label)
-        state, miss = found
-        out.append(FactAtFold(fact.label, fact.value, state,
-                              miss.altered if miss else None, miss.rule if miss else None))
+            state, miss = _state(norm, fact.value, fact.kind, fact.label)
+            found = known[key] = _fact_at(fact.label, fact.value, state,
+                                          miss.altered if miss else None,
+                                          miss.rule if miss else None)
+        out.append(found)
     return tuple(out)
+
+
+_FACTS_AT: dict[tuple[str, str, str, str | None, str | None], FactAtFold] = {}
+"""One shared record per distinct fact state (records are frozen): a fold's states are mostly
+the states of the fold before, and building a frozen record costs more than finding it."""
+
+
+def _fact_at(label: str, value: str, state: TimelineState, altered: str | None,
+             rule: str | None) -> FactAtFold:
+    key = (label, value, state, altered, rule)
+    found = _FACTS_AT.get(key)
+    if found is None:
+        if len(_FACTS_AT) >= 65536:
+            _FACTS_AT.clear()
+        found = _FACTS_AT[key] = FactAtFold(label, value, state, altered, rule)
+    return found
 
 
 class _StatesMemo:
@@ -418,12 +435,11 @@ class _StatesMemo:
     Keyed by the carrier string itself, whose hash Python keeps once computed."""
 
     def __init__(self, carriers: int) -> None:
-        self._items: OrderedDict[str, dict[tuple[str, str, str],
-                                           tuple[FactState, NearMiss | None]]] = OrderedDict()
+        self._items: OrderedDict[str, dict[tuple[str, str, str], FactAtFold]] = OrderedDict()
         self._carriers = carriers
         self._lock = threading.Lock()
 
-    def of(self, carrier: str) -> dict[tuple[str, str, str], tuple[FactState, NearMiss | None]]:
+    def of(self, carrier: str) -> dict[tuple[str, str, str], FactAtFold]:
         with self._lock:
             known = self._items.get(carrier)
             if known is None:

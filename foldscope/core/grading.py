@@ -519,6 +519,9 @@ class _LabelIndex:
         # lines from one fold to the next, and the grader reads each carrier once per lost fact.
         self._phrase_cache: dict[str, str | None] = {}
         self._start_cache: dict[str, tuple[str, str] | None] = {}
+        # Per markers (by id, the markers kept alive beside their lines so the id stays theirs).
+        self._line_cache: dict[int, tuple[_Compiled, dict[
+            str, tuple[tuple[tuple[str, str, str], ...], bool]]]] = {}
         self.units: dict[str, tuple[_Unit, ...]] = {}
         for norm, label in self.by_norm.items():
             units = []
@@ -1001,7 +1004,26 @@ def _separated(line: str) -> tuple[str, str] | None:
 def _line_bindings(line: str, n: int, index: _LabelIndex, rx: _Compiled
                    ) -> tuple[list[Binding], Binding | None]:
     """The bindings one line makes, and the one at its start (whose value may be on the next
-    line)."""
+    line).
+
+    A line's bindings depend on the line, the labels and the markers alone (``n`` only numbers
+    them), so each line's are read once per label index and numbered on the way out."""
+    held = index._line_cache.get(id(rx))
+    if held is None or held[0] is not rx:
+        held = index._line_cache[id(rx)] = (rx, {})
+    cache = held[1]
+    read = cache.get(line)
+    if read is None:
+        if len(cache) >= _READING_CACHE_ENTRIES:
+            cache.clear()
+        found, start = _read_line_bindings(line, 0, index, rx)
+        read = cache[line] = (tuple((b.label, b.value, b.how) for b in found), start is not None)
+    out = [Binding(label, value, n, how) for label, value, how in read[0]]
+    return out, (out[0] if read[1] else None)
+
+
+def _read_line_bindings(line: str, n: int, index: _LabelIndex, rx: _Compiled
+                        ) -> tuple[list[Binding], Binding | None]:
     body = _LINE_PREFIX_RE.sub("", line, count=1)
     found: list[Binding] = []
     start: Binding | None = None

@@ -275,7 +275,7 @@ def advance(cursor: FoldCursor, step: FoldStep, inputs: ScenarioInputs, arm: Arm
     if not reply.content.strip() and step.last_chunk + 1 < len(sc.chunks):
         return replace(cursor, pending_from=step.first_chunk, next_chunk=step.last_chunk + 1), None
     result = carry_forward(arm, reply.content, inputs.token_scale)
-    tokens = estimate_tokens(result.text)
+    tokens = result.tokens if result.tokens >= 0 else estimate_tokens(result.text)
     states = carrier_states(result.text, sc.facts, step.last_chunk)
     histories = cursor.histories
     if len(histories) != len(sc.facts):  # the first fold (or a row stored before timelines)
