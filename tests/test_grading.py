@@ -526,3 +526,22 @@ def test_line_readings_remembered_across_answers_bind_as_read_afresh(answers):
         index._line_cache.clear()
         index._start_cache.clear()
         assert bind_answer("\n".join(lines), labels) == got
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(["62114", "62115", "62114 or 62115", "~~62115~~ 62114", "not 62114",
+                        "I don't know", "maybe 62114?", "unknown", "", "47031, 62114",
+                        "port 62114 (tcp)", "19 shards", "19"]),
+       st.sampled_from(["62114", "19 shards"]), st.sampled_from([None, "port", "count"]),
+       st.booleans())
+def test_a_remembered_judgement_is_the_one_computed(found, value, tag, own_markers):
+    from foldscope.core.grading import _judge_value, default_markers, judge_value, markers_from_data
+
+    markers = markers_from_data({"hedge": {"anywhere": ["perhaps"]}}, source="t") \
+        if own_markers else None
+    rivals = ["62114", "47031", "19 shards", "62115"]
+    first = judge_value(found, value, tag=tag, rivals=rivals, markers=markers)
+    again = judge_value(found, value, tag=tag, rivals=iter(rivals), markers=markers)
+    assert first == again == _judge_value(found, value, tag, tuple(rivals), markers)
+    assert judge_value(found, value, tag=tag, rivals=rivals, markers=default_markers()) == \
+        _judge_value(found, value, tag, tuple(rivals), default_markers())

@@ -1581,6 +1581,25 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
     Returns:
         The judgement.
     """
+    key = (found, value, tag, tuple(rivals), id(markers))
+    judged = _JUDGED.get(key)
+    if judged is None or judged[0] is not markers:
+        if len(_JUDGED) >= _READING_CACHE_ENTRIES:
+            _JUDGED.clear()
+        judged = _JUDGED[key] = (markers, _judge_value(found, value, tag, key[3], markers))
+    return judged[1]
+
+
+_JUDGED: dict[tuple[str | None, str, str | None, tuple[str, ...], int],
+              tuple[AnswerMarkers | None, Judgement]] = {}
+"""Judgements by their arguments (``judge_value`` is a function of them; markers by id, kept
+alive beside the judgement): the same answer text for the same value recurs across a sweep's
+rows (every correct answer is the value itself) and across a row's bindings."""
+
+
+def _judge_value(found: str | None, value: str, tag: str | None, rivals: tuple[str, ...],
+                 markers: AnswerMarkers | None) -> Judgement:
+    """:func:`judge_value`, computed."""
     if found is None or not found.strip():
         return Judgement(False, False, False, nothing=True)
     rx = _compiled(markers or default_markers())
