@@ -123,7 +123,19 @@ def bound_texts(carrier: str, label: str) -> list[str]:
                          if any(w in low for w in folded_words))
     if not text.strip():
         return []
-    return [b.value for b in bind_answer(text, [label])[label] if b.value.strip()]
+    key = (text, label)
+    found = _BOUND_TEXTS.get(key)
+    if found is None:
+        if len(_BOUND_TEXTS) >= 1024:
+            _BOUND_TEXTS.clear()
+        found = _BOUND_TEXTS[key] = tuple(
+            b.value for b in bind_answer(text, [label])[label] if b.value.strip())
+    return list(found)
+
+
+_BOUND_TEXTS: dict[tuple[str, str], tuple[str, ...]] = {}
+"""What the lines sharing a word with a label bind to it (``bind_answer`` is a function of the
+text and the label): a carrier's lines about one fact mostly come back in the next fold."""
 
 
 @dataclass(frozen=True)
