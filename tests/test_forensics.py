@@ -42,3 +42,16 @@ def test_fact_spans_mark_present_and_mutated_values_in_place():
     assert [(carrier[s.start:s.end], s.label, s.state) for s in spans] == [
         ("62114", "port", "present"), ("kid-7F3A9C2l", "key", "mutated"),
         ("62114", "port", "present")]
+
+
+def test_remembered_bound_texts_are_the_ones_read_afresh():
+    from foldscope.core.forensics import _BOUND_TEXTS, bound_texts
+
+    carriers = ["- ledger shard count: 19\n- ledger service port: 62114",
+                "The ledger shard count is 19 and the ledger holds 3 regions.",
+                '{"facts": "ledger shard count: 19"}', "nothing here"]
+    first = [bound_texts(c, "ledger shard count") for c in carriers]
+    again = [bound_texts(c, "ledger shard count") for c in carriers]
+    _BOUND_TEXTS.clear()
+    assert first == again == [bound_texts(c, "ledger shard count") for c in carriers]
+    assert first[0] == ["19"]
