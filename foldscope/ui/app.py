@@ -11,10 +11,12 @@ import threading
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from textual import events, on, work
-from textual.app import SystemCommand
+from textual.app import ScreenError, SystemCommand
 from textual.binding import Binding
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
@@ -61,6 +63,15 @@ QUIT_GRACE_S = 5.0
 
 class RunnerFailed(Exception):
     """The sweep's child runner ended with an error (its one-line message)."""
+
+
+def _walk_except(root: DOMNode, away: set[Screen[Any]]) -> Iterable[DOMNode]:
+    """``root`` and its descendants, depth first, leaving out the subtrees of ``away``."""
+    stack: list[DOMNode] = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed([child for child in node._nodes if child not in away]))
 
 
 class FoldscopeApp(StoreWrites):
@@ -176,6 +187,11 @@ class FoldscopeApp(StoreWrites):
         in a thread, before the first poll that needs it would import it on the UI thread and
         hold every key for that second."""
         t_ppf(0.975, 3.0)
+
+    def keys_idle(self) -> bool:
+        """No key or click for a moment (``ui.widgets.memory.HOLD_S``): work no key waits
+        for (composing the cell screen ahead) may take the UI thread now."""
+        return self._collector.idle()
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown,
@@ -329,6 +345,29 @@ class FoldscopeApp(StoreWrites):
         return True
 
     # -- help, themes, palette --------------------------------------------------------------
+
+    def refresh_css(self, animate: bool = True) -> None:
+        """Textual's, except that a screen kept installed but on no stack (the reused cell
+        screen, ``screens.cell.open_cell``) is not restyled: it restyles when it is next
+        shown (its resume sees the CSS changed), so a theme switch costs what is on show."""
+        away = {screen for screen in self._installed_screens.values()
+                if isinstance(screen, Screen) and screen.is_attached
+                and not any(screen in stack for stack in self._screen_stacks.values())}
+        if not away:
+            super().refresh_css(animate)
+            return
+        stylesheet = self.stylesheet
+        stylesheet.set_variables(self.get_css_variables())
+        stylesheet.reparse()
+        stylesheet.update_nodes(_walk_except(self, away), animate=animate)
+        with contextlib.suppress(ScreenError):
+            if self.screen.is_mounted:
+                self.screen._refresh_layout(self.size)
+                self.screen._css_update_count = self._css_update_count
+        for screen in self.screen_stack:  # as Textual does: the screens under the current one
+            if screen != self.screen:
+                stylesheet.update(screen, animate=animate)
+                screen._css_update_count = self._css_update_count
 
     def key_places(self) -> list[KeyPlace]:
         """Every key binding of foldscope, by the place it works in (for the help screen)."""

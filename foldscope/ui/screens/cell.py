@@ -7,13 +7,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
-from textual.app import ComposeResult
+from textual import events, on, work
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
@@ -103,6 +104,12 @@ class CellChanges(Message):
     """The highest change sequence read."""
 
 
+CELL_SCREEN = "foldscope-cell"
+"""The name the app's reused cell screen is installed under (``open_cell``)."""
+
+WARM_AFTER_S = 0.5
+"""How long composing the cell screen ahead waits again when keys are being pressed."""
+
 HOLD_FRAMES_S = 0.5
 """The longest a cell screen being opened holds the app's frames for its first read."""
 
@@ -191,6 +198,11 @@ class CellScreen(Screen[None]):
         """Flag writes asked for whose outcome has not come back (tests wait for 0)."""
         self._holding = False
         """The app's frames are held until the cell is drawn (``hold_frames``)."""
+        self._styled_for: int | None = None
+        """The app's CSS generation this screen's styles were last brought up to date for."""
+        self._poll: Timer | None = None
+        self._aimed = True
+        """It shows a cell (a screen composed ahead, ``warm_cell_screen``, shows none yet)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -241,10 +253,71 @@ class CellScreen(Screen[None]):
         release_drawn_lines()
 
     def on_mount(self) -> None:
+        # Rows still folding are followed live; a finished cell is read once.
+        self._poll = self.set_interval(1.0, self._refresh_if_running)
+        if not self._aimed:  # composed ahead: nothing to read until a cell is opened on it
+            self._poll.pause()
+            self.call_after_refresh(self._lay_out_ahead)
+            return
         self._title(simulated=False)
         self.load()
-        # Rows still folding are followed live; a finished cell is read once.
-        self.set_interval(1.0, self._refresh_if_running)
+
+    def _lay_out_ahead(self) -> None:
+        """Arrange the screen composed ahead at the terminal's size, as its first showing
+        would (its styles are the stylesheet's as it stands: no restyle on that showing)."""
+        if self.is_attached and not self.is_current:
+            self._styled_for = self.app._css_update_count
+            self._refresh_layout(self.app.size)
+
+    def _on_screen_resume(self, event: events.ScreenResume) -> None:
+        # Runs before Screen's own handler. A reused screen (``open_cell``) whose styles are
+        # up to date with the app's CSS (no theme switch since) is not restyled whole: its
+        # ~50 widgets restyled were a fifth of the key that opened it. A theme switched
+        # while it was away, or its first showing, restyles as Textual would.
+        count = self.app._css_update_count
+        if self._styled_for == count:
+            event.refresh_styles = False
+        self._styled_for = count
+        if self._poll is not None:
+            self._poll.resume()
+
+    def on_screen_suspend(self) -> None:
+        if self._poll is not None:
+            self._poll.pause()  # a cell not on show is not followed
+        self._release_frames()
+        release_drawn_lines()
+
+    def aim(self, db_path: str, sweep_id: str, scenario: str | None, model: str, arm: str, *,
+            sweep_running: Callable[[], bool] | None = None,
+            row_id: int | None = None) -> None:
+        """Show another cell on this (mounted, not shown) screen, as a new screen would show
+        it: no filter, rows in execution order, the Folds tab, the diff beside the carrier,
+        every pane wrapped and scrolled home, the rows table focused; reads still running for
+        the cell before are dropped. Marks for a comparison are the app's and stay."""
+        self.workers.cancel_group(self, "cell-load")
+        self.workers.cancel_group(self, "cell-filter")
+        self._aimed = True
+        self.db_path, self.sweep_id = db_path, sweep_id
+        self.scenario, self.model, self.arm = scenario, model, arm
+        self.sweep_running = sweep_running or (lambda: True)
+        self._data, self._seq, self._loading, self._open_row = None, None, None, row_id
+        self.set_reactive(CellScreen.row_id, None)
+        self.set_reactive(CellScreen.fold_index, 0)
+        self.query_one(FilterBar).reset()
+        rows = self.query_one(RowsTable)
+        rows.reset()
+        self.query_one("#row-error", Static).display = False
+        self.query_one(FoldInspector).reset()
+        self.query_one(AnswerTable).reset()
+        self.query_one("#answer-text", CarrierView).reset()
+        for name in ("#answer-title", "#answer-crosstab", "#answer-detail"):
+            self.query_one(name, Static).update("")
+        tabs = self.query_one(TabbedContent)
+        if tabs.active != "folds-tab":
+            tabs.active = "folds-tab"
+        self.set_focus(rows, scroll_visible=False)
+        self._title(simulated=False)
+        self.load()
 
     def load(self) -> Worker[Any] | None:
         """Read what changed in the cell since the last read, unless a read is running."""
@@ -333,6 +406,8 @@ class CellScreen(Screen[None]):
             (f" · row {marked} marked for compare", "bold") if marked is not None else ""))
 
     def _refresh_if_running(self) -> None:
+        if not self._aimed:
+            return
         if self._data is None or any(not r.finished for r in self._data.rows):
             self.load()
 
@@ -586,3 +661,48 @@ class CellScreen(Screen[None]):
     def action_toggle_chunk(self) -> None:
         """Show the input chunk of the fold beside the carrier, or the diff again."""
         self.query_one(FoldInspector).toggle_chunk()
+
+
+def open_cell(app: App[Any], db_path: str, sweep_id: str, scenario: str | None, model: str,
+              arm: str, *, sweep_running: Callable[[], bool] | None = None,
+              row_id: int | None = None) -> CellScreen:
+    """Show a cell (from the grid or the review), its rows and the row's fold in one frame.
+
+    The app keeps one cell screen installed and aims it at each cell opened: composing,
+    mounting and styling a new screen's ~50 widgets was most of the key's time. While that
+    screen is on the stack (a cell opened from a screen above it), a new one is pushed and
+    removed when closed, as before.
+    """
+    installed = app._installed_screens.get(CELL_SCREEN)
+    screen: CellScreen
+    if (isinstance(installed, CellScreen) and installed.is_mounted
+            and installed not in app.screen_stack):
+        screen = installed
+        screen.aim(db_path, sweep_id, scenario, model, arm, sweep_running=sweep_running,
+                   row_id=row_id)
+    else:
+        screen = CellScreen(db_path, sweep_id, scenario, model, arm,
+                            sweep_running=sweep_running, row_id=row_id)
+        if installed is None:
+            app.install_screen(screen, CELL_SCREEN)
+    screen.hold_frames()
+    app.push_screen(screen)
+    return screen
+
+
+def warm_cell_screen(app: App[Any], db_path: str, sweep_id: str) -> None:
+    """Compose and mount the app's cell screen ahead, not shown (the grid is up and keys have
+    paused), so even the first cell opened takes only the aiming (``open_cell``)."""
+    if CELL_SCREEN in app._installed_screens:
+        return
+    screen = CellScreen(db_path, sweep_id, None, "", "")
+    screen._aimed = False
+    # Born with the width and height classes its first layout would give it (each class
+    # changed later restyles the whole screen).
+    size = app.size
+    for breakpoints, extent in ((app.HORIZONTAL_BREAKPOINTS, size.width),
+                                (app.VERTICAL_BREAKPOINTS, size.height)):
+        screen.add_class(*screen._get_breakpoint_classes(extent, breakpoints or []))
+    app.install_screen(screen, CELL_SCREEN)
+    app._load_screen_css(screen)
+    app._register(app, screen)  # what pushing it first does: composed and mounted, not shown

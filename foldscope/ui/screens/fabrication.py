@@ -27,7 +27,7 @@ from foldscope.engine.userconfig import current_author
 from foldscope.engine.views import read_review, read_row_texts
 from foldscope.engine.writes import SetVerdict, UndoVerdict, WriteStatus
 from foldscope.ui.messages import WriteDone
-from foldscope.ui.screens.cell import CellScreen
+from foldscope.ui.screens.cell import open_cell
 from foldscope.ui.screens.compare import CompareScreen, marked_row
 from foldscope.ui.widgets.filter_bar import FilterBar
 from foldscope.ui.widgets.keys_footer import KeysFooter
@@ -295,10 +295,8 @@ class FabricationScreen(Screen[None]):
         """Open the row inspector at the value's row, on its final fold."""
         value = self.query_one(ReviewTable).current()
         if value is not None:
-            screen = CellScreen(self.db_path, self.sweep_id, value.scenario, value.model,
-                                value.arm, row_id=value.row_id)
-            screen.hold_frames()  # the cell in one frame, its row and fold drawn
-            self.app.push_screen(screen)
+            open_cell(self.app, self.db_path, self.sweep_id, value.scenario, value.model,
+                      value.arm, row_id=value.row_id)
 
     def action_compare(self) -> None:
         """Open the value's row beside the marked row (or its counterpart), at its final fold."""

@@ -23,7 +23,7 @@ from foldscope.engine.control import request_control
 from foldscope.engine.live import LiveSweep
 from foldscope.ui.commands import PaletteCommand
 from foldscope.ui.messages import ResumeSweep, SweepFinished, SweepSnapshot
-from foldscope.ui.screens.cell import CellScreen
+from foldscope.ui.screens.cell import WARM_AFTER_S, open_cell, warm_cell_screen
 from foldscope.ui.screens.fabrication import FabricationScreen
 from foldscope.ui.screens.study import StudyScreen
 from foldscope.ui.screens.survival import SurvivalScreen
@@ -115,6 +115,7 @@ class SweepScreen(Screen[None]):
         """The last error of the sweep's runner (a child's one-line error), for the status."""
         self.own_runner_pid: int | None = None
         """The child process this app started to run the sweep: running it is not watching."""
+        self._warm_asked = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -228,6 +229,9 @@ class SweepScreen(Screen[None]):
     def show_snapshot(self, message: SweepSnapshot) -> None:
         """Map a snapshot onto the widgets; only changed cells are touched."""
         self._snapshot = message
+        if not self._warm_asked:  # the grid is up: compose the cell screen once it is drawn
+            self._warm_asked = True
+            self.call_after_refresh(self._warm_cell)
         view = message.view
         h = view.header
         grid = self.query_one(SweepGrid)
@@ -280,10 +284,16 @@ class SweepScreen(Screen[None]):
         ref = self.query_one(SweepGrid).cell_ref(str(cell_key.row_key.value),
                                                  str(cell_key.column_key.value))
         if ref is not None:
-            screen = CellScreen(self.db_path, self._snapshot.sweep_id, ref.scenario, ref.model,
-                                ref.arm, sweep_running=self._runner_alive)
-            screen.hold_frames()
-            self.app.push_screen(screen)
+            open_cell(self.app, self.db_path, self._snapshot.sweep_id, ref.scenario, ref.model,
+                      ref.arm, sweep_running=self._runner_alive)
+
+    def _warm_cell(self) -> None:
+        """Compose the cell screen ahead, once keys pause (not in the middle of a key's work)."""
+        idle = getattr(self.app, "keys_idle", None)
+        if idle is not None and not idle():
+            self.set_timer(WARM_AFTER_S, self._warm_cell)
+        elif self._snapshot is not None:
+            warm_cell_screen(self.app, self.db_path, self._snapshot.sweep_id)
 
     def _runner_alive(self) -> bool:
         """The sweep's runner is alive, as of the last poll."""

@@ -45,6 +45,15 @@ class AnswerTable(DataTable):
         self.fixed_columns = 2  # the flag and the label stay in view when it scrolls sideways
 
     def on_mount(self) -> None:
+        self._add_columns()
+
+    def reset(self) -> None:
+        """Empty, as first mounted (columns as narrow as their names, scrolled home)."""
+        self._checks = {}
+        self.clear(columns=True)
+        self._add_columns()
+
+    def _add_columns(self) -> None:
         # Columns are as wide as their widest cell: the values judged are never cut (the
         # table scrolls sideways); the values come right after the label.
         for label, key in (("flag", "flag"), ("label", "label"), ("expected", "expected"),

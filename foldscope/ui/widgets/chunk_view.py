@@ -52,6 +52,12 @@ class ChunkView(LiteralLines):
         self.shown: tuple[str, int, int] | None = None
         """(scenario, first chunk, last chunk) on screen, once loaded."""
 
+    def reset(self) -> None:
+        """Nothing loaded, wrapped, scrolled home (a chunk still being read is dropped when it lands)."""
+        self.workers.cancel_group(self, "chunk-load")
+        self.shown = None
+        super().reset()
+
     def show_chunks(self, scenario: str, first: int, last: int) -> None:
         """Show chunks ``first..last`` (0-based) of a scenario; generated in a thread."""
         if self.shown == (scenario, first, last):
@@ -76,6 +82,8 @@ class ChunkView(LiteralLines):
             lines.extend(styled_lines(sc.chunks[index].text, _spans(sc.chunks[index].text, facts)))
         key = (scenario, first, last)
         width, wrap = layout or self.layout_request()
+        if get_current_worker().is_cancelled:
+            return
         self.app.call_from_thread(self._done, lay_out(lines, width, wrap, self.app.console), key)
 
     def worker_ended(self, event: Worker.StateChanged) -> bool:

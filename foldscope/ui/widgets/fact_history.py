@@ -41,7 +41,12 @@ class FactHistory(DataTable):
         # strip goes: a watch on the app's theme would keep every closed cell screen alive
         # (Textual prunes such watchers only when the theme changes), and the collector's
         # pauses grow with them.
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._draw())
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        # A screen kept for reuse and on no stack is drawn afresh when next shown.
+        if self.screen in self.app.screen_stack:
+            self._draw()
 
     def on_unmount(self) -> None:
         self.app.theme_changed_signal.unsubscribe(self)
@@ -50,6 +55,11 @@ class FactHistory(DataTable):
         """Show a timeline (``None``: no folds yet), keeping the highlighted fact."""
         self._timeline = timeline
         self._draw()
+
+    def reset(self) -> None:
+        """Empty, the first fact highlighted next time (another row of another cell)."""
+        self._timeline = None
+        self.clear(columns=True)
 
     def strip_text(self) -> list[tuple[str, str, str]]:
         """What the strip shows, per fact: (label, state marks left to right, lost-at cell)."""

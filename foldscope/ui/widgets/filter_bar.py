@@ -99,6 +99,16 @@ class FilterBar(Vertical):
             self.post_message(self.Changed(self, None))
         self.post_message(self.Closed(self))
 
+    def reset(self) -> None:
+        """Back to no filter, not edited, telling no one (the screen is being shown afresh)."""
+        self.applied = None
+        field = self.query_one(Input)
+        with field.prevent(Input.Changed):
+            field.value = ""
+        self._stop_editing()
+        self.remove_class("-active", "-error")
+        self.query_one("#filter-status", Static).update("")
+
     def _stop_editing(self) -> None:
         self.remove_class("-editing")
         self.query_one(Input).can_focus = False

@@ -91,6 +91,10 @@ def build_fold_view(request: FoldRequest, console: Console,
                     lay_out(diff_lines, *request.diff_layout, console))
 
 
+EMPTY_TEXT = "no folds committed for this row yet"
+"""What the title says of a row without folds, unless the screen says more."""
+
+
 class FoldInspector(Widget):
     """Everything about fold k of one row; the screen owns which row and fold."""
 
@@ -144,7 +148,7 @@ class FoldInspector(Widget):
         """The timeline shown, as it stood after the fold shown (``core.forensics.timeline_upto``)."""
         self.shown: int | None = None
         """The index of the fold drawn; None while nothing is."""
-        self.empty_text = "no folds committed for this row yet"
+        self.empty_text = EMPTY_TEXT
         """What the title says of a row without folds (the screen names a failed row's error)."""
         self._scenario: str | None = None
         self._fold: FoldRecord | None = None
@@ -167,6 +171,23 @@ class FoldInspector(Widget):
                 with ContentSwitcher(initial="diff", id="side"):
                     yield DiffView(id="diff")
                     yield ChunkView(id="chunk")
+
+    def reset(self) -> None:
+        """As first mounted: nothing shown, the diff beside the carrier, every pane wrapped and
+        scrolled home, the first fact highlighted next (the screen shows another cell); a
+        view still being built is dropped when it lands."""
+        self._serial += 1
+        self.workers.cancel_group(self, "fold-view")
+        self.timeline, self._fold, self.shown, self._scenario = None, None, None, None
+        self._timelines = []
+        self.empty_text = EMPTY_TEXT
+        self.query_one(FactHistory).reset()
+        self.query_one(FactDetail).show(None, None)
+        self.query_one("#fold-title", Static).update("")
+        for view in (self.query_one(CarrierView), self.query_one(DiffView)):
+            view.reset()
+        self.query_one(ChunkView).reset()
+        self.query_one(ContentSwitcher).current = "diff"
 
     def show(self, scenario: str | None, facts: Sequence[PlantedFact],
              folds: Sequence[FoldRecord], index: int, row_id: int | None = None) -> None:

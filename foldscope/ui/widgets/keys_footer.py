@@ -14,6 +14,15 @@ HELP_ACTIONS = ("help", "app.help")
 """The action the help key runs, as the app or a screen names it."""
 
 
+def _on_show(screen: Screen[Any]) -> bool:
+    """The screen is on show: the current one, or under screens that let it show through (a
+    dialog)."""
+    stack = screen.app.screen_stack
+    if screen not in stack:
+        return False
+    return all(above.styles.background.a < 1 for above in stack[stack.index(screen) + 1:])
+
+
 class KeysFooter(Footer):
     """Textual's footer with the help key moved to the front.
 
@@ -40,14 +49,26 @@ class KeysFooter(Footer):
         self._bindings_ready = True
         if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
             return
+        if not _on_show(screen):
+            return  # a screen hidden under another: its keys are composed when it resumes
         if not self._recompose_asked:
             self._recompose_asked = True
             self.call_after_refresh(self._recompose_if_changed)
 
     async def _recompose_if_changed(self) -> None:
         self._recompose_asked = False
-        if self.is_attached and self._keys_shown() != self._composed:
+        if self.is_attached and _on_show(self.screen) and self._keys_shown() != self._composed:
             await self.recompose()
+
+    def on_mount(self) -> None:
+        self.app.screen_change_signal.subscribe(self, self._screen_changed)
+
+    def on_unmount(self) -> None:
+        self.app.screen_change_signal.unsubscribe(self)
+
+    def _screen_changed(self, screen: Screen[Any]) -> None:
+        if screen is self.screen:
+            self.bindings_changed(screen)
 
     def compose(self) -> ComposeResult:
         self._drop_closed_keys()

@@ -169,6 +169,14 @@ class LiteralLines(ScrollView, can_focus=True):
             self.scroll_to(0, 0, animate=False)
         self.refresh()
 
+    def reset(self) -> None:
+        """Empty, wrapped, scrolled home: as first mounted."""
+        self._lines = []
+        self.set_reactive(LiteralLines.wrap, True)
+        self._layout_rows()
+        self.scroll_to(0, 0, animate=False)
+        self.refresh()
+
     def layout_request(self) -> tuple[int, bool]:
         """The width and wrap state a layout made elsewhere must have (read on the UI thread,
         handed to a worker with the lines)."""

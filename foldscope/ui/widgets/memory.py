@@ -64,6 +64,10 @@ class KeyPausedCollector:
         self._last_key = time.monotonic()
         gc.disable()
 
+    def idle(self) -> bool:
+        """No key (or click) for ``HOLD_S``: work nobody waits for may run now."""
+        return time.monotonic() - self._last_key >= HOLD_S
+
     def tick(self) -> None:
         """Let the collector run again once keys have paused; while they go on, collect only
         the young generations once allocations pile up (a few ms, not a full pass)."""

@@ -103,8 +103,19 @@ class RowsTable(DataTable):
         """The rows a filter keeps (None: every row)."""
 
     def on_mount(self) -> None:
+        self._add_columns()
+
+    def _add_columns(self) -> None:
         for column in ROW_COLUMNS:
             self.add_column(column.key, key=column.key)
+
+    def reset(self) -> None:
+        """Empty, as first mounted: no rows, no filter, the columns as narrow as their names,
+        in execution order, scrolled home (the screen is shown for another cell)."""
+        self.sort_column, self.sort_reverse = "position", False
+        self._records, self._shown, self._visible, self._live = {}, {}, None, True
+        self.clear(columns=True)
+        self._add_columns()
 
     @property
     def total(self) -> int:
