@@ -81,6 +81,32 @@ async def test_quit_mid_sweep_leaves_a_consistent_database(tmp_path):
         assert again.sweep_status == "done"
 
 
+async def test_ctrl_q_does_not_wait_for_the_child_runner(tmp_path, monkeypatch):
+    """The app goes at once on ctrl+q; the child runner asked to stop is waited for after the
+    app's run (it records its stop on its own), and one that never answers is killed then."""
+    import foldscope.ui.app as app_module
+
+    db = tmp_path / "deaf.sqlite"
+    data = definition(scenario="kestrel", models=({"id": "sim/faithful",
+                                                  "faults": {"latency_s": 0.5}},), arms=("j",))
+    prepared = prepare_sweep(db, data, "test")
+    monkeypatch.setattr(app_module, "QUIT_GRACE_S", 0.5)
+    monkeypatch.setattr(RunnerProcess, "cancel", lambda self, reason="": None)  # a deaf child
+    app = FoldscopeApp(str(db), sweep_id=prepared.sweep_id, run=True)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await wait_until(pilot, lambda: committed_folds(db, prepared.sweep_id) > 0,
+                         "the first committed fold")
+        child = app.runner
+        assert isinstance(child, RunnerProcess)
+        await pilot.press("ctrl+q")
+        while app.is_running:
+            await pilot.pause()
+        assert process_alive(child.pid), "the app waited for its runner before going"
+    assert not process_alive(child.pid)  # killed once the app had gone: no orphan
+    with Store(db, readonly=True) as store:
+        assert store.live_status(store.sweep(prepared.sweep_id)) == "interrupted"
+
+
 async def test_unpinned_gateway_model_is_a_visible_warning(tmp_path):
     db = tmp_path / "warn.sqlite"
     prepared = prepare_sweep(db, definition(models=({"id": "sim/faithful", "pin": ""},),

@@ -529,18 +529,37 @@ class FoldscopeApp(StoreWrites):
         self.call_later(self.action_quit)
 
     async def action_quit(self) -> None:
-        """Quit; a running sweep is cancelled first and allowed to record that it stopped."""
+        """Quit at once; a running sweep is asked to stop first.
+
+        A child runner records its stop on its own (it commits each fold as it lands, and
+        SIGTERM or its parent going makes it write ``stopped``): the app goes without waiting
+        for it, and waits for it afterwards (``wait_for_runner``), with the terminal already
+        given back, so the resume line printed then reads what the runner recorded. A runner in
+        this process (tests) is waited for here, as it cannot outlive the app.
+        """
         self.stop_sweep()
-        # Cancellation reaches the runner at once; give it a moment to write "stopped" and
-        # close its connection before the app goes (calls in flight are dropped). A child that
-        # does not answer in time is killed: its sweep then reads interrupted, and resumes.
-        if not await asyncio.to_thread(self._sweep_done.wait, QUIT_GRACE_S):
-            if isinstance(self.runner, RunnerProcess):
-                self.runner.kill()
-                await asyncio.to_thread(self._sweep_done.wait, QUIT_GRACE_S)
+        if not isinstance(self.runner, RunnerProcess):
+            await asyncio.to_thread(self._sweep_done.wait, QUIT_GRACE_S)
         # Verdicts and flags given just before quitting are written before the app goes.
         await asyncio.to_thread(self.finish_writes)
         self.exit()
+
+    def wait_for_runner(self) -> None:
+        """Wait for a child runner asked to stop to record how it stopped; one that does not
+        answer within ``QUIT_GRACE_S`` is killed (its sweep then reads interrupted, and
+        resumes where its committed folds end)."""
+        if not self._sweep_done.wait(QUIT_GRACE_S) and isinstance(self.runner, RunnerProcess):
+            self.runner.kill()
+            self._sweep_done.wait(QUIT_GRACE_S)
+
+    async def _process_messages(self, *args: Any, **kwargs: Any) -> None:
+        # Textual's whole run, the terminal given back at its end; then the child runner asked
+        # to stop is waited for, off the app's time (``action_quit``).
+        try:
+            await super()._process_messages(*args, **kwargs)
+        finally:
+            self.stop_sweep()
+            await asyncio.to_thread(self.wait_for_runner)
 
     def stop_sweep(self, reason: str = "quit from the TUI") -> None:
         """Cancel a running sweep: calls in flight are lost, committed folds stay (only the
