@@ -20,6 +20,8 @@ from foldscope.core.identifiers import (
     _rule_is_line_local,
     default_rules,
     find_identifiers,
+    identifier_spans,
+    identifier_spans_many,
     merge_rules,
 )
 from foldscope.engine.audit_readers import stream_session
@@ -86,13 +88,35 @@ def test_the_audit_of_a_generated_session_matches_the_whole_text_search(tmp_path
     fast = audit()
     import foldscope.core.identifiers as identifiers
 
-    whole = identifiers.find_identifiers
+    whole = identifiers.identifier_spans_many
 
-    def plain(text, rules=None, kinds=None):  # type: ignore[no-untyped-def]
-        return whole(text, list(default_rules() if rules is None else rules), kinds)
+    def plain(texts, rules=None):  # type: ignore[no-untyped-def]
+        return whole(texts, list(default_rules() if rules is None else rules))
 
-    monkeypatch.setattr("foldscope.core.audit.find_identifiers", plain)
+    monkeypatch.setattr("foldscope.core.audit.identifier_spans_many", plain)
+    monkeypatch.setattr("foldscope.core.audit.identifier_spans",
+                        lambda text, rules=None: plain([text], rules)[0])
     assert audit() == fast
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(FRAGMENTS + ["@marta.v", "-oncall", "port", " 80", "@a", "b."]),
+                         max_size=12), max_size=8))
+def test_texts_searched_together_get_what_each_gets_alone(batch: list[list[str]]) -> None:
+    # Texts whose last lines run on into the next text's first line when joined: each is still
+    # searched as ending where it ends (a handle is not extended by the next text's dot).
+    texts = ["".join(parts) for parts in batch]
+    rules = default_rules()
+    expected = [identifier_spans(text, list(rules)) for text in texts]
+    assert identifier_spans_many(texts, rules) == expected
+    assert identifier_spans_many(texts, rules) == expected  # again: now from remembered lines
+
+
+def test_a_last_line_is_searched_as_its_texts_end_among_others() -> None:
+    rules = default_rules()
+    texts = ["Paging @marta.v", "-oncall.", "x\nport", " 8080 now", "port 80"]
+    assert identifier_spans_many(texts, rules) == [identifier_spans(t, list(rules)) for t in texts]
+    assert identifier_spans_many(["Paging @marta.v", "-oncall."], rules)[0] == [(7, 15, "handle")]
 
 
 def test_a_full_line_cache_is_forgotten_and_results_stay_the_same(monkeypatch) -> None:

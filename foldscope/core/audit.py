@@ -54,8 +54,8 @@ from foldscope.core.grading import contains_token_normalized, normalize
 from foldscope.core.identifiers import (
     KindRule,
     default_rules,
-    find_identifiers,
     identifier_spans,
+    identifier_spans_many,
     main_kind,
     tracked_kinds,
 )
@@ -368,7 +368,8 @@ class _Finder:
         self._derived: dict[tuple[str, str], _Derived] = {}
         self._derived_for: tuple[int, int] = (-1, -1)
 
-    def find(self, text: str) -> list[_Found]:
+    def find(self, text: str, spans: list[tuple[int, int, str]] | None = None) -> list[_Found]:
+        """The identifiers of a text (``spans``: its :func:`identifier_spans`, when known)."""
         if self.options.facts is not None:
             return self._facts(text)
         if self._derived_for != (self.paths.version, len(self.own_ids)) or len(self._derived) >= 16384:
@@ -377,7 +378,7 @@ class _Finder:
         derived = self._derived
         tracked = self.tracked
         out: list[_Found] = []
-        for start, end, kind in identifier_spans(text, self.rules):
+        for start, end, kind in identifier_spans(text, self.rules) if spans is None else spans:
             if kind not in tracked:
                 continue
             ident = text[start:end]
@@ -416,31 +417,55 @@ class _Finder:
         """A URL's host and port (kinds by the rules: a dotted host, an IP), where they stand."""
         cached = self._part_cache.get(url)
         if cached is None:
-            cached = self._split(url)
-            if len(self._part_cache) >= 4096:
+            cached = self._split([url])[0]
+            if len(self._part_cache) >= PART_CACHE_SIZE:
                 self._part_cache.clear()
             self._part_cache[url] = cached
         return cached
 
-    def _split(self, url: str) -> list[tuple[str, str, int]]:
-        try:
-            split = urlsplit(url)
-            host, port = split.hostname, split.port
-        except ValueError:
-            return []
-        out: list[tuple[str, str, int]] = []
-        netloc_at = url.find("//") + 2
-        if host:
-            at = url.lower().find(host, netloc_at)
-            whole = [i for i in find_identifiers(host, self.inner)
-                     if i.start == 0 and i.end == len(host)]
-            if whole and at >= 0:
-                out.append((whole[0].kind, url[at:at + len(host)], at))
-        if port is not None:
-            text = str(port)
-            at = url.find(":" + text, netloc_at)
-            if at >= 0:
-                out.append(("port", text, at + 1))
+    def prepare(self, texts: Sequence[str], spans: Sequence[list[tuple[int, int, str]]]) -> None:
+        """Work out ahead, together, the parts of the URLs among these texts' identifiers (their
+        hosts' kinds found in one batch)."""
+        cache = self._part_cache
+        urls = list(dict.fromkeys(text[start:end] for text, found in zip(texts, spans, strict=True)
+                                  for start, end, kind in found if kind in COMPOSITE_KINDS))
+        urls = [url for url in urls if url not in cache]
+        if not urls:
+            return
+        if len(cache) + len(urls) > PART_CACHE_SIZE:
+            cache.clear()
+        cache.update(zip(urls, self._split(urls), strict=True))
+
+    def _split(self, urls: Sequence[str]) -> list[list[tuple[str, str, int]]]:
+        """The parts of each URL (see :meth:`_parts`)."""
+        splits: list[tuple[str | None, int | None] | None] = []
+        for url in urls:
+            try:
+                split = urlsplit(url)
+                splits.append((split.hostname, split.port))
+            except ValueError:
+                splits.append(None)
+        hosts = [got[0] for got in splits if got is not None and got[0]]
+        host_spans = iter(identifier_spans_many(hosts, self.inner))
+        out: list[list[tuple[str, str, int]]] = []
+        for url, got in zip(urls, splits, strict=True):
+            parts: list[tuple[str, str, int]] = []
+            out.append(parts)
+            if got is None:
+                continue
+            host, port = got
+            netloc_at = url.find("//") + 2
+            if host:
+                at = url.lower().find(host, netloc_at)
+                whole = [kind for start, end, kind in next(host_spans)
+                         if start == 0 and end == len(host)]
+                if whole and at >= 0:
+                    parts.append((whole[0], url[at:at + len(host)], at))
+            if port is not None:
+                text = str(port)
+                at = url.find(":" + text, netloc_at)
+                if at >= 0:
+                    parts.append(("port", text, at + 1))
         return out
 
     def numbers(self, text: str) -> list[_Found]:
@@ -544,6 +569,17 @@ class _Open:
     compaction's identifiers unless the agent writes it again (then it was lost and needed)."""
 
 
+PART_CACHE_SIZE = 4096
+"""URLs whose parts are remembered (all are forgotten when the bound is hit)."""
+
+BATCH_CHARS = 1_000_000
+"""Entry text whose identifiers :meth:`SessionAuditor.feed_all` finds together (their new lines
+searched in one pass per rule): the items it holds ahead of the one it audits."""
+
+BATCH_ITEMS = 512
+"""Most items held ahead (a session of many short entries)."""
+
+
 class SessionAuditor:
     """Audits a session as its items arrive (a file read line by line, or one being written).
 
@@ -595,8 +631,34 @@ class SessionAuditor:
                 current.tokens_after = item.tokens
 
     def feed_all(self, items: Iterable[Item]) -> None:
+        """Take the items of a session (or its rest): as :meth:`feed` one by one, the
+        identifiers of up to :data:`BATCH_CHARS` of entry text found together."""
+        if self.options.facts is not None:
+            for item in items:
+                self.feed(item)
+            return
+        batch: list[Item] = []
+        size = 0
         for item in items:
-            self.feed(item)
+            batch.append(item)
+            if isinstance(item, Entry):
+                size += len(item.text)
+            if size >= BATCH_CHARS or len(batch) >= BATCH_ITEMS:
+                self._feed_batch(batch)
+                batch = []
+                size = 0
+        self._feed_batch(batch)
+
+    def _feed_batch(self, batch: list[Item]) -> None:
+        texts = [item.text for item in batch if isinstance(item, Entry)]
+        spans = identifier_spans_many(texts, self.finder.rules)
+        self.finder.prepare(texts, spans)
+        found = iter(spans)
+        for item in batch:
+            if isinstance(item, Entry):
+                self._entry(item, next(found))
+            else:
+                self.feed(item)
 
     def audits(self) -> list[CompactionAudit]:
         """Every compaction's audit so far, in session order."""
@@ -616,8 +678,8 @@ class SessionAuditor:
             if written and not seen.written:
                 seen.written = True
 
-    def _entry(self, entry: Entry) -> None:
-        found = self.finder.find(entry.text)
+    def _entry(self, entry: Entry, spans: list[tuple[int, int, str]] | None = None) -> None:
+        found = self.finder.find(entry.text, spans)
         current = self._current
         authored = entry.channel in AUTHORED_CHANNELS
         # Named facts are the person's own list: any channel that shows one counts.

@@ -149,10 +149,11 @@ def tracked_kinds(rules: Sequence[KindRule] | None = None) -> frozenset[str]:
     return frozenset(rule.name for rule in rules if rule.track)
 
 
-def _anchored(pattern: re.Pattern[str], anchor: re.Pattern[str], text: str
-              ) -> Iterable[re.Match[str]]:
+def _anchored(pattern: re.Pattern[str], anchor: re.Pattern[str], text: str,
+              stops: frozenset[int] = frozenset()) -> Iterable[re.Match[str]]:
     """The matches of ``pattern`` on the lines holding a hit of ``anchor`` (each line searched
-    once, newline included so that patterns may look at it; on a very long line, the stretch
+    once, newline included so that patterns may look at it, but the line breaks at ``stops``:
+    those end a text's last line, searched as the text's end; on a very long line, the stretch
     around the hit)."""
     done = -1
     spans: set[tuple[int, int]] = set()
@@ -163,7 +164,7 @@ def _anchored(pattern: re.Pattern[str], anchor: re.Pattern[str], text: str
             continue
         lo = text.rfind("\n", 0, at) + 1
         hi = text.find("\n", at)
-        hi = size if hi < 0 else hi + 1
+        hi = size if hi < 0 else hi if hi in stops else hi + 1
         lo = max(lo, at - ANCHOR_REACH)
         hi = min(hi, hit.end() + ANCHOR_REACH)
         for match in pattern.finditer(text, lo, hi):
@@ -181,15 +182,17 @@ def _span(match: re.Match[str]) -> tuple[int, int]:
 
 
 def _whole_candidates(text: str, rules: Sequence[KindRule], orders: Iterable[int],
-                      out: list[tuple[int, int, int, str]]) -> None:
+                      out: list[tuple[int, int, int, str]], stops: frozenset[int] = frozenset()
+                      ) -> None:
     """Append the candidates ``(-length, rule order, start, kind)`` of the rules at ``orders``,
-    each searched over the whole text (around its anchor's hits when it has one)."""
+    each searched over the whole text (around its anchor's hits when it has one; ``stops``: see
+    :func:`_anchored`)."""
     for order in orders:
         rule = rules[order]
         if rule.anchor is not None and not _may_match(rule.anchor, text):
             continue
         for match in (rule.pattern.finditer(text) if rule.anchor is None else
-                      _anchored(rule.pattern, rule.anchor, text)):
+                      _anchored(rule.pattern, rule.anchor, text, stops)):
             start, end = _span(match)
             if end > start:
                 out.append((start - end, order, start, rule.name))
@@ -383,14 +386,17 @@ def identifier_spans(text: str, rules: Sequence[KindRule] | None = None
                      ) -> list[tuple[int, int, str]]:
     """:func:`find_identifiers` as ``(start, end, kind)`` triples (no objects made: for callers
     that read every identifier of a whole session)."""
+    return identifier_spans_many((text,), rules)[0]
+
+
+def identifier_spans_many(texts: Sequence[str], rules: Sequence[KindRule] | None = None
+                          ) -> list[list[tuple[int, int, str]]]:
+    """:func:`identifier_spans` of each text (the same answers), their new lines searched
+    together: one pass per rule over a whole batch of texts costs far less than one per text."""
     rules = default_rules() if rules is None else rules
     if isinstance(rules, tuple):
-        plan = _plan(rules)
-        if not any(_active(rules[order], text) for order in plan.whole):
-            spans = _line_spans(text, rules, plan)
-            if spans is not None:
-                return spans
-    return _contest(_candidates(text, rules))
+        return _line_spans_many(texts, rules, _plan(rules))
+    return [_contest(_candidates(text, rules)) for text in texts]
 
 
 def _active(rule: KindRule, text: str) -> bool:
@@ -579,73 +585,117 @@ def _sees_newline_or_edge(items: Any, flags: int, *, ends: bool, behind_only: bo
     return False
 
 
-def _line_spans(text: str, rules: tuple[KindRule, ...], plan: _Plan
-                ) -> list[tuple[int, int, str]] | None:
-    """The winners of a text all of whose active rules are line-local, line by line; None when
-    a remembered line's winners do not hold for this text (search it the plain way)."""
-    lines = text.split("\n")
-    tail = lines.pop()
-    count = len(lines)
-    got = list(map(plan.lines.get, lines, repeat(_MISS, count)))
-    got.append(plan.tails.get(tail, _MISS) if tail else ())
-    missed = [i for i in compress(range(count + 1), got) if got[i] is _MISS]
-    if missed and not _search_lines(text, lines, tail, missed, got, rules, plan):
-        return None
-    if plan.needs:
-        for i in compress(range(count + 1), got):
-            needs = plan.needs.get((i == count, tail if i == count else lines[i]))
+def _line_spans_many(texts: Sequence[str], rules: tuple[KindRule, ...], plan: _Plan
+                     ) -> list[list[tuple[int, int, str]]]:
+    """The winners of each text, line by line where every rule the text activates is
+    line-local: the lines none of the texts' lines remembered are searched together, once each
+    (one pass per rule over them all); a text whose lines' winners do not hold for it (a rule
+    with a candidate there that the text does not activate) is searched the plain way."""
+    out: list[list[tuple[int, int, str]] | None] = [None] * len(texts)
+    fresh: dict[tuple[bool, str], int] = {}
+    searched: list[tuple[bool, str]] = []
+    waiting: list[tuple[int, list[str], list[_Spans], list[int], list[int]]] = []
+    known_needs = plan.needs
+    for n, text in enumerate(texts):
+        if any(_active(rules[order], text) for order in plan.whole):
+            out[n] = _contest(_candidates(text, rules))
+            continue
+        lines = text.split("\n")
+        tail = lines.pop()
+        count = len(lines)
+        got = list(map(plan.lines.get, lines, repeat(_MISS, count)))
+        got.append(plan.tails.get(tail, _MISS) if tail else ())
+        missed = [i for i in compress(range(count + 1), got) if got[i] is _MISS]
+        if known_needs and not _needs_hold(text, rules, known_needs, lines, tail, got):
+            out[n] = _contest(_candidates(text, rules))
+            continue
+        slots: list[int] = []
+        for i in missed:
+            key = (True, tail) if i == count else (False, lines[i])
+            slot = fresh.get(key)
+            if slot is None:
+                slot = fresh[key] = len(searched)
+                searched.append(key)
+            slots.append(slot)
+        lines.append(tail)
+        waiting.append((n, lines, got, missed, slots))
+    spans_of, needs_of = _search_lines(searched, rules, plan) if searched else ([], [])
+    for n, lines, got, missed, slots in waiting:
+        text = texts[n]
+        holds = True
+        for i, slot in zip(missed, slots, strict=True):
+            got[i] = spans_of[slot]
+            needs = needs_of[slot]
             if needs and not all(_active(rules[order], text) for order in needs):
-                return None
-    lengths = list(map(len, lines))
-    lengths.append(len(tail))
-    starts = list(accumulate(lengths, initial=0))
-    out: list[tuple[int, int, str]] = []
+                holds = False
+                break
+        out[n] = _joined(lines, got) if holds else _contest(_candidates(text, rules))
+    return out  # type: ignore[return-value]  # every slot is filled above
+
+
+def _needs_hold(text: str, rules: tuple[KindRule, ...], known: dict[tuple[bool, str], tuple[int, ...]],
+                lines: list[str], tail: str, got: list[_Spans]) -> bool:
+    """Whether the rules the remembered lines' candidates need are all active for ``text``."""
+    count = len(lines)
     for i in compress(range(count + 1), got):
+        if got[i] is _MISS:
+            continue
+        needs = known.get((i == count, tail if i == count else lines[i]))
+        if needs and not all(_active(rules[order], text) for order in needs):
+            return False
+    return True
+
+
+def _joined(lines: list[str], got: list[_Spans]) -> list[tuple[int, int, str]]:
+    """A text's winners from its lines' (``lines`` holds the tail last; each other line is
+    followed by a line break in the text)."""
+    starts = list(accumulate(map(len, lines), initial=0))
+    out: list[tuple[int, int, str]] = []
+    for i in compress(range(len(lines)), got):
         base = starts[i] + i
         out.extend([(base + start, base + end, kind) for start, end, kind in got[i]])
     return out
 
 
-def _search_lines(text: str, lines: list[str], tail: str, missed: list[int], got: list[_Spans],
-                  rules: tuple[KindRule, ...], plan: _Plan) -> bool:
-    """Search the lines at ``missed`` (index ``len(lines)`` is the tail) of ``text`` with every
-    line-local rule, put their winners in ``got`` and remember them; False when a line's winners
-    do not hold for this text."""
+def _search_lines(searched: list[tuple[bool, str]], rules: tuple[KindRule, ...], plan: _Plan
+                  ) -> tuple[list[_Spans], list[tuple[int, ...]]]:
+    """Search lines ``(is a text's last line, line)`` with every line-local rule, joined (each
+    followed by a line break; a last line searched as ending its text); their winners and the
+    rules with a candidate on them that the line itself does not activate, both also
+    remembered."""
     global _line_cache_size
-    count = len(lines)
-    texts = [tail if i == count else lines[i] + "\n" for i in missed]
+    texts = [line + "\n" for _is_tail, line in searched]
     offsets = list(accumulate(map(len, texts), initial=0))
+    stops = frozenset(offsets[j + 1] - 1 for j, (is_tail, _line) in enumerate(searched) if is_tail)
     found: list[tuple[int, int, int, str]] = []
-    _whole_candidates("".join(texts), rules, plan.by_line, found)
-    per_line: list[list[tuple[int, int, int, str]]] = [[] for _ in missed]
+    _whole_candidates("".join(texts), rules, plan.by_line, found, stops)
+    per_line: list[list[tuple[int, int, int, str]]] = [[] for _ in searched]
     for neg_len, order, start, kind in found:
         j = bisect.bisect_right(offsets, start) - 1
         per_line[j].append((neg_len, order, start - offsets[j], kind))
-    if _line_cache_size >= LINE_CACHE_CHARS:
-        for known in _PLANS.values():
-            known.lines.clear()
-            known.tails.clear()
-            known.needs.clear()
-        _line_cache_size = 0
-    holds = True
-    for j, i in enumerate(missed):
-        candidates = per_line[j]
+    spans_of: list[_Spans] = []
+    needs_of: list[tuple[int, ...]] = []
+    for (is_tail, line), text, candidates in zip(searched, texts, per_line, strict=True):
         spans: _Spans = tuple(_contest(candidates)) if candidates else ()
-        got[i] = spans
-        line = texts[j]
+        searched_text = line if is_tail else text
         needs = tuple(sorted(order for order in {c[1] for c in candidates}
-                             if not _active(rules[order], line))) if candidates else ()
-        if needs and not all(_active(rules[order], text) for order in needs):
-            holds = False
-        if len(line) > LINE_CACHE_MAX_CHARS:
+                             if not _active(rules[order], searched_text))) if candidates else ()
+        spans_of.append(spans)
+        needs_of.append(needs)
+        size = len(searched_text)
+        if size > LINE_CACHE_MAX_CHARS:
             continue
-        is_tail = i == count
-        key = line if is_tail else lines[i]
+        if _line_cache_size + size > LINE_CACHE_CHARS:
+            for known in _PLANS.values():
+                known.lines.clear()
+                known.tails.clear()
+                known.needs.clear()
+            _line_cache_size = 0
         if needs:
-            plan.needs[(is_tail, key)] = needs
-        (plan.tails if is_tail else plan.lines)[key] = spans
-        _line_cache_size += len(line)
-    return holds
+            plan.needs[(is_tail, line)] = needs
+        (plan.tails if is_tail else plan.lines)[line] = spans
+        _line_cache_size += size
+    return spans_of, needs_of
 
 
 def kind_of(value: str, rules: Sequence[KindRule] | None = None) -> str | None:
