@@ -192,3 +192,41 @@ def test_the_shipped_anchors_match_their_plain_forms_span_for_span(text: str) ->
         assert anchor is not None
         assert ([m.span() for m in anchor.finditer(text)]
                 == [m.span() for m in re.finditer(plain, text)]), (name, text)
+
+
+# --- one scan for several strings: the screens and ``requires`` -----------------------------------
+
+from foldscope.core.identifiers import holds_one_of  # noqa: E402
+
+SCREEN_ALPHABET = st.sampled_from(list("ab:/.-_@#\\|()[]*+?^$ \nKk\u212aIi\u0130\u0131é"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=SCREEN_ALPHABET, min_size=1, max_size=4), min_size=1, max_size=6),
+       st.text(alphabet=SCREEN_ALPHABET, max_size=60))
+def test_one_search_for_several_strings_finds_one_exactly_when_the_text_holds_one(
+        strings: list[str], text: str) -> None:
+    assert (holds_one_of(strings)(text) is not None) == any(s in text for s in strings)
+
+
+def test_every_shipped_screen_and_requires_search_agrees_with_looking_for_each_string() -> None:
+    texts = [f for f in FRAGMENTS] + ["".join(FRAGMENTS), "", "\u212a\u0130"]
+    for rule in default_rules():
+        sets = ([frozenset(rule.requires)] if rule.requires else []) + (
+            list(_screen(rule.anchor)) if rule.anchor is not None else [])
+        for strings in sets:
+            search = holds_one_of(strings)
+            for text in texts:
+                assert (search(text) is not None) == any(s in text for s in strings), (rule.name, text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=12),
+       st.sets(st.sampled_from(sorted(r.name for r in default_rules())), max_size=3))
+def test_asking_for_some_kinds_gets_the_winners_of_those_kinds(parts: list[str], kinds: set[str]) -> None:
+    # A kind with no candidate in the text is answered without the whole search: the same answer.
+    text = "".join(parts)
+    rules = default_rules()
+    whole = [i for i in find_identifiers(text, list(rules)) if i.kind in kinds]
+    assert find_identifiers(text, rules, kinds=kinds) == whole
+    assert find_identifiers(text, list(rules), kinds=kinds) == whole

@@ -24,7 +24,7 @@ import bisect
 import importlib
 import re
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -355,10 +355,36 @@ def _screen(anchor: re.Pattern[str]) -> tuple[frozenset[str], ...]:
     return got
 
 
+_SCREEN_SEARCHES: dict[re.Pattern[str], tuple[Callable[[str], object], ...]] = {}
+
+
+def _screen_searches(anchor: re.Pattern[str]) -> tuple[Callable[[str], object], ...]:
+    """Per factor set of an anchor's screen, a search that finds one of its strings in a text
+    (None when the text holds none): one scan of the text, not one per string."""
+    got = _SCREEN_SEARCHES.get(anchor)
+    if got is None:
+        got = tuple(holds_one_of(strings) for strings in _screen(anchor))
+        if len(_SCREEN_SEARCHES) >= 1024:
+            _SCREEN_SEARCHES.clear()
+        _SCREEN_SEARCHES[anchor] = got
+    return got
+
+
+def holds_one_of(strings: Iterable[str]) -> Callable[[str], object]:
+    """A search of a text for any of ``strings`` (non-empty): it returns None exactly when the
+    text contains none of them (an alternation of the strings, escaped, without flags: it
+    matches at a place where one of them stands)."""
+    ordered = sorted(strings)
+    if len(ordered) == 1:  # the string search itself is faster than the regex engine's
+        only = ordered[0]
+        return lambda text: True if only in text else None
+    return re.compile("|".join(re.escape(string) for string in ordered)).search
+
+
 def _may_match(anchor: re.Pattern[str], text: str) -> bool:
     """False only when the anchor certainly has no match in ``text``."""
-    for strings in _screen(anchor):
-        if not any(string in text for string in strings):
+    for search in _screen_searches(anchor):
+        if search(text) is None:
             return False
     return True
 
@@ -377,6 +403,15 @@ def find_identifiers(text: str, rules: Sequence[KindRule] | None = None,
         The identifiers, longest match first where rules overlap, sorted by position.
     """
     wanted = None if kinds is None else set(kinds)
+    if wanted is not None:
+        # No rule of a wanted kind has a candidate here: none can win (a quick answer for the
+        # many callers asking one kind of short texts).
+        rules = default_rules() if rules is None else rules
+        found: list[tuple[int, int, int, str]] = []
+        _whole_candidates(text, rules, (order for order, rule in enumerate(rules)
+                                        if rule.name in wanted and _active(rule, text)), found)
+        if not found:
+            return []
     return [Identifier(kind, text[start:end], start, end)
             for start, end, kind in identifier_spans(text, rules)
             if wanted is None or kind in wanted]
@@ -400,7 +435,18 @@ def identifier_spans_many(texts: Sequence[str], rules: Sequence[KindRule] | None
 
 
 def _active(rule: KindRule, text: str) -> bool:
-    return not rule.requires or any(needle in text for needle in rule.requires)
+    """Whether the text holds one of the rule's ``requires`` strings (or it has none)."""
+    if not rule.requires:
+        return True
+    search = _REQUIRES.get(rule.requires)
+    if search is None:
+        if len(_REQUIRES) >= 1024:
+            _REQUIRES.clear()
+        search = _REQUIRES[rule.requires] = holds_one_of(rule.requires)
+    return search(text) is not None
+
+
+_REQUIRES: dict[tuple[str, ...], Callable[[str], object]] = {}
 
 
 def _candidates(text: str, rules: Sequence[KindRule]) -> list[tuple[int, int, int, str]]:

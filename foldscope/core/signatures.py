@@ -229,26 +229,32 @@ def signature_hits(value: str, kind: str | None = None,
     rules = default_signatures() if rules is None else rules
     resolved: str | None = None
     hits: list[str] = []
+    known: dict[str, list[Any]] = {}  # the value's parts by match, each worked out once
     for sig in rules:
         if sig.kinds is not None:
             if resolved is None:
                 resolved = value_kind(value, kind) or ""
             if resolved not in sig.kinds:
                 continue
-        if _hit(sig, value):
+        if _hit(sig, value, known):
             hits.append(sig.name)
     return hits
 
 
-def _hit(sig: Signature, value: str) -> bool:
+def _hit(sig: Signature, value: str, known: dict[str, list[Any]]) -> bool:
     if sig.match == "ip":
-        addresses = _ips(value)
+        addresses = known.get("ip")
+        if addresses is None:
+            addresses = known["ip"] = _ips(value)
         if sig.networks:
             return any(a in net for a in addresses for net in sig.networks
                        if a.version == net.version)
         parts = [str(a) for a in addresses]
     else:
-        parts = _parts(value, sig.match)
+        got = known.get(sig.match)
+        if got is None:
+            got = known[sig.match] = _parts(value, sig.match)
+        parts = got
     for part in parts:
         if sig.values is not None and part.casefold() in sig.values:
             return True
