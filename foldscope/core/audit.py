@@ -529,6 +529,20 @@ class _Seen:
     """The agent or the person wrote it in the window (or the summary before carried it)."""
 
 
+# A compaction's records while the session streams past it are plain tuples of strings and
+# numbers, the fields of the record they become (the garbage collector stops looking at such
+# tuples: a session's hundred thousand lost values cost no collection time); :meth:`_Building.audit`
+# makes the records.
+_State = tuple[str, str, int, str | None, str | None]
+"""An :class:`IdentifierState`'s fields (the state by its number, :data:`_CODE`)."""
+_Lost = tuple[str, str, int, str, int, str | None, str, bool]
+"""A :class:`LostAndNeeded`'s fields (the state by its number)."""
+_Back = tuple[str, str, int, str, int, str | None, str]
+"""A :class:`Reappeared`'s fields (the state by its number)."""
+_New = tuple[str, str, int, tuple[str, ...]]
+"""A :class:`NewAfter`'s fields."""
+
+
 @dataclass(slots=True)
 class _Building:
     """One compaction's audit while the rest of the session streams past it."""
@@ -537,36 +551,45 @@ class _Building:
     compaction: Compaction
     tokens_before: int | None
     tokens_after: int | None
-    identifiers: list[IdentifierState]
+    identifiers: list[_State]
     lost_kinds: frozenset[str]
     altered: frozenset[str]
-    lost: list[LostAndNeeded] = field(default_factory=list)
-    reappeared: list[Reappeared] = field(default_factory=list)
-    new_after: list[NewAfter] = field(default_factory=list)
+    lost: list[_Lost] = field(default_factory=list)
+    reappeared: list[_Back] = field(default_factory=list)
+    new_after: list[_New] = field(default_factory=list)
     new_seen: set[str] = field(default_factory=set)
 
     def audit(self, weights: Mapping[str, float]) -> CompactionAudit:
         c = self.compaction
-        lost = sorted(self.lost, key=lambda n: (n.used_at, -weights.get(n.kind, 1.0), n.value))
+        lost = sorted(self.lost, key=lambda n: (n[2], -weights.get(n[0], 1.0), n[1]))
         return CompactionAudit(
             index=self.index, at=c.at, kind=c.kind, trigger=c.trigger,
             tokens_before=self.tokens_before, tokens_after=self.tokens_after,
-            identifiers=tuple(self.identifiers), lost_and_needed=tuple(lost),
-            new_after=tuple(self.new_after), reappeared=tuple(self.reappeared),
+            identifiers=tuple(IdentifierState(kind, value, _MEMBERS[state], altered, label)
+                              for kind, value, state, altered, label in self.identifiers),
+            lost_and_needed=tuple(map(_lost_record, lost)),
+            new_after=tuple(NewAfter(*n) for n in self.new_after),
+            reappeared=tuple(Reappeared(kind, value, at, channel, _MEMBERS[state], label, context)
+                             for kind, value, at, channel, state, label, context
+                             in self.reappeared),
             carrier=c.carrier, summary_at=c.summary_at)
 
 
-@dataclass(slots=True)
-class _Open:
-    """A lost value waiting to be used again."""
+def _lost_record(n: _Lost) -> LostAndNeeded:
+    kind, value, used_at, used_in, state, label, context, recovered = n
+    return LostAndNeeded(kind, value, used_at, used_in, _MEMBERS[state], label, context, recovered)
 
-    building: _Building
-    ident: IdentifierState
-    back_from_tool: bool = False
-    reappeared: bool = False
-    latent: bool = False
-    """Only tool output had shown it and the summary did not carry it: not one of the
-    compaction's identifiers unless the agent writes it again (then it was lost and needed)."""
+
+# A lost value waiting to be used again is a number: its compaction, state and flags stand at
+# that place of three columns of the auditor (no object per value), and the values waiting
+# under a key are a tuple of those numbers.
+_BACK_FROM_TOOL = 1
+"""It came back through tool output."""
+_REAPPEARED = 2
+"""Its reappearance was reported."""
+_LATENT = 4
+"""Only tool output had shown it and the summary did not carry it: not one of the
+compaction's identifiers unless the agent writes it again (then it was lost and needed)."""
 
 
 PART_CACHE_SIZE = 4096
@@ -608,7 +631,10 @@ class SessionAuditor:
         self.compactions = 0
         self._window: dict[tuple[str, str], _Seen] = {}
         self._seen: set[str] = set()
-        self._pending: dict[str, list[_Open]] = {}
+        self._pending: dict[str, tuple[int, ...]] = {}
+        self._open_building: list[_Building | None] = []
+        self._open_state: list[_State | None] = []
+        self._open_flags = bytearray()
         self._built: list[_Building] = []
         self._current: _Building | None = None
         self._last_usage: int | None = None
@@ -710,7 +736,7 @@ class SessionAuditor:
                     and self._unseen(f) and f.value not in current.altered
                     and f.key not in current.new_seen):
                 current.new_seen.add(f.key)
-                current.new_after.append(NewAfter(
+                current.new_after.append((
                     f.kind, f.value, at,
                     tuple(signature_hits(f.value, f.kind, self.options.signatures))))
         # After the entry: a value a tool showed is "seen" only from the next entry on (an
@@ -730,29 +756,36 @@ class SessionAuditor:
             return False
         return not any(shown in seen for shown in f.seen_as[1:])
 
-    def _use(self, waiting: list[_Open], f: _Found, entry: Entry) -> None:
+    def _use(self, waiting: tuple[int, ...], f: _Found, entry: Entry) -> None:
+        buildings, states, flags = self._open_building, self._open_state, self._open_flags
         if entry.channel in AUTHORED_CHANNELS:
             context = _context(entry.text, f.start, f.end)
-            for o in waiting:
-                if o.latent:  # the agent needed what only tool output had shown: the task's
-                    o.latent = False
-                    o.building.identifiers.append(o.ident)
-                need = LostAndNeeded(o.ident.kind, o.ident.value, entry.at, entry.channel,
-                                     o.ident.state, o.ident.label, context, o.back_from_tool)
-                o.building.lost.append(need)
+            for n in waiting:
+                building, ident = buildings[n], states[n]
+                assert building is not None and ident is not None  # a used value is no longer waiting
+                if flags[n] & _LATENT:  # the agent needed what only tool output had shown: the task's
+                    building.identifiers.append(ident)
+                kind, value, state, _altered, label = ident
+                need = (kind, value, entry.at, entry.channel, state, label, context,
+                        bool(flags[n] & _BACK_FROM_TOOL))
+                building.lost.append(need)
                 if self.on_use is not None:
-                    self.on_use(o.building.index, need)
+                    self.on_use(building.index, _lost_record(need))
+                buildings[n] = states[n] = None
             del self._pending[f.key]
         elif entry.channel in RETURNED_CHANNELS:
             context = ""
-            for o in waiting:
-                o.back_from_tool = True
-                if not o.reappeared and not o.latent:
-                    o.reappeared = True
+            for n in waiting:
+                was = flags[n]
+                flags[n] = was | _BACK_FROM_TOOL
+                if not was & (_REAPPEARED | _LATENT):
+                    flags[n] |= _REAPPEARED
+                    building, ident = buildings[n], states[n]
+                    assert building is not None and ident is not None
                     context = context or _context(entry.text, f.start, f.end)
-                    o.building.reappeared.append(Reappeared(
-                        o.ident.kind, o.ident.value, entry.at, entry.channel, o.ident.state,
-                        o.ident.label, context))
+                    kind, value, state, _altered, label = ident
+                    building.reappeared.append((kind, value, entry.at, entry.channel, state,
+                                                label, context))
 
     def _compaction(self, c: Compaction) -> None:
         summary_at = c.summary_at if c.summary_at is not None else c.at
@@ -774,7 +807,7 @@ class SessionAuditor:
         # The task's values are what the agent or the person wrote (or the summary before
         # carried), and whatever the summary carries; a value only tool output showed that the
         # summary dropped is no loss of the task's unless the agent writes it again (latent).
-        states = [state for seen, state in every if seen.written or state.state in _CARRIED]
+        states = [state for seen, state in every if seen.written or state[2] in _CARRIED]
         self.compactions += 1
         building = _Building(
             index=self.compactions, compaction=c,
@@ -782,22 +815,25 @@ class SessionAuditor:
             tokens_after=c.tokens_after, identifiers=states,
             # Kinds of every value not carried, latent ones included: an agent that invents a
             # port after a compaction dropped the one its tools had shown has re-invented it.
-            lost_kinds=frozenset(i.kind for _seen, i in every if i.state != PRESENT),
-            altered=frozenset(i.altered for _seen, i in every if i.altered))
+            lost_kinds=frozenset(i[0] for _seen, i in every if i[2] != _PRESENT),
+            altered=frozenset(i[3] for _seen, i in every if i[3]))
         if self.keep:
             self._built.append(building)
+        pending = self._pending
         for seen, ident in every:
-            if ident.state != PRESENT:
-                latent = not seen.written and ident.state not in _CARRIED
-                self._pending.setdefault(seen.key, []).append(_Open(building, ident,
-                                                                    latent=latent))
+            if ident[2] != _PRESENT:
+                latent = not seen.written and ident[2] not in _CARRIED
+                pending[seen.key] = pending.get(seen.key, ()) + (len(self._open_flags),)
+                self._open_building.append(building)
+                self._open_state.append(ident)
+                self._open_flags.append(_LATENT if latent else 0)
         # The summary's own values: new if nothing showed them before.
         if self.options.facts is None:
             for f in summary_found:
                 if (f.kind in building.lost_kinds and self._unseen(f)
                         and f.value not in building.altered and f.key not in building.new_seen):
                     building.new_seen.add(f.key)
-                    building.new_after.append(NewAfter(
+                    building.new_after.append((
                         f.kind, f.value, summary_at,
                         tuple(signature_hits(f.value, f.kind, self.options.signatures))))
         self._see(summary_found)
@@ -818,26 +854,31 @@ class SessionAuditor:
 
     def _state(self, seen: _Seen, c: Compaction, summary_norm: str, summary_keys: set[str],
                summary_dirs: set[str], tokens: Mapping[str, list[str]],
-               kept_from: int | None) -> IdentifierState:
+               kept_from: int | None) -> _State:
         if kept_from is not None and seen.last_at >= kept_from:
-            return IdentifierState(seen.kind, seen.value, PRESENT, None, seen.label)
+            return (seen.kind, seen.value, _PRESENT, None, seen.label)
         if seen.key in summary_keys or (seen.kind == "path" and _listed_under(
                 seen.key, summary_dirs, summary_norm)):
-            return IdentifierState(seen.kind, seen.value, PRESENT, None, seen.label)
+            return (seen.kind, seen.value, _PRESENT, None, seen.label)
         if c.carrier != "text":  # what the readable part does not hold, the opaque part may
-            return IdentifierState(seen.kind, seen.value, UNKNOWN, None, seen.label)
+            return (seen.kind, seen.value, _UNKNOWN, None, seen.label)
         kind_tokens = None if self.options.facts is not None else tokens.get(seen.kind, [])
         norm_value = normalize(seen.value)
         if kind_tokens is not None and not kind_tokens and norm_value not in summary_norm:
             # Not in the text at all and no token of its kind to be a near miss: missing,
             # without the whole-token rule's cost.
-            return IdentifierState(seen.kind, seen.value, MISSING, None, seen.label)
+            return (seen.kind, seen.value, _MISSING, None, seen.label)
         state, miss = value_state(summary_norm, norm_value, seen.kind, kind_tokens)
-        return IdentifierState(seen.kind, seen.value, state, miss.altered if miss else None,
-                               seen.label)
+        return (seen.kind, seen.value, _CODE[state], miss.altered if miss else None, seen.label)
 
 
-_CARRIED = frozenset({PRESENT, MUTATED})
+_MEMBERS: tuple[TimelineState, ...] = tuple(TimelineState)
+_CODE = {state: code for code, state in enumerate(_MEMBERS)}
+"""A state's number in the records of :data:`_State` (an enum member is an object the garbage
+collector follows; a small number is not)."""
+_PRESENT, _MUTATED, _MISSING, _UNKNOWN = (_CODE[s] for s in (PRESENT, MUTATED, MISSING, UNKNOWN))
+
+_CARRIED = frozenset({_PRESENT, _MUTATED})
 """States in which the summary holds the value (intact or garbled)."""
 
 _PLACES = frozenset({".", "~", "/", "~/"})
