@@ -187,3 +187,29 @@ def test_a_sweep_stored_before_modes_resumes_sequentially(db):
     from foldscope.engine.sweep import stored_mode
 
     assert stored_mode({"sweep": {"arms": ["j"]}}) == "sequential"
+
+
+def test_a_run_raises_the_collectors_young_threshold_only_when_nobody_tuned_it():
+    import gc
+
+    from foldscope.engine.runner import (
+        DEFAULT_GC_THRESHOLD,
+        RUN_GC_THRESHOLD,
+        _collector_for_a_run,
+    )
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(*DEFAULT_GC_THRESHOLD)
+        with _collector_for_a_run():
+            assert gc.get_threshold() == (RUN_GC_THRESHOLD, *DEFAULT_GC_THRESHOLD[1:])
+            with _collector_for_a_run():  # a second run in the same process leaves it be
+                assert gc.get_threshold()[0] == RUN_GC_THRESHOLD
+            assert gc.get_threshold()[0] == RUN_GC_THRESHOLD
+        assert gc.get_threshold() == DEFAULT_GC_THRESHOLD
+        gc.set_threshold(1234, 5, 6)  # someone else's tuning: left as it is
+        with _collector_for_a_run():
+            assert gc.get_threshold() == (1234, 5, 6)
+        assert gc.get_threshold() == (1234, 5, 6)
+    finally:
+        gc.set_threshold(*before)
