@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.color import Color
 from textual.theme import Theme
 
 from foldscope.core.errors import ConfigError
@@ -25,6 +26,23 @@ FACT_VARIABLES = {
 }
 """Defaults for foldscope's own variables; a theme file may override any of them."""
 
+SCROLLBAR_THUMB = 0.45
+"""How far a scrollbar's thumb goes from the panel colour towards the primary (hovered: more)."""
+
+
+def scrollbar_variables(panel: str, primary: str) -> dict[str, str]:
+    """A theme's scrollbar colours from its own: the track in its panel colour, the thumb
+    between panel and primary, primary while dragged. Textual's default track is the
+    background darkened, which draws black in every dark theme."""
+    track = Color.parse(panel)
+    accent = Color.parse(primary)
+    return {"scrollbar-background": track.hex, "scrollbar-background-hover": track.hex,
+            "scrollbar-background-active": track.hex, "scrollbar-corner-color": track.hex,
+            "scrollbar": track.blend(accent, SCROLLBAR_THUMB).hex,
+            "scrollbar-hover": track.blend(accent, min(1.0, SCROLLBAR_THUMB + 0.2)).hex,
+            "scrollbar-active": accent.hex}
+
+
 FOLDSCOPE_DARK = Theme(
     name="foldscope-dark",
     primary="#58a6ff",
@@ -37,7 +55,7 @@ FOLDSCOPE_DARK = Theme(
     surface="#161b22",
     panel="#21262d",
     dark=True,
-    variables=dict(FACT_VARIABLES),
+    variables={**scrollbar_variables("#21262d", "#58a6ff"), **FACT_VARIABLES},
 )
 """The default theme, built in so the app starts even without a ``themes/`` folder."""
 
@@ -61,8 +79,13 @@ def load_theme_file(path: Path) -> Theme:
         raise ThemeFileError(f"{path}: unknown key {sorted(unknown)[0]!r}")
     if not isinstance(data.get("name"), str) or not isinstance(data.get("primary"), str):
         raise ThemeFileError(f"{path}: 'name' and 'primary' are required strings")
-    variables = {**FACT_VARIABLES, **{str(k): str(v) for k, v in data.pop("variables", {}).items()}}
+    own = {str(k): str(v) for k, v in data.pop("variables", {}).items()}
     try:
+        # A file without a panel colour gets the track Textual would derive (its surface).
+        bars = scrollbar_variables(str(data.get("panel") or data.get("surface")
+                                       or data.get("background") or "#000000"),
+                                   str(data["primary"]))
+        variables = {**bars, **FACT_VARIABLES, **own}
         return Theme(**data, variables=variables)
     except (TypeError, ValueError) as exc:
         raise ThemeFileError(f"{path}: {exc}") from None
