@@ -530,11 +530,27 @@ def test_rows_sent_beside_the_probe_start_over_in_the_dialect_it_chose(tmp_path)
     # first calls while the probe runs, in the ladder's first rung. llama.cpp refuses that one:
     # the rows wait for the probe and start over in the rung it chose, so what is stored is
     # what the same sweep stores when the rows wait for the probe (one slot: no room).
+    import asyncio
+
     from foldscope.engine.store import Store
+
+    class SlowProbe(FakeLlamaCpp):
+        """Answers the probe's requests 0.3 s late: the rows' first calls go out before it
+        has chosen (an instant fake lets the probe win the race, and nothing is sent beside it)."""
+
+        def __call__(self, request):
+            reply = super().__call__(request)
+            if b"capability probe" not in request.content:
+                return reply
+
+            async def later():
+                await asyncio.sleep(0.3)
+                return reply
+            return later()
 
     stored = {}
     for slots in (1, 4):
-        fake = FakeLlamaCpp()
+        fake = SlowProbe()
         db = tmp_path / f"s{slots}.sqlite"
         sweep_id = _llama_sweep(db, fake, context_tokens=4096, concurrency=slots)
         with Store(db) as store:
