@@ -142,4 +142,4 @@ def test_latency_counts_from_the_requests_arrival():
         client.chat.completions.create(model="sim/faithful", max_tokens=64,
                                        messages=[{"role": "user", "content": "hello"}])
         took = time.monotonic() - start
-    assert 1.2 <= took < 2.0
+    assert 1.2 <= took < 2.15  # 2.2 or more when the latency came after the answer
