@@ -64,9 +64,9 @@ Every :data:`EMAIL` ends inside one, from its local part's last ``%`` on (``a%b@
 
 _SEGMENT_CHAR = r"(?:[\w@+.]|-(?!\d+[-:]))"
 """A character of a path segment (a hyphen that starts grep's ``-51-`` context marker is none)."""
-_NO_TEMPLATE = r"(?!/?(?:#\{|\$\{|\{|<%|:[a-z_]))"
+_NO_TEMPLATE = r"(?!/?(?:#\{|\$\{|\$[A-Za-z_]|\{|<%|:[a-z_]))"
 """What a path is not followed by: a template's placeholder (``/users/#{id}``, ``/x/${y}``,
-``/users/:id``)."""
+``/servers/$serverId``, ``/users/:id``)."""
 PATH = (
     # absolute, ~/ or ./ ../ relative
     r"(?<![\w.:/@~<$\\-])(?>(?:~|\.{1,2})?/(?:" + _SEGMENT_CHAR + r"+/)*" + _SEGMENT_CHAR
