@@ -100,6 +100,7 @@ def _kv(line: str) -> tuple[str, str] | None:
     return (label, value) if _ok(label, value) else None
 
 
+@lru_cache(maxsize=4096)  # prose lines come back every fold too (a describer's paragraphs)
 def _the_is(text: str) -> tuple[str, str] | None:
     m = THE_IS_RE.search(text)
     if not m:
