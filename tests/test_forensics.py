@@ -2,6 +2,9 @@
 
 from dataclasses import dataclass
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from foldscope.core.forensics import fact_state, fact_status
 from foldscope.core.nearmiss import near_miss
 
@@ -55,3 +58,56 @@ def test_remembered_bound_texts_are_the_ones_read_afresh():
     _BOUND_TEXTS.clear()
     assert first == again == [bound_texts(c, "ledger shard count") for c in carriers]
     assert first[0] == ["19"]
+
+
+def _advance_reference(histories, fold):
+    """advance_histories as first written: every course stepped and compared field by field."""
+    from foldscope.core.forensics import NOT_YET, PRESENT, FactHistory
+
+    out = []
+    for hist, now in zip(histories, fold.facts, strict=True):
+        planted = hist.planted_fold
+        if planted is None and now.state != NOT_YET:
+            planted = fold.fold
+        first = hist.first_carried_fold
+        lost, returned = hist.lost_fold, hist.returned
+        if now.state == PRESENT:
+            if first is None:
+                first = fold.fold
+            if lost is not None:
+                returned = True
+        elif now.state != NOT_YET and lost is None:
+            lost = fold.fold
+        out.append(FactHistory(hist.label, hist.value, hist.graded, hist.chunk, planted, first,
+                               lost, returned, now.state, now.altered, now.rule))
+    return tuple(out)
+
+
+_STATE_DRAWS = st.sampled_from([("not_yet", None, None), ("present", None, None),
+                                ("missing", None, None), ("mutated", "62115", "digit_changed"),
+                                ("mutated", "6214", "char_dropped")])
+_FOLD_OR_NONE = st.one_of(st.none(), st.integers(0, 5))
+
+
+@settings(max_examples=400)
+@given(st.lists(st.tuples(_STATE_DRAWS, _FOLD_OR_NONE, _FOLD_OR_NONE, _FOLD_OR_NONE,
+                          st.booleans(), _STATE_DRAWS), min_size=1, max_size=6),
+       st.integers(0, 6))
+def test_advancing_courses_keeps_only_unmoved_ones_and_moves_the_rest_as_ever(courses, fold):
+    from foldscope.core.forensics import (
+        FactAtFold,
+        FactHistory,
+        FoldFacts,
+        TimelineState,
+        advance_histories,
+    )
+
+    histories, facts = [], []
+    for n, (last, planted, first, lost, returned, now) in enumerate(courses):
+        histories.append(FactHistory(f"f{n}", "62114", True, 0, planted, first, lost, returned,
+                                     TimelineState(last[0]), last[1], last[2]))
+        facts.append(FactAtFold(f"f{n}", "62114", TimelineState(now[0]), now[1], now[2]))
+    entry = FoldFacts(fold, 0, 0, tuple(facts))
+    got = advance_histories(histories, entry)
+    assert got == _advance_reference(histories, entry)
+    assert all(g is h for g, h in zip(got, histories, strict=True) if g == h)

@@ -486,6 +486,18 @@ def advance_histories(histories: Sequence[FactHistory], fold: FoldFacts
     """
     out: list[FactHistory] = []
     for hist, now in zip(histories, fold.facts, strict=True):
+        state = now.state
+        if state == hist.final_state and now.altered == hist.final_altered \
+                and now.rule == hist.final_rule and (
+                    state == NOT_YET
+                    or (hist.planted_fold is not None and (
+                        (hist.first_carried_fold is not None
+                         and (hist.lost_fold is None or hist.returned))
+                        if state == PRESENT else hist.lost_fold is not None))):
+            # The course ends in this very state and no field of it would move (what the
+            # general step below finds, without building it): most facts in most folds.
+            out.append(hist)
+            continue
         planted = hist.planted_fold
         if planted is None and now.state != NOT_YET:
             planted = fold.fold

@@ -76,6 +76,7 @@ _INVISIBLE_RE = re.compile(f"[{_INVISIBLES}]")
 _INVISIBLE_REPLACEMENT = {"\u200b": " "}  # every other invisible character is deleted
 
 
+@lru_cache(maxsize=65536)  # per character, called around every match the matchers find
 def _is_word(ch: str) -> bool:
     return ch.isalnum() or ch == "_" or unicodedata.category(ch).startswith("M")
 
