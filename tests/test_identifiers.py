@@ -265,6 +265,9 @@ _CODE_AND_LOG_NOISE = {
     "SQL's FROM": "SELECT name\n  FROM pg_tables\n  WHERE x",
     "a route template": "GoRoute(path: '/orders/$orderId')",
     "a route before a full stop": "then it redirects to /orders. Done, then /cart...",
+    "a glob": "Glob\npattern: **/useOrders.ts\nand src/**/*.dart, **/locales/**",
+    "a search for code names": "Grep\npattern: ORDERS_API_URL|LOCAL_CACHE_DIR\n",
+    "a URL template of a script": 'curl -X DELETE "http://svc.internal/items/$ID"',
 }
 
 
