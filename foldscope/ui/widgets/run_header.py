@@ -82,4 +82,10 @@ class RunHeader(Static):
                                          runner_error)])
         if text != getattr(self, "_shown", None):
             self._shown = text
-            self.update(text)
+            # Repainted in place; the screen is laid out again only when the text's height
+            # changed (it wraps on a narrow terminal): a layout pass on each poll costs the UI
+            # thread ~10 ms while the runner wants the cores.
+            self.update(text, layout=False)
+            width, height = self.content_size
+            if not width or self.get_content_height(self.size, self.size, width) != height:
+                self.refresh(layout=True)
