@@ -84,6 +84,30 @@ async def test_a_failed_row_shows_its_error_in_the_table_and_the_inspector(faile
         assert "failed before its first fold" in title
 
 
+async def test_slash_status_failed_keeps_only_the_failed_rows(failed_db):
+    from conftest import wait_group as wait_workers
+
+    from foldscope.ui.screens.cell import CellScreen
+    from foldscope.ui.widgets.rows_table import RowsTable
+
+    db, sweep_id, row_id = failed_db
+    app = FoldscopeApp(str(db), sweep_id=sweep_id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await fresh_poll(app, pilot)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, CellScreen)
+                         and app.screen._data is not None, "the cell")
+        screen = app.screen
+        for key in ["slash", *"status", "colon", *"fail", "enter"]:
+            await pilot.press(key)
+        await wait_workers(app, "cell-filter")
+        await wait_until(pilot, lambda: screen.query_one(RowsTable).row_ids() == [row_id],
+                         "only the failed row")
+        assert "1 of 2 rows" in str(screen.query_one("#filter-status").render())
+        assert screen.row_id == row_id
+
+
 async def test_the_answer_view_shows_the_highlighted_answer_whole_at_80x24(failed_db):
     from foldscope.engine.store import Store
     from foldscope.ui.screens.cell import CellScreen

@@ -19,8 +19,9 @@ from foldscope.core.find import (
 
 ROW = Findable("sim/garbler", "j", (FactItem("backup cutoff", "fabricated"),
                                     FactItem("on-call handle", "correct")),
-               ("backup cutoff: 2026-07-14 01:30", "carrier with /opt/kestrel/state"))
-OTHER = Findable("sim/faithful", "q", (FactItem("backup cutoff", "correct"),), ("nothing here",))
+               ("backup cutoff: 2026-07-14 01:30", "carrier with /opt/kestrel/state"), "done")
+OTHER = Findable("sim/faithful", "q", (FactItem("backup cutoff", "correct"),), ("nothing here",),
+                 "failed")
 
 
 def hit(query: str, subject: Findable = ROW) -> bool:
@@ -39,6 +40,38 @@ def test_each_field_reads_its_own_values():
     assert hit('"/opt/kestrel"') and hit('text:"01:30"')
     assert hit(r"/20\d\d-07-14/") and not hit(r"/20\d\d-08/") and hit("/KESTREL/i")
     assert not hit("/KESTREL/")
+
+
+def test_status_is_the_rows_whole_status_a_prefix_will_do():
+    assert hit("status:done") and not hit("status:failed")
+    assert hit("status:failed", OTHER) and hit("status:fail", OTHER) and hit("status:F", OTHER)
+    assert hit("-status:failed") and not hit("-status:failed", OTHER)
+    assert hit("status:failed,done", OTHER) and hit("status:failed,done")
+    assert hit("status:fail model:faithful", OTHER) and not hit("status:fail arm:j", OTHER)
+    with pytest.raises(QueryError, match="unknown status 'zebra'.*failed"):
+        parse_query("status:zebra")
+
+
+def test_a_row_left_running_by_a_dead_runner_is_found_as_interrupted():
+    from foldscope.core.find import row_findable
+    from foldscope.core.row import RowRecord
+
+    row = RowRecord(id=1, position=0, scenario="smoke", model="m", arm="j", repeat=0,
+                    status="running")
+    assert matches(parse_query("status:running"), row_findable(row, (), ()))
+    dead = row_findable(row, (), (), sweep_running=False)
+    assert matches(parse_query("status:interrupted"), dead)
+    assert not matches(parse_query("status:running"), dead)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["planned", "running", "done", "failed", "interrupted"]),
+       st.sampled_from(["planned", "running", "done", "failed", "interrupted"]),
+       st.integers(min_value=1, max_value=11), st.booleans())
+def test_status_matches_exactly_the_status_its_prefix_names(status, wanted, cut, negated):
+    subject = Findable("m", "j", (), ("failed done running",), status)  # texts never count
+    query = ("-" if negated else "") + "status:" + wanted[:cut].upper()
+    assert matches(parse_query(query), subject) == ((status == wanted) != negated)
 
 
 def test_terms_all_hold_and_minus_negates():

@@ -4,7 +4,9 @@ A query is terms separated by spaces; every term must hold (``-`` before a term 
 
     class:fabricated arm:j,q model:garbler label:"backup cutoff" /20\\d\\d-07/ -text:lorem
 
-``class:`` an answer class (a unique prefix will do: ``class:carr``), ``model:`` a model id
+``class:`` an answer class (a unique prefix will do: ``class:carr``), ``status:`` a row's status
+as shown (``done``, ``failed``, ``running``, ``planned``, ``interrupted``; a prefix will do:
+``status:fail``; a review value: its row's), ``model:`` a model id
 (part of it, any case), ``arm:`` an arm id (whole), ``label:`` a planted fact's label (part of
 it, any case), ``text:`` or a bare word: the answers and carriers (part, any case); a value in
 ``/…/`` is a regular expression (``/…/i``: any case), in quotes it may hold spaces and colons;
@@ -29,9 +31,11 @@ import regex
 
 from foldscope.core.answers import ANSWER_CLASSES
 from foldscope.core.fabrication import ReviewValue
+from foldscope.core.metrics import live_row_status
 from foldscope.core.row import Check, FoldRecord, RowRecord
+from foldscope.core.status import RowStatus
 
-FIELDS: tuple[str, ...] = ("class", "model", "arm", "label", "text")
+FIELDS: tuple[str, ...] = ("class", "status", "model", "arm", "label", "text")
 """The fields a term may name (a bare term is ``text``)."""
 
 FACT_FIELDS: frozenset[str] = frozenset({"class", "label"})
@@ -63,21 +67,27 @@ class Findable:
     """The row's checked facts (a review value: its one fact)."""
     texts: tuple[str, ...] = ()
     """The answer and the carriers (a review value: its values first)."""
+    status: str = ""
+    """The row's status as shown (``core.metrics.live_row_status``); "" when not known."""
 
 
-def row_findable(row: RowRecord, folds: Sequence[FoldRecord], checks: Iterable[Check]) -> Findable:
-    """What a query reads of a row: its model and arm, its checked facts, its answer and every
+def row_findable(row: RowRecord, folds: Sequence[FoldRecord], checks: Iterable[Check], *,
+                 sweep_running: bool = True) -> Findable:
+    """What a query reads of a row: its model and arm, its status as shown (a row left running
+    by a runner no longer alive reads interrupted), its checked facts, its answer and every
     fold's carrier (fold 1 first)."""
     texts = ((row.answer,) if row.answer else ()) + tuple(f.carrier for f in folds)
     return Findable(row.model, row.arm,
-                    tuple(FactItem(c.label, c.classification) for c in checks), texts)
+                    tuple(FactItem(c.label, c.classification) for c in checks), texts,
+                    str(live_row_status(row.status, sweep_running)))
 
 
 def value_findable(value: ReviewValue, texts: Sequence[str] = ()) -> Findable:
     """What a query reads of a review value: its model, arm and fact, the values planted and
-    given, then ``texts`` (its row's answer and carriers, when they were read)."""
+    given, then ``texts`` (its row's answer and carriers, when they were read); its row is done
+    (only a graded row has checked values)."""
     return Findable(value.model, value.arm, (FactItem(value.label, value.answer_class),),
-                    (value.given, value.planted, *texts))
+                    (value.given, value.planted, *texts), str(RowStatus.DONE))
 
 
 @dataclass(frozen=True)
@@ -249,6 +259,19 @@ def _class_value(value: str) -> str:
     return _raise(f"{what} class {value!r} (classes: {', '.join(ANSWER_CLASSES)})")
 
 
+ROW_STATUSES: tuple[str, ...] = tuple(str(s) for s in RowStatus)
+"""What ``status:`` takes: a row's status as shown."""
+
+
+def _status_value(value: str) -> str:
+    wanted = value.strip().lower()
+    hits = [s for s in ROW_STATUSES if s.startswith(wanted)]
+    if wanted in ROW_STATUSES or len(hits) == 1:
+        return wanted if wanted in ROW_STATUSES else hits[0]
+    what = "ambiguous" if hits else "unknown"
+    return _raise(f"{what} status {value!r} (statuses: {', '.join(ROW_STATUSES)})")
+
+
 def _raise(message: str) -> str:
     raise QueryError(message)
 
@@ -284,6 +307,8 @@ def parse_query(text: str) -> Query:
                 raise QueryError(f"empty alternative in {word.source!r}")
             if name == "class":
                 parts = [_class_value(p) for p in parts]
+            elif name == "status":
+                parts = [_status_value(p) for p in parts]
             alternatives = tuple(Needle.of(p) for p in parts)
         terms.append(Term(name, alternatives, word.negated, word.source))
     return Query(tuple(terms), text)
@@ -320,6 +345,8 @@ def _values(subject: Findable, name: str) -> Iterable[tuple[str, bool]]:
     elif name == "class":
         for f in subject.facts:
             yield f.answer_class, True
+    elif name == "status":
+        yield subject.status, True
     else:
         for t in subject.texts:
             yield t, False

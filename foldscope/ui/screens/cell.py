@@ -147,7 +147,7 @@ class CellScreen(Screen[None]):
         Binding("escape", "back", "Back", tooltip="Back to the grid (with a filter in force: "
                 "clear it first)"),
         Binding("slash", "filter", "Filter", key_display="/", tooltip="Filter the rows: "
-                "class: model: arm: label: text: or a word, /regex/ over answers and carriers "
+                "class: status: model: arm: label: text: or a word, /regex/ over answers and carriers "
                 "(the README has the syntax); the line says N of M"),
         Binding("left_square_bracket", "step(-1)", "Prev fold"),
         Binding("right_square_bracket", "step(1)", "Next fold"),
@@ -559,14 +559,16 @@ class CellScreen(Screen[None]):
 
     def _find(self, query: Query | None) -> None:
         if query is not None and self._data is not None:
-            self._find_rows(query, self._data)
+            self._find_rows(query, self._data, self.sweep_running())
 
     @work(thread=True, group="cell-filter", exclusive=True, exit_on_error=False,
           description="find the rows a filter matches")
-    def _find_rows(self, query: Query, data: CellData) -> None:
-        """Match the query against every row (answers and carriers of every fold included)."""
+    def _find_rows(self, query: Query, data: CellData, live: bool) -> None:
+        """Match the query against every row (answers and carriers of every fold included;
+        its status as the table shows it)."""
         worker = get_current_worker()
-        subjects = [row_findable(r, data.folds.get(r.id, ()), data.checks.get(r.id, ()))
+        subjects = [row_findable(r, data.folds.get(r.id, ()), data.checks.get(r.id, ()),
+                                 sweep_running=live)
                     for r in data.rows]
         result = find(query, subjects, cancelled=lambda: worker.is_cancelled)
         if not worker.is_cancelled:

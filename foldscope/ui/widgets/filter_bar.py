@@ -16,7 +16,7 @@ from textual.widgets import Input, Static
 from foldscope.core.find import Query, QueryError, parse_query
 from foldscope.core.text import literal
 
-FILTER_HINT = ("class: model: arm: label: text: or a word · /regex/ (/…/i any case) · "
+FILTER_HINT = ("class: status: model: arm: label: text: or a word · /regex/ (/…/i any case) · "
                "\"quoted text\" · a,b either · -term not · enter keeps it · escape clears")
 """The syntax in one line (the input's placeholder)."""
 
