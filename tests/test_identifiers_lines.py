@@ -127,7 +127,25 @@ def test_a_full_line_cache_is_forgotten_and_results_stay_the_same(monkeypatch) -
     texts = [f"port {8000 + i}\nsee /srv/app/f{i}.py and OPS-{i + 10}\n" * 3 for i in range(30)]
     for text in texts + texts:
         _same(text, rules)
-    assert identifiers._line_cache_size <= 50 + max(len(line) for t in texts for line in t.split("\n")) * 3
+    assert identifiers._line_cache_size <= 50
+    plan = identifiers._plan(rules)
+    for generation in (plan.lines, plan.old_lines):
+        assert sum(len(line) + 1 for line in generation) <= 50
+    for generation in (plan.tails, plan.old_tails):
+        assert sum(len(line) for line in generation) <= 50
+
+
+def test_lines_in_use_survive_the_cache_filling_up(monkeypatch) -> None:
+    import foldscope.core.identifiers as identifiers
+
+    monkeypatch.setattr(identifiers, "LINE_CACHE_CHARS", 200)
+    rules = default_rules()
+    hot = "port 8080 on OPS-12\n"
+    for i in range(40):  # one new line per text, the hot line in each
+        text = hot + f"see /srv/app/f{i}.py\n"
+        assert identifier_spans(text, rules) == identifier_spans(text, list(rules))
+    plan = identifiers._plan(rules)
+    assert hot[:-1] in plan.lines or hot[:-1] in plan.old_lines
 
 
 # --- the literal pre-screen: an anchor it rules out has no match -------------------------------

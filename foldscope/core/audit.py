@@ -366,14 +366,15 @@ class _Finder:
         # (kind, text) -> what it gives; keys depend on the session's places and own ids, so
         # the cache is forgotten when they change (and when it is full).
         self._derived: dict[tuple[str, str], _Derived] = {}
+        self._old_derived: dict[tuple[str, str], _Derived] = {}  # the generation before
         self._derived_for: tuple[int, int] = (-1, -1)
 
     def find(self, text: str, spans: list[tuple[int, int, str]] | None = None) -> list[_Found]:
         """The identifiers of a text (``spans``: its :func:`identifier_spans`, when known)."""
         if self.options.facts is not None:
             return self._facts(text)
-        if self._derived_for != (self.paths.version, len(self.own_ids)) or len(self._derived) >= 16384:
-            self._derived.clear()
+        if self._derived_for != (self.paths.version, len(self.own_ids)):
+            self._derived, self._old_derived = {}, {}
             self._derived_for = (self.paths.version, len(self.own_ids))
         derived = self._derived
         tracked = self.tracked
@@ -384,7 +385,13 @@ class _Finder:
             ident = text[start:end]
             got = derived.get((kind, ident))
             if got is None:
-                got = derived[(kind, ident)] = self._derive(kind, ident)
+                got = self._old_derived.get((kind, ident))
+                if got is None:
+                    got = self._derive(kind, ident)
+                if len(derived) >= DERIVED_CACHE_SIZE:
+                    self._old_derived, self._derived = derived, {}
+                    derived = self._derived
+                derived[(kind, ident)] = got
             values, own = got
             if own:
                 continue
@@ -591,6 +598,11 @@ _LATENT = 4
 """Only tool output had shown it and the summary did not carry it: not one of the
 compaction's identifiers unless the agent writes it again (then it was lost and needed)."""
 
+
+DERIVED_CACHE_SIZE = 4096
+"""Identifiers whose derived values are remembered, in each of two generations (when the young
+one is full it becomes the old one and the old one is forgotten; one found in the old one moves
+to the young one)."""
 
 PART_CACHE_SIZE = 4096
 """URLs whose parts are remembered (all are forgotten when the bound is hit)."""

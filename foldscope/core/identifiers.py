@@ -497,9 +497,11 @@ def _contest(candidates: list[tuple[int, int, int, str]]) -> list[tuple[int, int
 # text holds the line). A rule whose candidate does not (its ``requires`` promise broken) is
 # checked against each text; when it is inactive there, the text is searched the plain way.
 
-LINE_CACHE_CHARS = 4_000_000
-"""Characters of distinct lines whose winners are remembered (all are forgotten when the bound
-is hit), so the cache never holds more than a few MB of text, whatever the session."""
+LINE_CACHE_CHARS = 1_000_000
+"""Characters of distinct lines whose winners are remembered, in each of two generations: when
+the young one is full, the old one is forgotten and the young one becomes old; a line found in
+the old one moves to the young one. So lines in use stay remembered, and the cache never holds
+more than twice this much text, whatever the session."""
 
 LINE_CACHE_MAX_CHARS = 2_000
 """Longer lines are searched every time, never remembered."""
@@ -521,6 +523,13 @@ class _Plan:
     """Winners of a text's last line (no line break after it)."""
     needs: dict[tuple[bool, str], tuple[int, ...]] = field(default_factory=dict)
     """Lines with candidates of rules their text may not activate: those rules."""
+    old_lines: dict[str, _Spans] = field(default_factory=dict)
+    """The old generation of :attr:`lines` (see :data:`LINE_CACHE_CHARS`)."""
+    old_tails: dict[str, _Spans] = field(default_factory=dict)
+    old_needs: dict[tuple[bool, str], tuple[int, ...]] = field(default_factory=dict)
+
+    def needs_of(self, key: tuple[bool, str]) -> tuple[int, ...] | None:
+        return self.needs.get(key) or self.old_needs.get(key)
 
 
 _PLANS: dict[int, _Plan] = {}
@@ -641,7 +650,6 @@ def _line_spans_many(texts: Sequence[str], rules: tuple[KindRule, ...], plan: _P
     fresh: dict[tuple[bool, str], int] = {}
     searched: list[tuple[bool, str]] = []
     waiting: list[tuple[int, list[str], list[_Spans], list[int], list[int]]] = []
-    known_needs = plan.needs
     for n, text in enumerate(texts):
         if any(_active(rules[order], text) for order in plan.whole):
             out[n] = _contest(_candidates(text, rules))
@@ -652,7 +660,9 @@ def _line_spans_many(texts: Sequence[str], rules: tuple[KindRule, ...], plan: _P
         got = list(map(plan.lines.get, lines, repeat(_MISS, count)))
         got.append(plan.tails.get(tail, _MISS) if tail else ())
         missed = [i for i in compress(range(count + 1), got) if got[i] is _MISS]
-        if known_needs and not _needs_hold(text, rules, known_needs, lines, tail, got):
+        if missed and (plan.old_lines or plan.old_tails):
+            missed = _recall(plan, lines, tail, got, missed)
+        if (plan.needs or plan.old_needs) and not _needs_hold(text, rules, plan, lines, tail, got):
             out[n] = _contest(_candidates(text, rules))
             continue
         slots: list[int] = []
@@ -679,14 +689,49 @@ def _line_spans_many(texts: Sequence[str], rules: tuple[KindRule, ...], plan: _P
     return out  # type: ignore[return-value]  # every slot is filled above
 
 
-def _needs_hold(text: str, rules: tuple[KindRule, ...], known: dict[tuple[bool, str], tuple[int, ...]],
+def _recall(plan: _Plan, lines: list[str], tail: str, got: list[_Spans], missed: list[int]
+            ) -> list[int]:
+    """Fill in ``got`` the lines at ``missed`` the old generation remembers (moving them to the
+    young one); the lines still missed."""
+    count = len(lines)
+    still: list[int] = []
+    for i in missed:
+        is_tail = i == count
+        line = tail if is_tail else lines[i]
+        spans = (plan.old_tails if is_tail else plan.old_lines).get(line)
+        if spans is None:
+            still.append(i)
+            continue
+        got[i] = spans
+        _remember(plan, is_tail, line, spans, plan.old_needs.get((is_tail, line), ()))
+    return still
+
+
+def _remember(plan: _Plan, is_tail: bool, line: str, spans: _Spans, needs: tuple[int, ...]) -> None:
+    """Remember a line's winners (and the rules they need) in the young generation."""
+    global _line_cache_size
+    size = len(line) + (not is_tail)
+    if size > LINE_CACHE_MAX_CHARS:
+        return
+    if _line_cache_size + size > LINE_CACHE_CHARS:
+        for known in _PLANS.values():
+            known.old_lines, known.old_tails, known.old_needs = known.lines, known.tails, known.needs
+            known.lines, known.tails, known.needs = {}, {}, {}
+        _line_cache_size = 0
+    if needs:
+        plan.needs[(is_tail, line)] = needs
+    (plan.tails if is_tail else plan.lines)[line] = spans
+    _line_cache_size += size
+
+
+def _needs_hold(text: str, rules: tuple[KindRule, ...], plan: _Plan,
                 lines: list[str], tail: str, got: list[_Spans]) -> bool:
     """Whether the rules the remembered lines' candidates need are all active for ``text``."""
     count = len(lines)
     for i in compress(range(count + 1), got):
         if got[i] is _MISS:
             continue
-        needs = known.get((i == count, tail if i == count else lines[i]))
+        needs = plan.needs_of((i == count, tail if i == count else lines[i]))
         if needs and not all(_active(rules[order], text) for order in needs):
             return False
     return True
@@ -709,7 +754,6 @@ def _search_lines(searched: list[tuple[bool, str]], rules: tuple[KindRule, ...],
     followed by a line break; a last line searched as ending its text); their winners and the
     rules with a candidate on them that the line itself does not activate, both also
     remembered."""
-    global _line_cache_size
     texts = [line + "\n" for _is_tail, line in searched]
     offsets = list(accumulate(map(len, texts), initial=0))
     stops = frozenset(offsets[j + 1] - 1 for j, (is_tail, _line) in enumerate(searched) if is_tail)
@@ -728,19 +772,7 @@ def _search_lines(searched: list[tuple[bool, str]], rules: tuple[KindRule, ...],
                              if not _active(rules[order], searched_text))) if candidates else ()
         spans_of.append(spans)
         needs_of.append(needs)
-        size = len(searched_text)
-        if size > LINE_CACHE_MAX_CHARS:
-            continue
-        if _line_cache_size + size > LINE_CACHE_CHARS:
-            for known in _PLANS.values():
-                known.lines.clear()
-                known.tails.clear()
-                known.needs.clear()
-            _line_cache_size = 0
-        if needs:
-            plan.needs[(is_tail, line)] = needs
-        (plan.tails if is_tail else plan.lines)[line] = spans
-        _line_cache_size += size
+        _remember(plan, is_tail, line, spans, needs)
     return spans_of, needs_of
 
 
