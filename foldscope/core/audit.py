@@ -59,6 +59,7 @@ from foldscope.core.identifiers import (
     main_kind,
     tracked_kinds,
 )
+from foldscope.core.memo import remember
 from foldscope.core.signatures import Signature, signature_hits
 from foldscope.core.text import literal
 
@@ -424,10 +425,7 @@ class _Finder:
         """A URL's host and port (kinds by the rules: a dotted host, an IP), where they stand."""
         cached = self._part_cache.get(url)
         if cached is None:
-            cached = self._split([url])[0]
-            if len(self._part_cache) >= PART_CACHE_SIZE:
-                self._part_cache.clear()
-            self._part_cache[url] = cached
+            cached = remember(self._part_cache, PART_CACHE_SIZE, url, self._split([url])[0])
         return cached
 
     def prepare(self, texts: Sequence[str], spans: Sequence[list[tuple[int, int, str]]]) -> None:

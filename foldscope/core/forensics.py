@@ -22,6 +22,7 @@ from foldscope.core.grading import (
     token_spans,
 )
 from foldscope.core.identifiers import find_identifiers
+from foldscope.core.memo import remember
 from foldscope.core.nearmiss import (
     MIN_VALUE_CHARS,
     RULES,
@@ -126,10 +127,8 @@ def bound_texts(carrier: str, label: str) -> list[str]:
     key = (text, label)
     found = _BOUND_TEXTS.get(key)
     if found is None:
-        if len(_BOUND_TEXTS) >= 1024:
-            _BOUND_TEXTS.clear()
-        found = _BOUND_TEXTS[key] = tuple(
-            b.value for b in bind_answer(text, [label])[label] if b.value.strip())
+        found = remember(_BOUND_TEXTS, 1024, key, tuple(
+            b.value for b in bind_answer(text, [label])[label] if b.value.strip()))
     return list(found)
 
 
@@ -435,9 +434,7 @@ def _fact_at(label: str, value: str, state: TimelineState, altered: str | None,
     key = (label, value, state, altered, rule)
     found = _FACTS_AT.get(key)
     if found is None:
-        if len(_FACTS_AT) >= 65536:
-            _FACTS_AT.clear()
-        found = _FACTS_AT[key] = FactAtFold(label, value, state, altered, rule)
+        found = remember(_FACTS_AT, 65536, key, FactAtFold(label, value, state, altered, rule))
     return found
 
 

@@ -53,6 +53,7 @@ from rapidfuzz import fuzz, process
 
 from foldscope.core.errors import ConfigError
 from foldscope.core.identifiers import find_identifiers, kind_of, main_kind
+from foldscope.core.memo import remember
 from foldscope.core.nesting import MAX_DEPTH, json_depth
 
 
@@ -562,10 +563,7 @@ class _LabelIndex:
         cache = self._phrase_cache
         if text in cache:
             return cache[text]
-        if len(cache) >= _READING_CACHE_ENTRIES:
-            cache.clear()
-        found = cache[text] = self._paraphrase(text)
-        return found
+        return remember(cache, _READING_CACHE_ENTRIES, text, self._paraphrase(text))
 
     def _paraphrase(self, text: str) -> str | None:
         words = _words(text)
@@ -608,10 +606,7 @@ class _LabelIndex:
         cache = self._start_cache
         if body in cache:
             return cache[body]
-        if len(cache) >= _READING_CACHE_ENTRIES:
-            cache.clear()
-        found = cache[body] = self._at_start(body)
-        return found
+        return remember(cache, _READING_CACHE_ENTRIES, body, self._at_start(body))
 
     def _at_start(self, body: str) -> tuple[str, str] | None:
         # The body's skeleton: markup left out, leading whitespace dropped, every run of
@@ -1015,10 +1010,9 @@ def _line_bindings(line: str, n: int, index: _LabelIndex, rx: _Compiled
     cache = held[1]
     read = cache.get(line)
     if read is None:
-        if len(cache) >= _READING_CACHE_ENTRIES:
-            cache.clear()
         found, start = _read_line_bindings(line, 0, index, rx)
-        read = cache[line] = (tuple((b.label, b.value, b.how) for b in found), start is not None)
+        read = remember(cache, _READING_CACHE_ENTRIES, line,
+                        (tuple((b.label, b.value, b.how) for b in found), start is not None))
     out = [Binding(label, value, n, how) for label, value, how in read[0]]
     return out, (out[0] if read[1] else None)
 
@@ -1585,9 +1579,8 @@ def judge_value(found: str | None, value: str, *, tag: str | None = None,
     key = (found, value, tag, tuple(rivals), id(markers))
     judged = _JUDGED.get(key)
     if judged is None or judged[0] is not markers:
-        if len(_JUDGED) >= _READING_CACHE_ENTRIES:
-            _JUDGED.clear()
-        judged = _JUDGED[key] = (markers, _judge_value(found, value, tag, key[3], markers))
+        judged = remember(_JUDGED, _READING_CACHE_ENTRIES, key,
+                          (markers, _judge_value(found, value, tag, key[3], markers)))
     return judged[1]
 
 

@@ -32,6 +32,7 @@ from itertools import accumulate, compress, repeat
 from typing import Any
 
 from foldscope.core.errors import ConfigError
+from foldscope.core.memo import remember
 from foldscope.core.rulefile import SHARED_TABLE, named_tables, rule_pattern, shared_patterns
 from foldscope.core.shapes import SHAPES
 
@@ -348,10 +349,7 @@ def _screen(anchor: re.Pattern[str]) -> tuple[frozenset[str], ...]:
         except Exception:  # noqa: BLE001 - a pattern the reading does not follow: no screen
             sets = []
         ranked = sorted(set(sets), key=lambda f: (-min(map(len, f)), len(f), sorted(f)))
-        got = tuple(ranked[:3])
-        if len(_SCREENS) >= 1024:
-            _SCREENS.clear()
-        _SCREENS[anchor] = got
+        got = remember(_SCREENS, 1024, anchor, tuple(ranked[:3]))
     return got
 
 
@@ -363,10 +361,8 @@ def _screen_searches(anchor: re.Pattern[str]) -> tuple[Callable[[str], object], 
     (None when the text holds none): one scan of the text, not one per string."""
     got = _SCREEN_SEARCHES.get(anchor)
     if got is None:
-        got = tuple(holds_one_of(strings) for strings in _screen(anchor))
-        if len(_SCREEN_SEARCHES) >= 1024:
-            _SCREEN_SEARCHES.clear()
-        _SCREEN_SEARCHES[anchor] = got
+        got = remember(_SCREEN_SEARCHES, 1024, anchor,
+                       tuple(holds_one_of(strings) for strings in _screen(anchor)))
     return got
 
 
@@ -440,9 +436,7 @@ def _active(rule: KindRule, text: str) -> bool:
         return True
     search = _REQUIRES.get(rule.requires)
     if search is None:
-        if len(_REQUIRES) >= 1024:
-            _REQUIRES.clear()
-        search = _REQUIRES[rule.requires] = holds_one_of(rule.requires)
+        search = remember(_REQUIRES, 1024, rule.requires, holds_one_of(rule.requires))
     return search(text) is not None
 
 
