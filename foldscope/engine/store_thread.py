@@ -83,6 +83,9 @@ class StoreThread:
         """Posted writes not yet run (the thread counts them down)."""
         self.peak_queued = 0
         """The most posted writes ever waiting at once."""
+        self.writes_run = 0
+        """Posted writes run (or dropped) so far. It counts one before that write wakes anyone
+        waiting for room, so a caller seen making no call while it stayed the same was not woken."""
         self._waiting: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         """Who waits in :meth:`room` for the queue to fall to ``limit``."""
         self._thread = threading.Thread(target=self._work, name="foldscope-store", daemon=True)
@@ -188,6 +191,7 @@ class StoreThread:
         """One posted write has run (or was dropped): wake who waits for room when there is."""
         with self._lock:
             self._queued -= 1
+            self.writes_run += 1
             if not self._waiting or (self.limit is not None and self._queued > self.limit
                                      and self._failed is None):
                 return
