@@ -223,6 +223,22 @@ def test_the_deadline_grows_with_the_request():
     assert default > 516  # the fold the issue saw take 516 s fits
 
 
+@given(per_prompt=st.sampled_from([0.0, -0.0, 0.002, 0.5]), per_output=st.sampled_from([0.0, 2.0]),
+       floor=st.floats(0.1, 1e4), contents=st.lists(st.text(max_size=300), max_size=4),
+       budget=st.one_of(st.integers(-5, 10**6), st.none(), st.booleans()))
+def test_the_deadline_skips_the_prompt_estimate_only_where_it_cannot_count(
+        per_prompt, per_output, floor, contents, budget):
+    from foldscope.core.tokens import estimate_tokens
+
+    cfg = llamacpp(timeout_s=floor, timeout_per_prompt_token_s=per_prompt,
+                   timeout_per_output_token_s=per_output)
+    body = {"messages": [{"role": "user", "content": c} for c in contents], "max_tokens": budget}
+    # the rule as it was: every message's estimate, whatever the allowance per prompt token
+    prompt = sum(estimate_tokens(c) for c in contents)
+    asked = budget if isinstance(budget, int) and not isinstance(budget, bool) else 0
+    assert ModelClient(cfg).deadline(body) == cfg.timeouts.deadline(prompt, asked)
+
+
 async def test_a_timeout_on_a_server_that_takes_connections_is_slow_and_waits_longer():
     async def silent(reader, writer):  # accepts, reads, never answers: busy generating
         await reader.read(1)

@@ -220,12 +220,17 @@ class ModelClient:
     def deadline(self, body: dict) -> float:
         """Seconds one attempt at ``body`` may take: the model's floor plus its allowances for
         the estimated prompt tokens and the output budget asked for."""
-        messages = body.get("messages") or []
-        prompt = sum(estimate_tokens(str(m.get("content") or "")) for m in messages
-                     if isinstance(m, dict))
+        timeouts = self.cfg.timeouts
+        prompt = 0
+        if timeouts.per_prompt_token_s:
+            # Estimating a fold's ~100k characters costs ~0.3 ms; an endpoint that allows no
+            # time per prompt token (a simulated one) does not need the figure.
+            messages = body.get("messages") or []
+            prompt = sum(estimate_tokens(str(m.get("content") or "")) for m in messages
+                         if isinstance(m, dict))
         budget = body.get("max_tokens")
         budget = budget if isinstance(budget, int) and not isinstance(budget, bool) else 0
-        return self.cfg.timeouts.deadline(prompt, budget)
+        return timeouts.deadline(prompt, budget)
 
     async def chat(self, req: ChatRequest, *, digest: str | None = None) -> ChatReply:
         """Send one chat request, retrying infrastructure faults.
