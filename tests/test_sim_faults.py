@@ -165,9 +165,9 @@ async def test_the_client_sends_its_row_attempt_to_the_endpoint():
     endpoint = SimEndpoint()
     real = endpoint.respond
 
-    def respond(method, path, headers, body):
+    def respond(method, path, headers, body, **kw):
         seen.append(headers.get("x-foldscope-row-attempt"))
-        return real(method, path, headers, body)
+        return real(method, path, headers, body, **kw)
 
     endpoint.respond = respond  # type: ignore[method-assign]
     cfg = resolve_model("sim/faithful", {"latency_scale": 0})

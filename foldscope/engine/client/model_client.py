@@ -61,9 +61,12 @@ from foldscope.engine.client.reply_check import (
 )
 from foldscope.engine.keys import key_problem
 from foldscope.engine.wire import (
+    BODY_EXTENSION,
     RETRY_COUNT_HEADER,
     ROW_ATTEMPT_HEADER,
+    EncodedBody,
     body_digest,
+    encode_body,
 )
 from foldscope.engine.wire.fastjson import dumps_json
 
@@ -264,11 +267,12 @@ class ModelClient:
         """
         if digest is None:
             digest = body_digest(body)
-        content = dumps_json(body).encode("utf-8")  # reuses the digest's escaped user message
-        choice, resp, latency, kinds = await self._request("POST", "/chat/completions", content,
-                                                           _completion, row_attempt,
+        encoded = encode_body(body)  # reuses the digest's escaped user message
+        choice, resp, latency, kinds = await self._request("POST", "/chat/completions",
+                                                           encoded.content, _completion,
+                                                           row_attempt,
                                                            deadline=self.deadline(body),
-                                                           body=body)
+                                                           body=body, encoded=encoded)
         return self._reply(choice, resp, latency, kinds, digest)
 
     async def list_endpoints(self) -> list[EndpointInfo]:
@@ -362,7 +366,8 @@ class ModelClient:
 
     async def _request(self, method: str, path: str, content: bytes | None,
                        parse: Callable[[httpx.Response], _T], row_attempt: int = 0, *,
-                       deadline: float | None = None, body: dict | None = None
+                       deadline: float | None = None, body: dict | None = None,
+                       encoded: EncodedBody | None = None
                        ) -> tuple[_T, httpx.Response, float, tuple[str, ...]]:
         """Send one call, retrying infrastructure faults, and return ``parse``'s reading of it.
 
@@ -374,7 +379,8 @@ class ModelClient:
         the connection but did not finish in time) the next attempt's deadline doubles, since the
         server is busy (often still with the abandoned call) rather than gone. A refusal of the
         request (4xx, or a 5xx whose body is a validation error) is raised at once, naming the
-        parameter when the body does.
+        parameter when the body does. ``encoded`` (``content`` with the body it encodes) goes
+        with every attempt as the request's ``BODY_EXTENSION``.
         """
         cfg = self.cfg
         headers = self._headers()
@@ -398,7 +404,8 @@ class ModelClient:
             await asyncio.sleep(0)
             headers[RETRY_COUNT_HEADER] = str(attempt - 1)
             async with self._admit() as settle:
-                outcome = await self._attempt(method, url, content, headers, parse, limit_s)
+                outcome = await self._attempt(method, url, content, headers, parse, limit_s,
+                                              encoded)
                 settle(outcome.kind)
             if outcome.kind is None:
                 return outcome.parsed, outcome.resp, outcome.latency, tuple(kinds)
@@ -448,7 +455,8 @@ class ModelClient:
 
     async def _attempt(self, method: str, url: httpx.URL, content: bytes | None,
                        headers: dict[str, str], parse: Callable[[httpx.Response], Any],
-                       limit_s: float | None = None) -> _Outcome:
+                       limit_s: float | None = None, encoded: EncodedBody | None = None
+                       ) -> _Outcome:
         """One HTTP attempt, classified: parsed, a fault to retry, or a rejection to raise."""
         limit_s = self.cfg.timeout_s if limit_s is None else limit_s
         started = time.monotonic()
@@ -466,7 +474,7 @@ class ModelClient:
             # dripped one byte at a time would otherwise outlast timeout_s many times over.
             async with asyncio.timeout(limit_s):
                 resp = await self._pool_request(method, url, content, headers, on_wire,
-                                                limit_s=limit_s)
+                                                limit_s=limit_s, encoded=encoded)
         except (TimeoutError, httpx.TimeoutException) as exc:
             return _Outcome("timeout", f"no complete reply within the deadline {limit_s:g}s "
                             f"({type(exc).__name__})")
@@ -531,13 +539,19 @@ class ModelClient:
     async def _pool_request(self, method: str, url: httpx.URL, content: bytes | None,
                             headers: dict[str, str],
                             trace: Callable[[str, dict[str, Any]], Awaitable[None]] | None = None,
-                            *, limit_s: float | None = None) -> httpx.Response:
+                            *, limit_s: float | None = None, encoded: EncodedBody | None = None
+                            ) -> httpx.Response:
         pool = self._acquire()
+        extensions: dict[str, Any] = {}
+        if trace is not None:
+            extensions["trace"] = trace
+        if encoded is not None:
+            extensions[BODY_EXTENSION] = encoded
         async with pool.connection() as client:
             request = client.build_request(
                 method, url, content=content, headers=headers,
                 timeout=self.cfg.timeout_s if limit_s is None else limit_s,
-                extensions={"trace": trace} if trace is not None else None)
+                extensions=extensions or None)
             # Streamed, so reading stops at the body's bound however large or endless it is.
             resp = await client.send(request, stream=True)
             try:

@@ -46,6 +46,14 @@ def decode_body(raw: bytes) -> Any | BodyProblem:
     return value
 
 
+def decoded_as(value: Any) -> Any | BodyProblem:
+    """What :func:`decode_body` answers for UTF-8 bytes known to decode to ``value`` (the JSON
+    of a body without lone surrogates, e.g. a client's own): ``value``, or the nesting problem."""
+    if _depth(value) > MAX_DEPTH:
+        return BodyProblem(f"request body nests deeper than {MAX_DEPTH} levels")
+    return value
+
+
 def _depth(value: Any) -> int:
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 1)]

@@ -21,6 +21,7 @@ from foldscope.engine.sim.body_check import (
     BodyProblem,
     check_chat_body,
     decode_body,
+    decoded_as,
     may_hold_surrogate,
 )
 from foldscope.engine.sim.faults import FaultConfig, draw_faults
@@ -124,8 +125,8 @@ class SimEndpoint:
             return configured
         return base.merged(configured)
 
-    def respond(self, method: str, path: str, headers: Mapping[str, str], body: bytes
-                ) -> SimResponse:
+    def respond(self, method: str, path: str, headers: Mapping[str, str], body: bytes, *,
+                parsed: dict | None = None) -> SimResponse:
         """Answer one HTTP request.
 
         Args:
@@ -135,6 +136,9 @@ class SimEndpoint:
             headers: request headers (only the retry and row-attempt counters are read: they
                 pick the attempt's fault draw).
             body: the raw request body.
+            parsed: what ``body`` decodes to, when the caller knows it exactly (the in-process
+                transport, from the client's ``engine.wire.EncodedBody``); the reply is the
+                one decoding ``body`` would give.
 
         Returns:
             The response.
@@ -153,7 +157,7 @@ class SimEndpoint:
             if method != "POST":
                 return error_response(405, "use POST for chat completions")
             lower = {k.lower(): v for k, v in headers.items()}
-            return self._chat(body, lower)
+            return self._chat(body, lower, parsed)
         return error_response(404, f"no route for {method} {path}")
 
     # -- listings -----------------------------------------------------------------------
@@ -191,11 +195,14 @@ class SimEndpoint:
 
     # -- chat ---------------------------------------------------------------------------
 
-    def _chat(self, raw: bytes, headers: Mapping[str, str]) -> SimResponse:
-        body = decode_body(raw)
+    def _chat(self, raw: bytes, headers: Mapping[str, str], parsed: dict | None = None
+              ) -> SimResponse:
+        # Bytes the client encoded from ``parsed`` are UTF-8 (so they hold no lone surrogate)
+        # and decode to it: only the nesting check is left of decode_body.
+        body = decode_body(raw) if parsed is None else decoded_as(parsed)
         if isinstance(body, BodyProblem):
             return error_response(400, body.message, param=body.param)
-        problem = check_chat_body(body, surrogates=may_hold_surrogate(raw))
+        problem = check_chat_body(body, surrogates=parsed is None and may_hold_surrogate(raw))
         if problem is not None:
             return error_response(400, problem.message, param=problem.param)
         model = body["model"]

@@ -11,6 +11,8 @@ import contextlib
 import hashlib
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
 
 from foldscope.engine.wire.fastjson import WHOLE_ENTRIES, dumps_json, fingerprint
 
@@ -23,6 +25,10 @@ RETRY_COUNT_HEADER = "x-retry-count"
 ROW_ATTEMPT_HEADER = "x-foldscope-row-attempt"
 """Which attempt of its row a call belongs to (sent from the second on), so a simulated
 endpoint's fault draws differ when a failed row is run again."""
+BODY_EXTENSION = "foldscope.body"
+"""The httpx request extension a client puts its :class:`EncodedBody` under, so an in-process
+transport can read the body it already has instead of decoding the bytes (a network transport
+ignores it)."""
 
 _BODY_DIGESTS: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
 """Recent canonical bodies and their digests (see ``body_digest``), at most WHOLE_ENTRIES."""
@@ -48,6 +54,53 @@ def body_digest(body: dict) -> str:
         while len(_BODY_DIGESTS) > WHOLE_ENTRIES:
             _BODY_DIGESTS.popitem(last=False)
     return digest
+
+
+_PLAIN_SCALARS = (str, int, float, bool, type(None))
+
+
+def _plain(value: Any) -> bool:
+    """True when ``json.loads(json.dumps(value))`` gives ``value`` back with the very types:
+    dicts with str keys, lists, str, int, float, bool and None, no subclasses (a tuple comes
+    back a list, an int key a str, an enum its value)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            if not all(type(k) is str for k in item):
+                return False
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind not in _PLAIN_SCALARS:
+            return False
+    return True
+
+
+@dataclass(frozen=True, eq=False)
+class EncodedBody:
+    """A request body as it goes on the wire.
+
+    ``content`` is the body's JSON in UTF-8 (keys in the body's order). ``parsed`` is the body
+    itself when decoding ``content`` gives it back exactly, types and key order alike
+    (:func:`_plain`), else None. An in-process transport that finds this object under
+    :data:`BODY_EXTENSION`, holding the very bytes the request carries, may take ``parsed`` as
+    their decoding; the body must not change while the call is made.
+    """
+
+    content: bytes
+    parsed: dict | None
+
+
+def encode_body(body: dict) -> EncodedBody:
+    """Encode a request body for the wire (see :class:`EncodedBody`).
+
+    Raises:
+        UnicodeEncodeError: a string of the body holds a lone surrogate (no UTF-8 for it).
+    """
+    content = dumps_json(body).encode("utf-8")
+    return EncodedBody(content, body if _plain(body) else None)
 
 
 def raise_open_files(needed: int) -> int:
