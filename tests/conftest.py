@@ -97,3 +97,34 @@ async def wait_until(pilot, condition, what: str, *, attempts: int = 300) -> Non
         await pilot.pause()
     raise AssertionError(f"gave up waiting for {what}")
 
+
+
+def tables_laid_out(screen) -> bool:
+    """Whether every data table on ``screen`` has measured what it was given: a DataTable sizes
+    its columns and rows when its messages run out (Textual's ``_on_idle``), so a screenshot
+    taken before shows columns as wide as their headers (a snapshot flake CI saw)."""
+    from textual.widgets import DataTable
+
+    return not any(t._require_update_dimensions or t._new_rows or t._updated_cells
+                   for t in screen.query(DataTable))
+
+
+@pytest.fixture
+def snap_compare(snap_compare):
+    """pytest-textual-snapshot's ``snap_compare``, taking its screenshot only once the key
+    presses asked for have run and every data table on screen has laid out its rows."""
+    import inspect
+
+    def compare(app, press=(), terminal_size=(80, 24), run_before=None) -> bool:
+        async def before(pilot) -> None:
+            if run_before is not None:
+                result = run_before(pilot)
+                if inspect.isawaitable(result):
+                    await result
+            await pilot.pause()
+            await pilot.press(*press)
+            await wait_until(pilot, lambda: tables_laid_out(pilot.app.screen), "tables laid out")
+
+        return snap_compare(app, terminal_size=terminal_size, run_before=before)
+
+    return compare
