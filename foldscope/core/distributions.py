@@ -9,7 +9,11 @@ on first use, so every figure is bit for bit what ``scipy.stats`` gives, with it
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import math
+import os
+import sys
 import threading
 from functools import cache
 from types import ModuleType
@@ -17,12 +21,62 @@ from types import ModuleType
 NAN = float("nan")
 
 
+_SPECIAL_LOCK = threading.Lock()
+
+_UFUNCS = "scipy.special._ufuncs"
+"""The compiled module holding ``ndtri``, ``stdtr`` and ``stdtrit``: the very functions
+``scipy.special`` exports (and ``scipy.stats.norm``/``t`` evaluate)."""
+
+
 @cache
 def _special() -> ModuleType:
-    import scipy.special
+    with _SPECIAL_LOCK:  # the preload thread and a first figure may both ask
+        alone = _ufuncs_alone()
+        if alone is not None:
+            return alone
+        import scipy.special
 
-    special: ModuleType = scipy.special
-    return special
+        special: ModuleType = scipy.special
+        return special
+
+
+def _ufuncs_alone() -> ModuleType | None:
+    """``scipy.special``'s compiled ufuncs module, loaded without the package's own ``__init__``
+    (None when that cannot be done, or ``scipy.special`` is in already).
+
+    The package's ``__init__`` imports every special function's Python layer and the array-API
+    dispatch machinery (numpy.testing among it): about 300 ms of CPU of which the compiled
+    module is half. Its own imports are relative, so while it loads a bare stand-in holds the
+    package's place in ``sys.modules``, then everything loaded under that name is taken out
+    again: a later ``import scipy.special`` loads the package as if this never happened.
+    """
+    if "scipy.special" in sys.modules:
+        return None
+    try:
+        spec = importlib.util.find_spec("scipy")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    before = set(sys.modules)
+    stand_in = ModuleType("scipy.special")
+    stand_in.__path__ = [os.path.join(p, "special") for p in spec.submodule_search_locations]
+    stand_in.__package__ = "scipy.special"
+    sys.modules["scipy.special"] = stand_in
+    try:
+        ufuncs = importlib.import_module(_UFUNCS)
+        if not all(callable(getattr(ufuncs, name, None)) for name in ("ndtri", "stdtr", "stdtrit")):
+            return None
+        return ufuncs
+    except Exception:  # noqa: BLE001 - another layout of scipy: its ordinary import serves
+        return None
+    finally:
+        for name in set(sys.modules) - before:
+            if name == "scipy.special" or name.startswith("scipy.special."):
+                del sys.modules[name]
+        scipy = sys.modules.get("scipy")  # (its __getattr__ would import the package: not used)
+        if scipy is not None and vars(scipy).get("special") is stand_in:
+            delattr(scipy, "special")
 
 
 def preload() -> threading.Thread:
