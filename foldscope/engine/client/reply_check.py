@@ -53,10 +53,21 @@ def body_limit(max_reply_bytes: int) -> int:
 
 
 class CheckedResponse(httpx.Response):
-    """A fully read, decoded response whose ``json()`` is the bounded parser."""
+    """A fully read, decoded response whose ``json()`` is the bounded parser.
+
+    The body is parsed once: every ``json()`` call returns the same object (the client reads
+    a reply's JSON twice, to tell an error body from a completion), so callers must not
+    change it.
+    """
+
+    _parsed: Any = None
+    _was_parsed = False
 
     def json(self, **kwargs: Any) -> Any:
-        return loads_json(self.content)
+        if not self._was_parsed:
+            self._parsed = loads_json(self.content)  # a ValueError is raised again next time
+            self._was_parsed = True
+        return self._parsed
 
 
 # -- decoding with a bound ---------------------------------------------------------------
