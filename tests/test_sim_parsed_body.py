@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import hashlib
 import json
 import math
 
@@ -23,8 +24,8 @@ from foldscope.engine.models import resolve_model
 from foldscope.engine.sim.endpoint import SimEndpoint
 from foldscope.engine.sim.faults import FaultConfig
 from foldscope.engine.sim.transport import SimTransport
-from foldscope.engine.wire import BODY_EXTENSION, EncodedBody, _plain, encode_body
-from foldscope.engine.wire.fastjson import dumps_json
+from foldscope.engine.wire import BODY_EXTENSION, EncodedBody, body_digest, encode_body
+from foldscope.engine.wire.fastjson import dumps_json, utf8_json
 
 PATH = "/v1/chat/completions"
 
@@ -65,21 +66,57 @@ _VALUE = st.recursive(_SCALAR, lambda kids: st.one_of(
     st.lists(st.tuples(_KEY, kids), max_size=3).map(dict)), max_leaves=10)
 
 
+_LONG = st.text(st.sampled_from(list('ab "\\\n\x00é中😀\u2028Ё')), min_size=1, max_size=3).map(
+    lambda unit: unit * (4100 // len(unit) + 1))
+_STRINGS = st.one_of(st.text(max_size=6), _LONG)
+_SCALAR_OR_LONG = st.one_of(_SCALAR, _LONG)
+_PLAIN_OR_NOT = st.recursive(_SCALAR_OR_LONG, lambda kids: st.one_of(
+    st.lists(kids, max_size=3), st.lists(kids, max_size=3).map(tuple),
+    st.lists(st.tuples(st.one_of(_KEY, _STRINGS), kids), max_size=3).map(dict)), max_leaves=10)
+
+
 @settings(max_examples=500)
-@given(_VALUE)
-def test_a_body_is_plain_exactly_when_its_json_decodes_back_to_it(value):
+@given(_PLAIN_OR_NOT, st.booleans())
+def test_a_body_goes_beside_its_bytes_exactly_when_they_decode_back_to_it(value, canonical):
+    kwargs = {"sort_keys": True, "separators": (",", ":")} if canonical else {}
     try:
-        text = json.dumps(value, ensure_ascii=False)
+        text = json.dumps(value, ensure_ascii=False, **kwargs)
     except (TypeError, ValueError):
+        assert utf8_json(value, **kwargs) is None
         return
-    assert _plain(value) == _same(json.loads(text), value)
+    parts = utf8_json(value, **kwargs)
+    # the parts are the UTF-8 of the text json.dumps writes, whenever the value is plain
+    wire = json.dumps(value, ensure_ascii=False)
+    assert (parts is not None) == _same(json.loads(wire), value)
+    if parts is not None:
+        assert b"".join(parts) == text.encode("utf-8")
+        encoded = encode_body(value)
+        assert encoded.parsed is value
+        assert encoded.content == wire.encode("utf-8")
+    try:
+        canon = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    except TypeError:  # keys of several types do not sort
+        with pytest.raises(TypeError):
+            body_digest(value)
+        return
+    assert body_digest(value) == hashlib.sha256(canon.encode()).hexdigest()
 
 
 @pytest.mark.parametrize("value", [_Str("s"), {_Str("k"): 1}, [1, _Colour.RED], {"a": (1,)},
                                    {1: "a"}, [{"a": [{"b": _Str("x")}]}]])
 def test_a_subclass_or_a_tuple_anywhere_is_not_plain(value):
-    assert not _plain(value)
+    assert utf8_json(value) is None and encode_body(value).parsed is None
     assert not _same(json.loads(json.dumps(value)), value)
+    assert encode_body(value).content == json.dumps(value, ensure_ascii=False).encode()
+
+
+def test_a_value_json_cannot_encode_is_refused_as_before():
+    looped: list = []
+    looped.append(looped)
+    for value in ({"a": "x\ud800y" * 3000}, {"a": "\udc80"}, {"n": 10 ** 5000}, looped):
+        assert utf8_json(value) is None
+        with pytest.raises(ValueError):  # UnicodeEncodeError is a ValueError too
+            encode_body(value)  # type: ignore[arg-type]
 
 
 # -- chat bodies ------------------------------------------------------------------------------

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
 
-from foldscope.engine.wire.fastjson import WHOLE_ENTRIES, dumps_json, fingerprint
+from foldscope.engine.wire.fastjson import dumps_json, utf8_json
 
 SIMULATED_HEADER = "x-foldscope-simulated"
 """Response header a simulated endpoint sets to ``1``."""
@@ -30,52 +27,18 @@ BODY_EXTENSION = "foldscope.body"
 transport can read the body it already has instead of decoding the bytes (a network transport
 ignores it)."""
 
-_BODY_DIGESTS: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
-"""Recent canonical bodies and their digests (see ``body_digest``), at most WHOLE_ENTRIES."""
-_BODY_DIGESTS_LOCK = threading.Lock()
-
-
 
 def body_digest(body: dict) -> str:
-    """Return the sha256 hex digest of a request body in canonical JSON (sorted keys)."""
-    canon = dumps_json(body, sort_keys=True, separators=(",", ":"))
-    # The same canonical text is digested twice per call when an in-process simulated endpoint
-    # answers (the client for its record, the endpoint for its seed), and hashing ~100 kB costs
-    # ~60 us, so the last few digests are remembered, confirmed by comparing the whole text.
-    key = fingerprint(canon)
-    with _BODY_DIGESTS_LOCK:
-        entry = _BODY_DIGESTS.get(key)
-        if entry is not None and entry[0] == canon:
-            return entry[1]
-    digest = hashlib.sha256(canon.encode("utf-8")).hexdigest()
-    with _BODY_DIGESTS_LOCK:
-        _BODY_DIGESTS[key] = (canon, digest)
-        _BODY_DIGESTS.move_to_end(key)
-        while len(_BODY_DIGESTS) > WHOLE_ENTRIES:
-            _BODY_DIGESTS.popitem(last=False)
-    return digest
-
-
-_PLAIN_SCALARS = (str, int, float, bool, type(None))
-
-
-def _plain(value: Any) -> bool:
-    """True when ``json.loads(json.dumps(value))`` gives ``value`` back with the very types:
-    dicts with str keys, lists, str, int, float, bool and None, no subclasses (a tuple comes
-    back a list, an int key a str, an enum its value)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            if not all(type(k) is str for k in item):
-                return False
-            stack.extend(item.values())
-        elif kind is list:
-            stack.extend(item)
-        elif kind not in _PLAIN_SCALARS:
-            return False
-    return True
+    """Return the sha256 hex digest of a request body in canonical JSON (sorted keys, no
+    spaces), its UTF-8 hashed part by part (``fastjson.utf8_json``) when the body is plain."""
+    parts = utf8_json(body, sort_keys=True, separators=(",", ":"))
+    if parts is None:
+        canon = dumps_json(body, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part)
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,10 +46,10 @@ class EncodedBody:
     """A request body as it goes on the wire.
 
     ``content`` is the body's JSON in UTF-8 (keys in the body's order). ``parsed`` is the body
-    itself when decoding ``content`` gives it back exactly, types and key order alike
-    (:func:`_plain`), else None. An in-process transport that finds this object under
-    :data:`BODY_EXTENSION`, holding the very bytes the request carries, may take ``parsed`` as
-    their decoding; the body must not change while the call is made.
+    itself when decoding ``content`` gives it back exactly, types and key order alike (a
+    plain body, ``fastjson.utf8_json``), else None. An in-process transport that finds this
+    object under :data:`BODY_EXTENSION`, holding the very bytes the request carries, may take
+    ``parsed`` as their decoding; the body must not change while the call is made.
     """
 
     content: bytes
@@ -99,8 +62,10 @@ def encode_body(body: dict) -> EncodedBody:
     Raises:
         UnicodeEncodeError: a string of the body holds a lone surrogate (no UTF-8 for it).
     """
-    content = dumps_json(body).encode("utf-8")
-    return EncodedBody(content, body if _plain(body) else None)
+    parts = utf8_json(body)
+    if parts is None:
+        return EncodedBody(dumps_json(body).encode("utf-8"), None)
+    return EncodedBody(b"".join(parts), body)
 
 
 def raise_open_files(needed: int) -> int:

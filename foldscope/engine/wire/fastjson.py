@@ -15,6 +15,7 @@ string-escaping step is memoised, and escape(a + b) == escape(a) + escape(b) wit
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -48,8 +49,10 @@ class _EscapeMemo:
     """JSON string escaping with bounded LRU memos (see above); a drop-in for the C escaper."""
 
     def __init__(self) -> None:
-        # fingerprint -> (text, escaped with quotes) / (block, escaped without quotes)
-        self._whole: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
+        # fingerprint -> (text, escaped with quotes, its UTF-8 once asked for) / (block, escaped
+        # without quotes)
+        self._whole: OrderedDict[tuple[int, str, str], tuple[str, str, bytes | None]] = (
+            OrderedDict())
         self._blocks: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
         self._block_chars = 0
         self._lock = threading.Lock()  # a UI worker thread and the main thread may both encode
@@ -64,11 +67,30 @@ class _EscapeMemo:
                 self._whole.move_to_end(key)
                 return entry[1]
             escaped = self._by_blocks(text)
-            self._whole[key] = (text, escaped)
+            self._whole[key] = (text, escaped, None)
             self._whole.move_to_end(key)
             if len(self._whole) > WHOLE_ENTRIES:
                 self._whole.popitem(last=False)
         return escaped
+
+    def utf8(self, text: str) -> bytes:
+        """``self(text).encode("utf-8")``, remembered beside a long string's escaped form (a
+        fold's user message is encoded for the wire and again for its digest)."""
+        if len(text) < _MEMO_MIN_CHARS:
+            return _escape_json_string(text).encode("utf-8")
+        key = fingerprint(text)
+        with self._lock:
+            entry = self._whole.get(key)
+            if entry is not None and entry[0] == text and entry[2] is not None:
+                self._whole.move_to_end(key)
+                return entry[2]
+        escaped = self(text)
+        raw = escaped.encode("utf-8")  # UnicodeEncodeError on a lone surrogate, as for the text
+        with self._lock:
+            entry = self._whole.get(key)
+            if entry is not None and entry[0] == text:
+                self._whole[key] = (entry[0], entry[1], raw)
+        return raw
 
     def _by_blocks(self, text: str) -> str:
         head = len(text) % _BLOCK_CHARS
@@ -120,3 +142,90 @@ def dumps_json(obj: Any, *, sort_keys: bool = False,
                              item_sep, sort_keys, False, True)
     return "".join(encode(obj, 0))
 
+
+
+def _float_json(value: float) -> str:
+    # What the C encoder writes for a float with allow_nan (float.__repr__ when finite).
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
+
+
+def utf8_json(obj: Any, *, sort_keys: bool = False,
+              separators: tuple[str, str] = (", ", ": ")) -> list[bytes] | None:
+    """``dumps_json(obj, ...).encode("utf-8")`` cut in parts (``b"".join`` them), for a plain
+    value; None for any other.
+
+    Plain is what JSON decodes back to itself, types and key order alike: dicts with str keys,
+    lists, str, int, float, bool and None, no subclasses (a tuple comes back a list, an int key
+    a str, an enum its value). A long string's part is the UTF-8 the escape memo remembers
+    for it, so a fold's ~100 kB user message is neither copied into one text nor encoded again.
+    None too when the value cannot be encoded (a lone surrogate, a circular list): the caller's
+    ``dumps_json`` then raises what it always raised.
+    """
+    item_sep, key_sep = separators
+    parts: list[bytes] = []
+    small: list[str] = []
+    memo = _ESCAPE_MEMO
+
+    def string(text: str) -> None:
+        if len(text) < _MEMO_MIN_CHARS:
+            small.append(_escape_json_string(text))
+            return
+        if small:
+            parts.append("".join(small).encode("utf-8"))
+            small.clear()
+        parts.append(memo.utf8(text))
+
+    def walk(item: Any) -> bool:
+        kind = type(item)
+        if kind is str:
+            string(item)
+        elif kind is dict:
+            if not item:
+                small.append("{}")
+                return True
+            if not all(type(k) is str for k in item):
+                return False
+            small.append("{")
+            for i, key in enumerate(sorted(item) if sort_keys else item):
+                if i:
+                    small.append(item_sep)
+                string(key)
+                small.append(key_sep)
+                if not walk(item[key]):
+                    return False
+            small.append("}")
+        elif kind is list:
+            if not item:
+                small.append("[]")
+                return True
+            small.append("[")
+            for i, sub in enumerate(item):
+                if i:
+                    small.append(item_sep)
+                if not walk(sub):
+                    return False
+            small.append("]")
+        elif kind is bool:
+            small.append("true" if item else "false")
+        elif kind is int:
+            small.append(int.__repr__(item))
+        elif kind is float:
+            small.append(_float_json(item))
+        elif item is None:
+            small.append("null")
+        else:
+            return False
+        return True
+
+    try:
+        if not walk(obj):
+            return None
+        if small:
+            parts.append("".join(small).encode("utf-8"))
+    except (UnicodeEncodeError, ValueError, RecursionError):
+        return None
+    return parts
