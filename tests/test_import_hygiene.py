@@ -56,3 +56,14 @@ def test_real_client_loads_nothing_of_the_simulator():
     stray = {m for m in loaded if m.startswith(("foldscope.engine.sim", "foldscope.engine.connect",
                                                 "foldscope.engine.models"))}
     assert not stray, f"the client pulled in {sorted(stray)}"
+
+
+def test_a_report_loads_neither_the_audit_nor_scipy_special():
+    # `foldscope report` is a cold start: the store loads the audit module (its identifier
+    # rules) only when an audit is read, and the statistics take scipy.special's compiled
+    # functions without the package (core.distributions).
+    loaded = _modules_after(
+        "from foldscope.engine.report import sweep_report; from foldscope.engine.integrity "
+        "import refuse_unsound; from foldscope.core.distributions import t_ppf; t_ppf(0.975, 16)")
+    assert "foldscope.engine.store" in loaded and "numpy" in loaded  # the figures' functions came
+    assert "foldscope.core.audit" not in loaded and "scipy.special" not in loaded

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from foldscope.core.audit import StoredAudit
 from foldscope.engine.store.connection import Repository, named
+
+if TYPE_CHECKING:  # the audit's module (its identifier rules) loads when an audit is read
+    from foldscope.core.audit import StoredAudit
 
 _AUDIT_COLUMNS = ("id, created_at, source, session, format, redacted, compactions, lost_and_needed, "
                   "audit_json AS document")
@@ -17,6 +19,8 @@ _AUDIT_COLUMNS = ("id, created_at, source, session, format, redacted, compaction
 
 def _audits(cursor: sqlite3.Cursor) -> list[StoredAudit]:
     """A query's audits, each column read into the ``StoredAudit`` field of its name."""
+    from foldscope.core.audit import StoredAudit
+
     return [StoredAudit(**{**a, "redacted": bool(a["redacted"]),
                            "document": json.loads(a["document"])}) for a in named(cursor)]
 

@@ -6,9 +6,8 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from foldscope.core.audit import StoredAudit
 from foldscope.core.fabrication import CLEARED, HumanVerdict
 from foldscope.core.forensics import FactHistory
 from foldscope.core.row import Check, FoldRecord, PlannedRow, RowRecord, RowResult, StoredCheck
@@ -32,6 +31,9 @@ from foldscope.engine.store.rows import (
     TokenPair,
 )
 from foldscope.engine.store.sweeps import NewSweep, SweepHeader, SweepRecord, SweepRepository
+
+if TYPE_CHECKING:  # loaded when an audit is read (engine.store.audits)
+    from foldscope.core.audit import StoredAudit
 
 
 class Store:
