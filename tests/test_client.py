@@ -330,10 +330,17 @@ def test_escape_memo_is_bounded(monkeypatch):
 
     monkeypatch.setattr(fastjson, "_BLOCK_BUDGET_CHARS", 100_000)
     for i in range(40):
-        dumps_json({"content": f"{i:06d}" * 5000})
+        body = {"content": f"{i:06d}é" * (5000 - i % 3 * 1000)}
+        # both forms of each text, in either order, and the text again: json.dumps's exactly
+        for form in (("text", "utf8", "text") if i % 2 else ("utf8", "text", "utf8")):
+            if form == "text":
+                assert dumps_json(body) == json.dumps(body, ensure_ascii=False)
+            else:
+                assert b"".join(fastjson.utf8_json(body) or []) == json.dumps(
+                    body, ensure_ascii=False).encode()
     memo = fastjson._ESCAPE_MEMO
     assert memo._block_chars <= 100_000
-    assert memo._block_chars == sum(len(b) + len(e) for b, e in memo._blocks.values())
+    assert memo._block_chars == sum(map(fastjson._size, memo._blocks.values()))
     assert len(memo._whole) <= fastjson.WHOLE_ENTRIES
 
 

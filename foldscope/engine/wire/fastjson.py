@@ -30,8 +30,9 @@ _BLOCK_CHARS = 8192
 """Size of the blocks a long string is cut into, counted from its end."""
 
 _BLOCK_BUDGET_CHARS = 16_000_000
-"""Characters (blocks plus their escaped forms) the block memo keeps, least recently used out
-first: about 16 MB of ASCII, room for every chunk × instruction of a 12-arm sweep."""
+"""Characters (blocks plus the escaped forms asked for: text, or UTF-8 bytes on the wire path)
+the block memo keeps, least recently used out first: about 16 MB of ASCII, room for every
+chunk × instruction of a 12-arm sweep."""
 
 _escape_json_string = json.encoder.encode_basestring  # the C escaper when _json is built
 _c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
@@ -46,14 +47,16 @@ def fingerprint(text: str) -> tuple[int, str, str]:
 
 
 class _EscapeMemo:
-    """JSON string escaping with bounded LRU memos (see above); a drop-in for the C escaper."""
+    """JSON string escaping with bounded LRU memos (see above); a drop-in for the C escaper.
+    ``utf8`` gives the escaped form's UTF-8, remembered the same way (whole strings and blocks)."""
 
     def __init__(self) -> None:
-        # fingerprint -> (text, escaped with quotes, its UTF-8 once asked for) / (block, escaped
-        # without quotes)
-        self._whole: OrderedDict[tuple[int, str, str], tuple[str, str, bytes | None]] = (
+        # fingerprint -> (text, escaped with quotes, its UTF-8), either form None until asked for
+        self._whole: OrderedDict[tuple[int, str, str], tuple[str, str | None, bytes | None]] = (
             OrderedDict())
-        self._blocks: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
+        # fingerprint -> (block, escaped without quotes, its UTF-8), each form once asked for
+        self._blocks: OrderedDict[tuple[int, str, str],
+                                  tuple[str, str | None, bytes | None]] = OrderedDict()
         self._block_chars = 0
         self._lock = threading.Lock()  # a UI worker thread and the main thread may both encode
 
@@ -63,19 +66,20 @@ class _EscapeMemo:
         key = fingerprint(text)
         with self._lock:
             entry = self._whole.get(key)
-            if entry is not None and entry[0] == text:
+            if entry is not None and entry[0] == text and entry[1] is not None:
                 self._whole.move_to_end(key)
                 return entry[1]
-            escaped = self._by_blocks(text)
-            self._whole[key] = (text, escaped, None)
-            self._whole.move_to_end(key)
-            if len(self._whole) > WHOLE_ENTRIES:
-                self._whole.popitem(last=False)
+            escaped = '"' + "".join(self._by_blocks(text, False)) + '"'
+            self._remember(key, text, escaped, entry[2] if entry and entry[0] == text else None)
         return escaped
 
     def utf8(self, text: str) -> bytes:
-        """``self(text).encode("utf-8")``, remembered beside a long string's escaped form (a
-        fold's user message is encoded for the wire and again for its digest)."""
+        """``self(text).encode("utf-8")`` (a fold's user message is encoded for the wire and
+        again for its digest: its UTF-8 is remembered, whole and by blocks, like its escaping).
+
+        Raises:
+            UnicodeEncodeError: the text holds a lone surrogate.
+        """
         if len(text) < _MEMO_MIN_CHARS:
             return _escape_json_string(text).encode("utf-8")
         key = fingerprint(text)
@@ -84,37 +88,66 @@ class _EscapeMemo:
             if entry is not None and entry[0] == text and entry[2] is not None:
                 self._whole.move_to_end(key)
                 return entry[2]
-        escaped = self(text)
-        raw = escaped.encode("utf-8")  # UnicodeEncodeError on a lone surrogate, as for the text
-        with self._lock:
-            entry = self._whole.get(key)
-            if entry is not None and entry[0] == text:
-                self._whole[key] = (entry[0], entry[1], raw)
+            raw = b'"' + b"".join(self._by_blocks(text, True)) + b'"'
+            self._remember(key, text, entry[1] if entry and entry[0] == text else None, raw)
         return raw
 
-    def _by_blocks(self, text: str) -> str:
+    def _remember(self, key: tuple[int, str, str], text: str, escaped: str | None,
+                  raw: bytes | None) -> None:
+        self._whole[key] = (text, escaped, raw)
+        self._whole.move_to_end(key)
+        if len(self._whole) > WHOLE_ENTRIES:
+            self._whole.popitem(last=False)
+
+    def _by_blocks(self, text: str, utf8: bool) -> list[Any]:
+        """The escaped text without its quotes, in parts: str, or UTF-8 bytes when ``utf8``.
+        A block keeps the form it was asked for (the bytes alone on the wire path)."""
         head = len(text) % _BLOCK_CHARS
-        parts = [_escape_json_string(text[:head])[1:-1]] if head else []
+        parts: list[Any] = []
+        if head:
+            escaped_head = _escape_json_string(text[:head])[1:-1]
+            parts.append(escaped_head.encode("utf-8") if utf8 else escaped_head)
         blocks = self._blocks
-        for start in range(head, len(text), _BLOCK_CHARS):
-            block = text[start:start + _BLOCK_CHARS]
-            key = fingerprint(block)
-            entry = blocks.get(key)
-            if entry is not None and entry[0] == block:
+        form = 2 if utf8 else 1
+        try:
+            for start in range(head, len(text), _BLOCK_CHARS):
+                block = text[start:start + _BLOCK_CHARS]
+                key = fingerprint(block)
+                entry = blocks.get(key)
+                if entry is not None and entry[0] == block:
+                    blocks.move_to_end(key)
+                    if entry[form] is not None:
+                        parts.append(entry[form])
+                        continue
+                elif entry is not None:  # another block with the same fingerprint: replace it
+                    self._block_chars -= _size(entry)
+                    entry = None
+                escaped = (entry[1] if entry is not None and entry[1] is not None
+                           else _escape_json_string(block)[1:-1])
+                new: tuple[str, str | None, bytes | None]
+                if utf8:
+                    # UnicodeEncodeError on a lone surrogate, as encoding the whole would raise
+                    raw = escaped.encode("utf-8")
+                    new = (block, entry[1] if entry is not None else None, raw)
+                else:
+                    new = (block, escaped, entry[2] if entry is not None else None)
+                if entry is not None:
+                    self._block_chars -= _size(entry)
+                blocks[key] = new
                 blocks.move_to_end(key)
-                parts.append(entry[1])
-                continue
-            escaped = _escape_json_string(block)[1:-1]
-            if entry is not None:  # another block with the same fingerprint: replace it
-                self._block_chars -= len(entry[0]) + len(entry[1])
-            blocks[key] = (block, escaped)
-            blocks.move_to_end(key)
-            self._block_chars += len(block) + len(escaped)
-            parts.append(escaped)
-        while self._block_chars > _BLOCK_BUDGET_CHARS:
-            _, (block, escaped) = blocks.popitem(last=False)
-            self._block_chars -= len(block) + len(escaped)
-        return '"' + "".join(parts) + '"'
+                self._block_chars += _size(new)
+                parts.append(new[form])
+        finally:
+            while self._block_chars > _BLOCK_BUDGET_CHARS:
+                _, dropped = blocks.popitem(last=False)
+                self._block_chars -= _size(dropped)
+        return parts
+
+
+def _size(entry: tuple[str, str | None, bytes | None]) -> int:
+    """What a block entry counts against ``_BLOCK_BUDGET_CHARS``."""
+    return (len(entry[0]) + (len(entry[1]) if entry[1] is not None else 0)
+            + (len(entry[2]) if entry[2] is not None else 0))
 
 
 _ESCAPE_MEMO = _EscapeMemo()
