@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from foldscope.core.forensics import MISSING, MUTATED, NOT_YET, PRESENT, Timeline, human_fold
 from foldscope.core.forensics import STATE_MARKS as MARKS
 from foldscope.core.text import literal
+from foldscope.ui.widgets.table_cells import QuickCells
 
 STATE_VARIABLES: dict[str, str] = {NOT_YET: "cell-pending", PRESENT: "fact-present",
                                    MUTATED: "fact-mutated", MISSING: "fact-missing"}
@@ -22,7 +22,7 @@ STATE_MARKS: dict[str, tuple[str, str]] = {state: (MARKS[state], var)
 variable that colours it."""
 
 
-class FactHistory(DataTable):
+class FactHistory(QuickCells):
     """A table of planted facts (graded first, starred) by label, with one narrow column per
     fold, then the fold each was lost at (↺: it came back later) and its value.
 
@@ -66,7 +66,7 @@ class FactHistory(DataTable):
         out = []
         for key in self.rows:
             row = self.get_row(key)
-            out.append((str(row[1]), "".join(str(c) for c in row[2:-2]), str(row[-2])))
+            out.append((str(row[1]), str(row[2]).replace(" ", ""), str(row[3])))
         return out
 
     def _draw(self) -> None:
@@ -77,26 +77,32 @@ class FactHistory(DataTable):
             return
         colours = self.app.get_css_variables()
         folds = timeline.folds
-        # The label is frozen at the left and the fold columns follow it, so a fact's history
+        # Each fact's marks are one cell, one mark under each fold's number, two spaces
+        # apart (as a column per fold was drawn; a cell each cost a Rich render per fold
+        # and fact, the most of a cell screen's frame).
+        numbers = [str((f.fold + 1) % 100) for f in folds]  # fold 1 is the first, as the diff says
+        gaps = [" " * (len(n) + 2 - 1) for n in numbers]  # the mark, then to the next number
+        styles = {state: (mark, colours.get(var, "")) for state, (mark, var) in STATE_MARKS.items()}
+        # The label is frozen at the left and the marks follow it, so a fact's history
         # reads left to right beside its label at any terminal width.
         self.add_column("", key="graded", width=1)
         self.add_column("label", key="label")
-        for f in folds:
-            number = f.fold + 1  # fold 1 is the first, as the diff and inspect say
-            self.add_column(str(number % 100), key=f"f{number}", width=len(str(number % 100)))
+        self.add_column("  ".join(numbers), key="folds")
         self.add_column("lost at", key="lost")
         self.add_column("value", key="value")
+        last = len(folds) - 1
         for i, fact in enumerate(timeline.facts):
-            marks = []
-            for f in folds:
-                mark, var = STATE_MARKS[f.facts[i].state]
-                marks.append(Text(mark, style=colours.get(var, "")))
+            marks = Text()
+            for j, f in enumerate(folds):
+                marks.append(*styles[f.facts[i].state])
+                if j < last:
+                    marks.append(gaps[j])
             lost_fold = human_fold(fact.lost_fold)
             lost = "" if lost_fold is None else str(lost_fold)
             if fact.returned:
                 lost += " ↺"
             self.add_row(Text("★" if fact.graded else " "),
-                         Text(literal(fact.label, keep_newlines=False)), *marks,
+                         Text(literal(fact.label, keep_newlines=False)), marks,
                          Text(lost, style=colours.get("fact-missing", "") if lost else ""),
                          Text(literal(fact.value, keep_newlines=False), no_wrap=True),
                          key=fact.label)
