@@ -155,31 +155,66 @@ def _anchored(pattern: re.Pattern[str], anchor: re.Pattern[str], text: str,
     """The matches of ``pattern`` on the lines holding a hit of ``anchor`` (each line searched
     once, newline included so that patterns may look at it, but the line breaks at ``stops``:
     those end a text's last line, searched as the text's end; on a very long line, the stretch
-    around the hit)."""
+    around the hit; a match two stretches share, once)."""
     done = -1
-    spans: set[tuple[int, int]] = set()
+    spans: set[tuple[int, int]] | None = None  # the matches of the stretches of one long line
     size = len(text)
-    for hit in anchor.finditer(text):
-        at = hit.start()
-        if at < done:
-            continue
-        lo = text.rfind("\n", 0, at) + 1
-        hi = text.find("\n", at)
-        hi = size if hi < 0 else hi if hi in stops else hi + 1
-        lo = max(lo, at - ANCHOR_REACH)
-        hi = min(hi, hit.end() + ANCHOR_REACH)
-        for match in pattern.finditer(text, lo, hi):
-            span = match.span()
-            if span not in spans:
-                spans.add(span)
-                yield match
-        done = hi
+    find, rfind = text.find, text.rfind
+    # An anchor that cannot run over a line break: once a line is searched, its other hits are
+    # not walked through; the search for hits starts again after the line (what it finds first
+    # is what the search under way would have found next).
+    afresh = _keeps_to_its_line(anchor)
+    hits = anchor.finditer(text)
+    while True:
+        for hit in hits:
+            at = hit.start()
+            if at < done:
+                continue
+            lo = rfind("\n", 0, at) + 1
+            line_end = find("\n", at)
+            line_end = size if line_end < 0 else line_end if line_end in stops else line_end + 1
+            lo = max(lo, at - ANCHOR_REACH)
+            hi = min(line_end, hit.end() + ANCHOR_REACH)
+            # Stretches overlap only along one long line: one that starts where the last ended
+            # (or later) shares no match with those before it, one that ends its line none with
+            # those after it.
+            shared = lo < done
+            if not shared:
+                spans = None
+            if shared or hi < line_end:
+                if spans is None:
+                    spans = set()
+                for match in pattern.finditer(text, lo, hi):
+                    span = match.span()
+                    if span not in spans:
+                        spans.add(span)
+                        yield match
+            else:
+                yield from pattern.finditer(text, lo, hi)
+            done = hi
+            if afresh and hi == line_end:
+                hits = anchor.finditer(text, done)
+                break
+        else:
+            return
 
 
-def _span(match: re.Match[str]) -> tuple[int, int]:
-    if "value" in match.re.groupindex and match.group("value") is not None:
-        return match.span("value")
-    return match.span()
+_LINE_BOUND: dict[re.Pattern[str], bool] = {}
+
+
+def _keeps_to_its_line(anchor: re.Pattern[str]) -> bool:
+    """Whether no match of ``anchor`` can hold a line break (conservatively: nothing in it
+    can match one, look at one or see a text's start)."""
+    got = _LINE_BOUND.get(anchor)
+    if got is None:
+        try:
+            parsed = _RE_PARSER.parse(anchor.pattern, anchor.flags)
+            got = not _sees_newline_or_edge(parsed.data, parsed.state.flags, ends=False,
+                                            behind_only=False)
+        except Exception:  # noqa: BLE001 - a pattern the reading does not follow: assume it can
+            got = False
+        got = remember(_LINE_BOUND, 1024, anchor, got)
+    return got
 
 
 def _whole_candidates(text: str, rules: Sequence[KindRule], orders: Iterable[int],
@@ -187,16 +222,28 @@ def _whole_candidates(text: str, rules: Sequence[KindRule], orders: Iterable[int
                       ) -> None:
     """Append the candidates ``(-length, rule order, start, kind)`` of the rules at ``orders``,
     each searched over the whole text (around its anchor's hits when it has one; ``stops``: see
-    :func:`_anchored`)."""
+    :func:`_anchored`). A candidate is the match's ``value`` group when it took part, else the
+    whole match; empty ones are none."""
+    append = out.append
     for order in orders:
         rule = rules[order]
-        if rule.anchor is not None and not _may_match(rule.anchor, text):
+        pattern, anchor, kind = rule.pattern, rule.anchor, rule.name
+        if anchor is not None and not _may_match(anchor, text):
             continue
-        for match in (rule.pattern.finditer(text) if rule.anchor is None else
-                      _anchored(rule.pattern, rule.anchor, text, stops)):
-            start, end = _span(match)
-            if end > start:
-                out.append((start - end, order, start, rule.name))
+        matches = (pattern.finditer(text) if anchor is None else
+                   _anchored(pattern, anchor, text, stops))
+        if "value" in pattern.groupindex:
+            for match in matches:
+                start, end = match.span("value")
+                if start < 0:
+                    start, end = match.span()
+                if end > start:
+                    append((start - end, order, start, kind))
+        else:
+            for match in matches:
+                start, end = match.span()
+                if end > start:
+                    append((start - end, order, start, kind))
 
 
 # --- literal pre-screen (a speed-up only: exact) -----------------------------------------------
