@@ -15,7 +15,6 @@ import math
 import os
 import sys
 import threading
-from functools import cache
 from types import ModuleType
 
 NAN = float("nan")
@@ -28,16 +27,22 @@ _UFUNCS = "scipy.special._ufuncs"
 ``scipy.special`` exports (and ``scipy.stats.norm``/``t`` evaluate)."""
 
 
-@cache
-def _special() -> ModuleType:
-    with _SPECIAL_LOCK:  # the preload thread and a first figure may both ask
-        alone = _ufuncs_alone()
-        if alone is not None:
-            return alone
-        import scipy.special
+_LOADED: list[ModuleType] = []
+"""The special functions' module once loaded (by the first caller; others wait for it)."""
 
-        special: ModuleType = scipy.special
-        return special
+
+def _special() -> ModuleType:
+    if _LOADED:
+        return _LOADED[0]
+    with _SPECIAL_LOCK:  # the preload thread and a first figure may both ask: one loads
+        if not _LOADED:
+            alone = _ufuncs_alone()
+            if alone is None:
+                import scipy.special
+
+                alone = scipy.special
+            _LOADED.append(alone)
+    return _LOADED[0]
 
 
 def _ufuncs_alone() -> ModuleType | None:
