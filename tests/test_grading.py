@@ -505,6 +505,30 @@ def test_the_regexes_that_stand_for_str_methods_agree_with_them():
         ch = chr(c)
         assert (_ALNUM_RE.search(ch) is not None) == ch.isalnum(), hex(c)
         assert (_SPACE_RUN_RE.fullmatch(ch) is not None) == ch.isspace(), hex(c)
+        # the separator's \\d and \\s, read by str methods in _separator
+        assert (re.fullmatch(r"\d", ch) is not None) == ch.isdecimal(), hex(c)
+        assert (re.fullmatch(r"\s", ch) is not None) == ch.isspace(), hex(c)
+
+
+_SEPARATOR_TEXT = st.text(st.sampled_from(list(":：=→\t?-–—|/> \n\u00a0\u2028\x1c1٣a.")),
+                          max_size=24)
+
+
+@settings(max_examples=3000)
+@given(_SEPARATOR_TEXT, st.text(max_size=6))
+@example("ab 12:30 - x", "")
+@example("url http://x: y", "")
+@example("a \t b", "")
+@example("x? y", "")
+@example("a->b", "")
+def test_the_separator_found_by_its_characters_is_the_regex_search(text, tail):
+    from foldscope.core.grading import _SEPARATOR_RE, _separator
+
+    for t in (text, text + tail, tail + text):
+        want, got = _SEPARATOR_RE.search(t), _separator(t)
+        assert (want is None) == (got is None)
+        if want is not None and got is not None:
+            assert (want.span(), want.group()) == (got.span(), got.group())
 
 
 _ANSWER_LINES = ["- ledger service port: 62114", "backup cutoff:", "  2026-07-14 01:26 UTC",
