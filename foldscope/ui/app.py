@@ -344,6 +344,18 @@ class FoldscopeApp(StoreWrites):
                 self.sweep_screen is None or self.screen is self.sweep_screen)
         return True
 
+    @property
+    def _background_screens(self) -> list[Screen[Any]]:
+        """Textual's (the screens under the current one that may show through it), except
+        that none shows through an opaque screen: Textual lists the one below whatever the
+        current screen's background, so each repaint of the grid under a cell screen (its
+        polls, its clock) repainted the cell screen over the same region, the whole screen
+        in one frame out of two of a fold step."""
+        stack = self._screen_stack
+        if stack and stack[-1].styles.background.a == 1:
+            return []
+        return super()._background_screens
+
     # -- help, themes, palette --------------------------------------------------------------
 
     def refresh_css(self, animate: bool = True) -> None:

@@ -176,9 +176,11 @@ class CellScreen(Screen[None]):
     ]
     """Key bindings of the cell screen."""
 
-    row_id: reactive[int | None] = reactive(None)
+    # Neither repaints the screen when set (a reactive's default): the widgets that show the
+    # row and fold repaint what changed, and a whole-screen repaint was half of a fold step.
+    row_id: reactive[int | None] = reactive(None, repaint=False)
     """The row being inspected."""
-    fold_index: reactive[int] = reactive(0)
+    fold_index: reactive[int] = reactive(0, repaint=False)
     """The fold whose carrier and fact states are shown."""
 
     def __init__(self, db_path: str, sweep_id: str, scenario: str | None, model: str,
