@@ -250,9 +250,9 @@ class RowRepository(Repository):
             cursor = self.db.conn.execute(
                 f"SELECT row_id, {', '.join(FOLD_MEASURE_FIELDS)} FROM folds WHERE row_id IN "
                 f"({', '.join('?' * len(ids))}) ORDER BY row_id, fold_index", ids)
-            names = column_names(cursor)[1:]
+            make = FoldMeasure  # the columns are selected in the fields' order
             for row_id, *values in cursor:
-                out[row_id].append(FoldMeasure(**dict(zip(names, values))))
+                out[row_id].append(make(*values))
         return out
 
     def changes(self, sweep_id: str, since: int | None
