@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from foldscope.engine.sim.extract import (
@@ -141,3 +141,20 @@ def _read(pattern: re.Pattern[str], text: str, search: bool) -> tuple[str, str] 
 def test_greedy_fact_patterns_read_lines_like_the_lazy_ones(line):
     assert _read(KV_RE, line, False) == _read(_LAZY_KV_RE, line, False)
     assert _read(THE_IS_RE, line, True) == _read(_LAZY_THE_IS_RE, line, True)
+
+
+_SUMMARY_LINES = st.sampled_from(["- ledger service port: 62114", "## Key facts", "the cache origin is "
+                                  "cdn.example.net", "[assistant] the port is 8080", "Noted: the tag is v1",
+                                  "2026-07-14 01:26 INFO ok", "[tool result: bash] x: 1", "", "- port: 1"])
+
+
+@settings(max_examples=200)
+@given(st.lists(_SUMMARY_LINES, max_size=8).map("\n".join))
+def test_remembered_fact_pairs_are_the_pairs_read_afresh(text):
+    from foldscope.engine.sim.extract import _extract_facts, extract_facts
+
+    first = extract_facts(text)
+    assert first == _extract_facts(text)
+    first.append(("changed", "by the caller"))  # a caller's list is its own
+    assert extract_facts(text) == _extract_facts(text)
+    assert extract_facts("".join(text)) == _extract_facts(text)  # another object, equal text

@@ -14,12 +14,15 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Generic, TypeVar
 
 from rapidfuzz import fuzz, process
 
 from foldscope.core.nesting import loads_json
 from foldscope.core.sections import SECTIONS, match_heading
 from foldscope.core.shapes import PATH
+
+_V = TypeVar("_V")
 
 LOG_LINE_RE = re.compile(r"^\s*\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?\s+[A-Z]{3,8}\b")
 TURN_RE = re.compile(r"^\s*\[(?P<role>assistant|operator|user|system)\]\s*(?P<text>.*)$", re.I)
@@ -153,8 +156,16 @@ def extract_facts(text: str) -> list[tuple[str, str]]:
 
     Returns:
         ``(label, value)`` pairs in order of appearance; a label seen again keeps its latest
-        value at its latest position.
+        value at its latest position (a fresh list the caller may change).
     """
+    pairs = _FACTS.get(text)
+    if pairs is None:
+        pairs = tuple(_extract_facts(text))
+        _FACTS.put(text, pairs)
+    return list(pairs)
+
+
+def _extract_facts(text: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     in_tool = False
     current = "other"
@@ -224,7 +235,7 @@ def digest_segment(text: str) -> SegmentDigest:
                    failures=list(d.failures), open_items=list(d.open_items), paths=list(d.paths))
 
 
-class _TextMemo:
+class _TextMemo(Generic[_V]):
     """A small thread-safe LRU keyed by long texts, without hashing them.
 
     Every row of a sweep folds the same ~100k-character chunks, and reading one costs a couple
@@ -232,19 +243,19 @@ class _TextMemo:
     text (a digest is a pure function of it). Each request arrives as a new string object, and
     hashing it would read all 100k characters again (~25 us), so entries are keyed by length
     and edges and a hit is confirmed by comparing the whole text (a memcmp). The bound keeps at
-    most ``entries`` texts (a few MB) alive.
+    most ``entries`` texts (a few MB) alive. The values are shared: callers hand out copies.
     """
 
     def __init__(self, entries: int) -> None:
         self._entries = entries
-        self._items: OrderedDict[tuple[int, str, str], tuple[str, SegmentDigest]] = OrderedDict()
+        self._items: OrderedDict[tuple[int, str, str], tuple[str, _V]] = OrderedDict()
         self._lock = threading.Lock()
 
     @staticmethod
     def _key(text: str) -> tuple[int, str, str]:
         return len(text), text[:64], text[-64:]
 
-    def get(self, text: str) -> SegmentDigest | None:
+    def get(self, text: str) -> _V | None:
         key = self._key(text)
         with self._lock:
             item = self._items.get(key)
@@ -253,18 +264,23 @@ class _TextMemo:
             self._items.move_to_end(key)
             return item[1]
 
-    def put(self, text: str, digest: SegmentDigest) -> None:
+    def put(self, text: str, value: _V) -> None:
         key = self._key(text)
         with self._lock:
-            self._items[key] = (text, digest)
+            self._items[key] = (text, value)
             self._items.move_to_end(key)
             while len(self._items) > self._entries:
                 self._items.popitem(last=False)
 
 
-_SEGMENT_DIGESTS = _TextMemo(32)
+_SEGMENT_DIGESTS: _TextMemo[SegmentDigest] = _TextMemo(32)
 """Digests of the last 32 segment texts: every chunk of a few scenarios and their catch-ups.
 The cached digests are never handed out: callers get copies, so nothing can alter them."""
+
+_FACTS: _TextMemo[tuple[tuple[str, str], ...]] = _TextMemo(64)
+"""The fact pairs of the last 64 texts read (``extract_facts`` is a function of the text): a
+fold's previous carrier is mostly one that another row's fold already read (a faithful model
+writes the same carrier for every repeat), and a recall reads the carrier the last fold did."""
 
 
 def _read_segment(text: str) -> SegmentDigest:
