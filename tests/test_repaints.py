@@ -74,3 +74,47 @@ async def test_a_fold_step_does_not_repaint_the_whole_screen(swept):
         cell.row_id = None
         await pilot.pause()
         assert whole == []
+
+
+def _rules(rules) -> list[tuple]:
+    return [(repr(r.selector_set), {k: repr(v) for k, v in r.styles.get_rules().items()},
+             r.tie_breaker, r.is_default_rules)
+            for r in rules]
+
+
+async def test_theme_switches_take_rules_parsed_ahead_the_same_as_a_new_parse(swept):
+    """Once the cell screen is composed ahead, every theme's stylesheet is parsed in a thread:
+    a switch then parses nothing, and the rules it takes are exactly those a parse of the
+    stylesheet as it stands gives."""
+    from textual.css.stylesheet import Stylesheet
+
+    db, sweep_id = swept
+    app = FoldscopeApp(str(db), sweep_id=sweep_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app._themes_parsed_ahead, "the themes parsed ahead")
+        await wait_group(app, "parse-themes")
+        await pilot.pause()
+        parses = []
+        reparse = Stylesheet.reparse
+
+        def counted(self):
+            parses.append(self)
+            return reparse(self)
+
+        Stylesheet.reparse = counted
+        try:
+            for name in [*app._theme_names, *app._theme_names]:
+                app.theme = name
+                await wait_until(pilot, lambda n=name: app.current_theme.name == n
+                                 and app.stylesheet._variables == app.get_css_variables(),
+                                 f"the {name} theme")
+                await pilot.pause()
+                fresh = Stylesheet(variables=app.get_css_variables())
+                for read_from, (css, defaults, tie, scope) in app.stylesheet.source.items():
+                    fresh.add_source(css, read_from=read_from, is_default_css=defaults,
+                                     tie_breaker=tie, scope=scope)
+                fresh.parse()
+                assert _rules(app.stylesheet.rules) == _rules(fresh.rules)
+        finally:
+            Stylesheet.reparse = reparse
+        assert parses == []

@@ -16,6 +16,7 @@ from typing import Any
 from textual import events, on, work
 from textual.app import ScreenError, SystemCommand
 from textual.binding import Binding
+from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.theme import Theme
@@ -63,6 +64,11 @@ QUIT_GRACE_S = 5.0
 
 class RunnerFailed(Exception):
     """The sweep's child runner ended with an error (its one-line message)."""
+
+
+def _css_key(variables: dict[str, str], sources: dict[Any, Any]) -> tuple[Any, ...]:
+    """What a parsed stylesheet depends on: its variables and its sources."""
+    return tuple(variables.items()), tuple(sources.items())
 
 
 def _walk_except(root: DOMNode, away: set[Screen[Any]]) -> Iterable[DOMNode]:
@@ -139,6 +145,9 @@ class FoldscopeApp(StoreWrites):
         self._sweep_done = threading.Event()
         self._sweep_done.set()  # nothing running until a sweep worker starts
         self._collector = KeyPausedCollector()
+        self._parsed_css: dict[tuple[Any, ...], list[Any]] = {}
+        """Parsed stylesheet rules by their variables and sources (``_parse_css``)."""
+        self._themes_parsed_ahead = False
         """The cyclic collector waits while keys are pressed (``ui.widgets.memory``)."""
 
     @property
@@ -361,16 +370,14 @@ class FoldscopeApp(StoreWrites):
     def refresh_css(self, animate: bool = True) -> None:
         """Textual's, except that a screen kept installed but on no stack (the reused cell
         screen, ``screens.cell.open_cell``) is not restyled: it restyles when it is next
-        shown (its resume sees the CSS changed), so a theme switch costs what is on show."""
+        shown (its resume sees the CSS changed), so a theme switch costs what is on show; and
+        the stylesheet is parsed once per theme (``_parse_css``)."""
         away = {screen for screen in self._installed_screens.values()
                 if isinstance(screen, Screen) and screen.is_attached
                 and not any(screen in stack for stack in self._screen_stacks.values())}
-        if not away:
-            super().refresh_css(animate)
-            return
         stylesheet = self.stylesheet
         stylesheet.set_variables(self.get_css_variables())
-        stylesheet.reparse()
+        self._parse_css(stylesheet)
         stylesheet.update_nodes(_walk_except(self, away), animate=animate)
         with contextlib.suppress(ScreenError):
             if self.screen.is_mounted:
@@ -380,6 +387,49 @@ class FoldscopeApp(StoreWrites):
             if screen != self.screen:
                 stylesheet.update(screen, animate=animate)
                 screen._css_update_count = self._css_update_count
+
+    def _parse_css(self, stylesheet: Stylesheet) -> None:
+        """``stylesheet.reparse()``, its rules remembered by its variables and sources: a theme
+        switched to again (or parsed ahead, ``_parse_themes_ahead``) takes the rules parsed
+        for it, not a new parse of every widget's CSS (a fifth of the key)."""
+        key = _css_key(stylesheet._variables, stylesheet.source)
+        rules = self._parsed_css.get(key)
+        if rules is None:
+            stylesheet.reparse()
+            self._parsed_css[key] = stylesheet.rules
+            return
+        stylesheet._rules = rules
+        stylesheet._rules_map = None
+        stylesheet._require_parse = False
+
+    def parse_themes_ahead(self) -> None:
+        """Parse the stylesheet for every foldscope theme, in a thread (the grid is up, the
+        cell screen composed ahead and keys have paused): the first switch to each takes its
+        rules ready-made (the one shown too: it was parsed before the cell screen's CSS)."""
+        if not self._themes_parsed_ahead:
+            self._themes_parsed_ahead = True
+            sources = dict(self.stylesheet.source)
+            self._parse_themes(sources, [self._theme_css_variables(self.get_theme(name))
+                                         for name in self._theme_names
+                                         if self.get_theme(name)])
+
+    def _theme_css_variables(self, theme: Theme | None) -> dict[str, str]:
+        """The CSS variables ``get_css_variables`` gives while ``theme`` is the app's."""
+        assert theme is not None
+        variables = {**theme.to_color_system().generate(), **theme.variables}
+        return {**self.get_theme_variable_defaults(), **variables}
+
+    @work(thread=True, group="parse-themes", exit_on_error=False,
+          description="parse the stylesheet for each theme ahead of its first switch")
+    def _parse_themes(self, sources: dict[Any, Any], variables: list[dict[str, str]]) -> None:
+        for theme_variables in variables:
+            sheet = Stylesheet(variables=theme_variables)
+            for read_from, (css, is_defaults, tie_breaker, scope) in sources.items():
+                sheet.add_source(css, read_from=read_from, is_default_css=is_defaults,
+                                 tie_breaker=tie_breaker, scope=scope)
+            sheet.parse()
+            self.call_from_thread(self._parsed_css.setdefault,
+                                  _css_key(theme_variables, sheet.source), sheet.rules)
 
     def key_places(self) -> list[KeyPlace]:
         """Every key binding of foldscope, by the place it works in (for the help screen)."""

@@ -270,6 +270,10 @@ class CellScreen(Screen[None]):
         if self.is_attached and not self.is_current:
             self._styled_for = self.app._css_update_count
             self._refresh_layout(self.app.size)
+        # Its widgets' CSS is in the stylesheet now: the other themes can be parsed ahead.
+        parse_ahead = getattr(self.app, "parse_themes_ahead", None)
+        if parse_ahead is not None:
+            parse_ahead()
 
     def _on_screen_resume(self, event: events.ScreenResume) -> None:
         # Runs before Screen's own handler. A reused screen (``open_cell``) whose styles are
