@@ -36,7 +36,8 @@ PLAIN = {
         r"[1-5]\d{4}|[1-9]\d{1,3}))(?![\w]|\.\w)"
     ),
     "host": (
-        r"(?<![\w.@/$-])(?!(?:(?<=\w[(\[])|(?<==)|(?<== ))[a-z_][A-Za-z0-9_]*\.(?:page|run|store|sit"
+        r"(?<![\w.@/$-])(?!(?<=[\"\t])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?&tld)/[\w.~+-])"
+        r"(?!(?:(?<=\w[(\[])|(?<==)|(?<== ))[a-z_][A-Za-z0-9_]*\.(?:page|run|store|sit"
         r"e|online|tech|app|dev|info|me|to|us|at|no|my|tv|fm|ly|co|ai|io|gg|test|local|internal|clou"
         r"d|biz|xyz|int|lan)(?=[ \t]*[),;\]}]|[ \t]+[*+%<>=!?&|-][ \t=]))(?!(?:this|self|cls|super|w"
         r"indow|document|process|module|exports|console|globalThis|req|res|ctx|config|options|opts|p"
@@ -49,7 +50,8 @@ PLAIN = {
         r"""require\("\.)|(?<=import\('\.)|(?<=import\("\.)))(?&path)"""
     ),
 }
-"""The rules' patterns as they read before their speed-ups (main at dae2e0f)."""
+"""The rules' patterns as they read before their speed-ups (main at dae2e0f; host with noise's
+module-path rule of session 6 added)."""
 
 FRAGMENTS = [
     "http://", "https://", "HTTPS://", "ws://", "git://", "s3://", "mongodb+srv://", "ftp://",
