@@ -53,9 +53,9 @@ def test_plain_report_leads_with_lost_and_needed(capsys):
 def test_session_text_is_printed_literally(capsys, tmp_path):
     session = tmp_path / "s.jsonl"
     session.write_text(
-        json.dumps({"role": "tool", "content": "see https://x.example.org/\u001b[2Jboom and [red]ok[/]"})
+        json.dumps({"role": "tool", "content": "see https://x.ledgerly.org/\u001b[2Jboom and [red]ok[/]"})
         + "\n" + json.dumps({"type": "compaction", "summary": "nothing"})
-        + "\n" + json.dumps({"role": "assistant", "content": "curl https://x.example.org/\u001b[2Jboom"})
+        + "\n" + json.dumps({"role": "assistant", "content": "curl https://x.ledgerly.org/\u001b[2Jboom"})
         + "\n")
     code, out, _ = _run(capsys, str(session))
     assert code == 0

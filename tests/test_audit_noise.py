@@ -6,11 +6,17 @@ Every text here is written for the test in the shape seen in real sessions (none
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from foldscope.core.audit import Compaction, Entry, Session, audit_session
 from foldscope.core.identifiers import find_identifiers, tracked_kinds
+from foldscope.core.signatures import signature_hits
+from foldscope.engine.audit_readers import read_claude_code, read_sessions
 
 
 def _tracked(text: str) -> set[tuple[str, str]]:
@@ -18,6 +24,15 @@ def _tracked(text: str) -> set[tuple[str, str]]:
     return {(i.kind, i.value) for i in find_identifiers(text) if i.kind in tracked}
 
 
+def _audited(*entries: tuple[str, str]) -> set[tuple[str, str]]:
+    """The identifiers the audit tracks for one compaction after these entries."""
+    items: list[Entry | Compaction] = [Entry(n, ch, text) for n, (ch, text) in enumerate(entries, 1)]
+    items.append(Compaction(len(items) + 1, "we worked on it"))
+    [audit] = audit_session(Session(tuple(items), "jsonl"))
+    return {(i.kind, i.value) for i in audit.identifiers}
+
+
+_LABEL = st.from_regex(r"[a-z][a-z0-9]{1,10}", fullmatch=True)
 _SEGMENT = st.from_regex(r"[a-z][a-z0-9_]{1,10}", fullmatch=True)
 
 # --- kinds ------------------------------------------------------------------------------------
@@ -92,3 +107,144 @@ def test_a_time_has_real_minutes_and_a_slice_is_none(hour, minute):
     valid = hour <= 24 and minute <= 59
     assert (("time", clock) in _tracked(f"the job ran at {clock} today")) == valid
     assert not {f for f in _tracked(f"x = body[{clock}]") if f[0] == "time"}
+
+
+# --- placeholders (core/data/signatures.toml: track = false) -----------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_LABEL, min_size=1, max_size=3),
+       st.sampled_from(["example.com", "example.org", "example.net", "test", "invalid", "example"]),
+       _LABEL)
+def test_values_under_a_reserved_domain_are_not_tracked(labels, reserved, user):
+    host = ".".join([*labels, reserved])
+    text = f"curl https://{host}/v1/items and mail {user}@{host}; ping {host}"
+    assert not _audited(("assistant", text), ("tool_call", text))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_LABEL, min_size=1, max_size=3), st.sampled_from(["io", "dev", "app", "net"]), _LABEL)
+def test_values_under_a_real_domain_still_are(labels, tld, user):
+    host = ".".join([*labels, f"ledger{tld}", tld])
+    got = _audited(("assistant", f"curl https://{host}/v1/items and mail {user}@{host}"))
+    assert ("url", f"https://{host}/v1/items") in got and ("host", host) in got
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(
+    st.sampled_from("0123456789abcdef").map(lambda c: c * 3),
+    st.sampled_from(["abc", "123", "def", "456", "789", "1234", "bcde", "deadbeef", "c0ffee", "f00d"]),
+), min_size=2, max_size=5).map("".join).filter(lambda h: 7 <= len(h) <= 40
+                                                and any(c.isdigit() for c in h)
+                                                and any(c.isalpha() for c in h)))
+def test_a_hash_typed_by_hand_is_a_placeholder(value):
+    assert "placeholder_hash" in signature_hits(value, "hash")
+    assert not _audited(("assistant", f"commit {value} of the fixture"))
+
+
+def test_real_hashes_are_seldom_taken_for_placeholders():
+    hashes = [hashlib.sha1(str(n).encode()).hexdigest()[:length]
+              for n in range(2000) for length in (7, 12, 40)]
+    hashes = [h for h in hashes if any(c.isalpha() for c in h) and any(c.isdigit() for c in h)]
+    taken = [h for h in hashes if "placeholder_hash" in signature_hits(h, "hash")]
+    assert len(taken) <= len(hashes) // 200, taken[:10]
+
+
+def test_a_platforms_host_is_nobodys_but_its_urls_are_the_tasks():
+    text = ("From github.com:acme/ledger\ngit@github.com: Permission denied; see pkg.go.dev, pypi.org\n"
+            "open https://github.com/acme/ledger/pull/112 and https://linear.app/acme/issue/LED-7")
+    assert _audited(("user", text)) == {("url", "https://github.com/acme/ledger/pull/112"),
+                                        ("url", "https://linear.app/acme/issue/LED-7")}
+
+
+def test_a_placeholder_is_still_new_after_a_compaction():
+    session = Session((
+        Entry(1, "assistant", "the gateway is https://pay.ledgerly.io/v2"),
+        Compaction(2, "worked on the gateway"),
+        Entry(3, "assistant", "use https://api.example.com/v2 for the gateway"),
+    ), "jsonl")
+    [audit] = audit_session(session)
+    assert {(n.value, n.signatures) for n in audit.new_after} >= {
+        ("https://api.example.com/v2", ("example_domain",))}
+    assert ("https://api.example.com/v2", "url") not in {(i.value, i.kind) for i in audit.identifiers}
+
+
+# --- channels ---------------------------------------------------------------------------------
+
+
+def _cc(kind: str, content, **extra) -> str:
+    return json.dumps({"type": kind, "sessionId": "s-1", "cwd": "/home/dana/ledger", "uuid": "u",
+                       "message": {"role": kind, "content": content}, **extra})
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_SEGMENT, min_size=2, max_size=4), st.integers(1000, 65000))
+def test_the_output_of_a_persons_shell_command_is_tool_output(dirs, port):
+    path = "/" + "/".join(dirs)
+    session = read_claude_code([
+        _cc("user", f"<bash-input>ls {path}</bash-input>"),
+        _cc("user", f"<bash-stdout>{path}/app.log\nlistening on port {port}</bash-stdout>"
+                    "<bash-stderr></bash-stderr>"),
+        _cc("user", f"<bash-stderr>warn: port {port}</bash-stderr>"),
+    ])
+    channels = [e.channel for e in session.items if isinstance(e, Entry)]
+    assert channels == ["user", "tool_output", "tool_output"]
+    got = _audited(*((e.channel, e.text) for e in session.items if isinstance(e, Entry)))
+    assert ("path", path) in got  # the person typed it
+    assert ("port", str(port)) not in got and ("path", f"{path}/app.log") not in got
+
+
+def _codex(kind: str, payload: dict) -> str:
+    return json.dumps({"timestamp": "2026-06-18T08:00:00.000Z", "type": kind, "payload": payload})
+
+
+def _message(role: str, text: str) -> dict:
+    kind = "output_text" if role == "assistant" else "input_text"
+    return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+
+def _rollout(tmp_path, history: list[dict], message: str = "") -> dict:
+    agents = "# AGENTS.md instructions for /home/dana/ledger\n\n<INSTRUCTIONS>\nDocs live in docs/runbooks/\n"
+    lines = [
+        _codex("session_meta", {"id": "019e0000-0000-7000-8000-00000000000a", "cwd": "/home/dana/ledger"}),
+        _codex("response_item", _message("developer", "<permissions instructions>\nskills in r5/ce-plan/SKILL.md")),
+        _codex("response_item", _message("user", agents)),
+        _codex("response_item", _message("user", "Ship the ledger export, PR #1412, on branch feat/ledger-export")),
+        _codex("response_item", _message("assistant", "Reading src/export/csv.ts and port 18443")),
+        _codex("compacted", {"message": message, "replacement_history": [
+            _message("user", "Ship the ledger export, PR #1412, on branch feat/ledger-export"),
+            _message("developer", "<permissions instructions>\nskills in r5/ce-plan/SKILL.md"),
+            _message("user", agents), *history]}),
+        _codex("response_item", _message("assistant", "Back to src/export/csv.ts")),
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    [session] = read_sessions(path)
+    assert session.format == "codex"
+    [audit] = audit_session(session)
+    return {"compaction": session.compactions[0], "audit": audit}
+
+
+def test_a_server_compaction_without_a_summary_in_the_log_is_opaque(tmp_path):
+    got = _rollout(tmp_path, [])
+    compaction, audit = got["compaction"], got["audit"]
+    assert compaction.carrier == "opaque"
+    states = {i.value: i.state for i in audit.identifiers}
+    assert states["#1412"] == states["feat/ledger-export"] == "present"  # the person's turn, kept
+    assert states["src/export/csv.ts"] == "unknown"  # not in what the log shows: maybe in the summary
+    # The runtime's instructions are carried, and make none of their values the task's.
+    assert "r5/ce-plan/SKILL.md" not in states and "docs/runbooks/" not in states
+    assert [n.value for n in audit.lost_and_needed] == ["src/export/csv.ts"]
+
+
+def test_a_compaction_with_its_summary_is_text(tmp_path):
+    got = _rollout(tmp_path, [], message="Export work: csv writer in src/export/csv.ts")
+    assert got["compaction"].carrier == "text"
+    states = {i.value: i.state for i in got["audit"].identifiers}
+    assert states["src/export/csv.ts"] == "present" and states["18443"] == "missing"
+
+
+def test_an_encrypted_summary_is_opaque(tmp_path):
+    got = _rollout(tmp_path, [{"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAA-blob"}])
+    assert got["compaction"].carrier == "opaque"
+    assert {i.state for i in got["audit"].identifiers} <= {"present", "unknown"}

@@ -264,16 +264,16 @@ def test_a_directory_carried_with_its_files_listed_carries_them():
 
 def test_mutated_is_a_near_miss_of_a_whole_token_of_the_kind():
     session = Session((
-        Entry(1, "assistant", "deploy to https://app-staging.example.com and port 62114; key kid-7F3A9C21"),
-        Compaction(2, "Deploy: https://app-staging.example.com/v2 ; port 62115; key kid-7F3A9C2l"),
+        Entry(1, "assistant", "deploy to https://app-staging.ledgerly.io and port 62114; key kid-7F3A9C21"),
+        Compaction(2, "Deploy: https://app-staging.ledgerly.io/v2 ; port 62115; key kid-7F3A9C2l"),
     ), "jsonl")
     [audit] = audit_session(session)
     states = {i.value: (i.state, i.altered) for i in audit.identifiers}
     assert states["62114"] == ("mutated", "62115")
     assert states["kid-7F3A9C21"] == ("mutated", "kid-7F3A9C2l")
     # carried inside a longer URL: not a mutation into another host
-    assert states["https://app-staging.example.com"][0] == "missing"
-    assert states["app-staging.example.com"][0] == "present"
+    assert states["https://app-staging.ledgerly.io"][0] == "missing"
+    assert states["app-staging.ledgerly.io"][0] == "present"
 
 
 def test_new_after_leaves_out_what_tool_output_showed_first_and_summary_values_point_at_it():

@@ -60,7 +60,7 @@ from foldscope.core.identifiers import (
     tracked_kinds,
 )
 from foldscope.core.memo import remember
-from foldscope.core.signatures import Signature, signature_hits
+from foldscope.core.signatures import Signature, default_signatures, signature_hits
 from foldscope.core.text import literal
 
 Channel = Literal["user", "system", "assistant", "tool_call", "tool_output"]
@@ -120,7 +120,10 @@ class Compaction:
     Claude Code summary follows its boundary); ``kept_from`` is the first entry the compaction
     kept verbatim (a pi compaction keeps the most recent entries): entries from there on are
     carried, not replaced. ``carrier`` says whether the summary is readable text, opaque (an
-    encrypted or otherwise unreadable summary) or empty.
+    encrypted or otherwise unreadable summary) or empty. ``carried`` is text the runtime put
+    back verbatim beside the summary (a Codex replacement history's instructions and
+    environment): a value in it is still in the context, but the runtime's text makes no value
+    one of the task's.
     """
 
     at: int
@@ -132,6 +135,7 @@ class Compaction:
     summary_at: int | None = None
     kept_from: int | None = None
     carrier: Carrier = "text"
+    carried: str = ""
 
 
 @dataclass(frozen=True)
@@ -341,12 +345,16 @@ class _Found(NamedTuple):
     label: str | None = None
     seen_as: tuple[str, ...] = ()
     """What seeing it shows: its key, and for a path its directory, for a URL its host."""
+    nobodys: bool = False
+    """Nobody's value: a signature with ``track = false`` recognises it (``example.com``, a URL
+    or e-mail address under it, ``abc123def456``, ``github.com``): never tracked, still new
+    after a compaction."""
 
 
-_Derived = tuple[tuple[tuple[str, str, str, int, int, tuple[str, ...]], ...], bool]
+_Derived = tuple[tuple[tuple[str, str, str, int, int, tuple[str, ...], bool], ...], bool]
 """What an identifier's kind and text give, whatever the text around it: its found values
-``(kind, value, key, start, end, seen_as)`` relative to it (a URL's host and port follow it),
-and whether it is one of the log's own ids."""
+``(kind, value, key, start, end, seen_as, nobodys)`` relative to it (a URL's host and port
+follow it), and whether it is one of the log's own ids."""
 
 
 class _Finder:
@@ -362,6 +370,9 @@ class _Finder:
         self.rules = tuple(r for r in options.rules if r.name not in options.excluded_kinds)
         self.inner = tuple(r for r in self.rules if r.name not in COMPOSITE_KINDS)
         self.weights = {r.name: r.weight for r in options.rules}
+        signatures = default_signatures() if options.signatures is None else options.signatures
+        self.untracked = tuple(sig for sig in signatures if not sig.track)
+        self._untracked_of: dict[str, tuple[Signature, ...]] = {}  # by kind: the ones that can hit
         self.own_ids: set[str] = set()
         self._part_cache: dict[str, list[tuple[str, str, int]]] = {}
         # (kind, text) -> what it gives; keys depend on the session's places and own ids, so
@@ -396,8 +407,9 @@ class _Finder:
             values, own = got
             if own:
                 continue
-            for k, value, key, at, to, seen_as in values:
-                out.append(_Found(k, value, key, start + at, start + to, None, seen_as))
+            for k, value, key, at, to, seen_as, nobodys in values:
+                out.append(_Found(k, value, key, start + at, start + to, None, seen_as,
+                                  nobodys))
         return out
 
     def _derive(self, kind: str, ident: str) -> _Derived:
@@ -409,7 +421,8 @@ class _Finder:
             value = value.lstrip("${").rstrip("}")
         key = self.paths.key(kind, value)
         seen_as = _seen_as(kind, key)
-        parts: list[tuple[str, str, str, int, int, tuple[str, ...]]] = []
+        nobodys = self._nobodys(kind, value)
+        parts: list[tuple[str, str, str, int, int, tuple[str, ...], bool]] = []
         if kind in COMPOSITE_KINDS:
             hosts: list[str] = []
             for part_kind, part, at in self._parts(ident):
@@ -417,9 +430,23 @@ class _Finder:
                     hosts.append(part)
                 if part_kind in self.tracked:
                     part_key = self.paths.key(part_kind, part)
-                    parts.append((part_kind, part, part_key, at, at + len(part), (part_key,)))
+                    parts.append((part_kind, part, part_key, at, at + len(part), (part_key,),
+                                  nobodys or self._nobodys(part_kind, part)))
             seen_as = (key, *hosts)
-        return ((kind, value, key, 0, len(ident), seen_as), *parts), False
+        return ((kind, value, key, 0, len(ident), seen_as, nobodys), *parts), False
+
+    def _nobodys(self, kind: str, value: str) -> bool:
+        """Whether a signature with ``track = false`` recognises the value (``core.signatures``):
+        of the rules looking at a host, an IP or a path, only those of the kinds that have one
+        (a host, a URL's, an e-mail address's host) look at it."""
+        rules = self._untracked_of.get(kind)
+        if rules is None:
+            rules = self._untracked_of[kind] = tuple(
+                sig for sig in self.untracked if (sig.kinds is None or kind in sig.kinds)
+                and kind in _PART_KINDS.get(sig.match, (kind,)))
+        if not rules:
+            return False
+        return bool(signature_hits(value, kind, rules, {"host": [value]} if kind == "host" else None))
 
     def _parts(self, url: str) -> list[tuple[str, str, int]]:
         """A URL's host and port (kinds by the rules: a dotted host, an IP), where they stand."""
@@ -499,6 +526,12 @@ class _Finder:
                 out.append(_Found(fact.kind, fact.value, fact.value, at, at + len(fact.value),
                                   fact.label, _seen_as(fact.kind, fact.value)))
         return out
+
+
+_PART_KINDS: dict[str, tuple[str, ...]] = {"host": ("host", "url", "email"), "ip": ("ip", "url"),
+                                           "path": ("path", "url")}
+"""The kinds whose values have the part a signature looks at (a host, an IP, a path): a rule
+looking at another part may hit a value of any kind."""
 
 
 def _seen_as(kind: str, key: str) -> tuple[str, ...]:
@@ -702,7 +735,8 @@ class SessionAuditor:
         return [b.audit(weights) for b in self._built]
 
     def _track(self, found: _Found, at: int, written: bool) -> None:
-        if found.kind in self.excluded or (found.kind == "path" and found.key in _PLACES):
+        if (found.kind in self.excluded or found.nobodys
+                or (found.kind == "path" and found.key in _PLACES)):
             return
         slot = (found.kind, found.key)  # /repo/src/a.py and src/a.py are one path
         seen = self._window.get(slot)
@@ -801,7 +835,9 @@ class SessionAuditor:
         summary_at = c.summary_at if c.summary_at is not None else c.at
         window = self._window
         summary_found = self.finder.find(c.summary) if c.summary else []
-        summary_keys = {f.key for f in summary_found}
+        carried_found = self.finder.find(c.carried) if c.carried else []
+        summary_own = {f.key for f in summary_found}
+        summary_keys = summary_own | {f.key for f in carried_found}
         tokens: dict[str, list[str]] = {}
         values = {s.value for s in window.values()}
         for f in summary_found:
@@ -809,15 +845,19 @@ class SessionAuditor:
             # window or before, in any channel) is another real value, not this one garbled.
             if f.value not in values and f.key not in self._seen:
                 tokens.setdefault(f.kind, []).append(f.value)
-        summary_dirs = {f.key for f in summary_found if f.kind == "path"}
-        summary_norm = normalize(c.summary)
+        summary_dirs = {f.key for found in (summary_found, carried_found) for f in found
+                        if f.kind == "path"}
+        summary_norm = normalize(f"{c.summary}\n{c.carried}" if c.carried else c.summary)
         kept_from = c.kept_from
         every = [(seen, self._state(seen, c, summary_norm, summary_keys, summary_dirs, tokens,
                                     kept_from)) for seen in window.values()]
         # The task's values are what the agent or the person wrote (or the summary before
         # carried), and whatever the summary carries; a value only tool output showed that the
         # summary dropped is no loss of the task's unless the agent writes it again (latent).
-        states = [state for seen, state in every if seen.written or state[2] in _CARRIED]
+        # The runtime's carried text holds values too, but it makes none the task's.
+        runtime_only = ({f.key for f in carried_found} - summary_own) if carried_found else set()
+        states = [state for seen, state in every
+                  if seen.written or (state[2] in _CARRIED and seen.key not in runtime_only)]
         self.compactions += 1
         building = _Building(
             index=self.compactions, compaction=c,
@@ -847,10 +887,11 @@ class SessionAuditor:
                         f.kind, f.value, summary_at,
                         tuple(signature_hits(f.value, f.kind, self.options.signatures))))
         self._see(summary_found)
+        self._see(carried_found)
         # The next compaction replaces this summary and whatever this one kept verbatim.
         next_window: dict[tuple[str, str], _Seen] = {}
         for f in summary_found:
-            if f.kind not in self.excluded:
+            if f.kind not in self.excluded and not f.nobodys:
                 next_window.setdefault((f.kind, f.key), _Seen(f.kind, f.value, f.key, summary_at,
                                                                 summary_at, f.label))
         if kept_from is not None:

@@ -34,7 +34,7 @@ MAX_SIGNATURES = 200
 MATCH_PARTS: tuple[str, ...] = ("value", "number", "port", "time", "host", "ip", "path")
 """The parts of a value a signature can look at (see the data file's header)."""
 
-_FIELDS = {"name", "description", "match", "kinds", "values", "pattern", "networks"}
+_FIELDS = {"name", "description", "match", "kinds", "values", "pattern", "networks", "track"}
 _IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
@@ -52,6 +52,11 @@ class Signature:
     """Literal values, casefolded."""
     pattern: re.Pattern[str] | None = None
     networks: tuple[_IPNetwork, ...] = ()
+    track: bool = True
+    """False: a value it recognises is nobody's (reserved for documentation or tests, typed by
+    hand as a stand-in, ``example.com``, ``abc123def456``, or everyone's, ``github.com``): a
+    session audit does not track it as one of the task's values (it is still reported, with
+    this signature, when it turns up new after a compaction)."""
 
 
 def signatures_from_data(data: Mapping[str, Any], source: str = "signatures"
@@ -87,7 +92,10 @@ def _one(entry: dict[str, Any], name: str, where: str) -> Signature:
     given = [key for key in ("values", "pattern", "networks") if key in entry]
     if len(given) != 1:
         raise ConfigError(f"{where}: give exactly one of 'values', 'pattern' or 'networks'")
-    sig = Signature(name, match, description, frozenset(kinds) if kinds else None)
+    track = entry.get("track", True)
+    if not isinstance(track, bool):
+        raise ConfigError(f"{where}: 'track' must be true or false")
+    sig = Signature(name, match, description, frozenset(kinds) if kinds else None, track=track)
     if "values" in entry:
         values = entry["values"]
         if not isinstance(values, list) or not values or not all(
@@ -210,7 +218,8 @@ def _parts(value: str, match: str) -> list[str]:
 
 
 def signature_hits(value: str, kind: str | None = None,
-                   rules: Sequence[Signature] | None = None) -> list[str]:
+                   rules: Sequence[Signature] | None = None,
+                   parts: Mapping[str, list[str]] | None = None) -> list[str]:
     """The names of the signatures a value hits, in rule order.
 
     Args:
@@ -219,6 +228,8 @@ def signature_hits(value: str, kind: str | None = None,
             is no identifier kind is ignored); else the value's own kind (``core.identifiers``).
             Only rules that declare ``kinds`` look at it.
         rules: the signatures (default: :func:`default_signatures`).
+        parts: parts of the value the caller already knows, by ``match`` (a found host's
+            ``{"host": [host]}``): not worked out again.
 
     Returns:
         Rule names; empty for a value no rule recognises.
@@ -229,7 +240,7 @@ def signature_hits(value: str, kind: str | None = None,
     rules = default_signatures() if rules is None else rules
     resolved: str | None = None
     hits: list[str] = []
-    known: dict[str, list[Any]] = {}  # the value's parts by match, each worked out once
+    known: dict[str, list[Any]] = dict(parts or {})  # the value's parts by match, each worked out once
     for sig in rules:
         if sig.kinds is not None:
             if resolved is None:

@@ -83,9 +83,15 @@ _TOOL_ROLES = frozenset({"tool", "tool_result", "function", "ipython"})
 _SYSTEM_MARKERS = ("<command-name>", "<command-message>", "<local-command-stdout>",
                    "<local-command-stderr>", "<system-reminder>", "Caveat: The messages below",
                    "<environment_context>", "<user_instructions>", "<permissions instructions>",
-                   "<task-notification>")
+                   "<task-notification>", "# AGENTS.md instructions for ")
 """Openings of user-turn text the runtime wrote, not the person (slash-command echoes, reminders,
-environment blocks, a background task's notification with its own ids)."""
+environment blocks, a background task's notification with its own ids, the project
+instructions Codex puts in a user turn)."""
+
+_COMMAND_OUTPUT_MARKERS = ("<bash-stdout>", "<bash-stderr>")
+"""Openings of user-turn text that is the output of a command the person ran (Claude Code's
+``!`` command: ``<bash-input>`` is the person's, its ``<bash-stdout>`` is what the shell
+returned): tool output, as pi's ``bashExecution`` output is."""
 
 
 def flatten(value: Any, depth: int = 0) -> str:
@@ -257,7 +263,10 @@ def _loads(text: str) -> Any:
 
 
 def _user_channel(text: str) -> Channel:
-    return "system" if text.lstrip().startswith(_SYSTEM_MARKERS) else "user"
+    opening = text.lstrip()
+    if opening.startswith(_SYSTEM_MARKERS):
+        return "system"
+    return "tool_output" if opening.startswith(_COMMAND_OUTPUT_MARKERS) else "user"
 
 
 class _Out:
@@ -480,10 +489,11 @@ def iter_codex(lines: Iterable[tuple[int, str]], state: ReadState) -> Iterator[I
     Lines are ``{"timestamp", "type", "payload"}``: ``session_meta`` and ``turn_context`` (the
     working directory), ``response_item`` (messages, tool calls and their output, reasoning
     summaries), ``event_msg`` (``token_count`` gives context sizes; the rest repeats response
-    items) and ``compacted``: a compaction whose carrier is its ``message`` plus the readable
-    messages of its ``replacement_history``. A compaction done by the server leaves an encrypted
-    item there, and often no message: its carrier is *opaque* (the audit says so, and audits
-    what the agent re-uses after it).
+    items) and ``compacted``: a compaction whose summary is its ``message`` plus the person's
+    turns its ``replacement_history`` puts back; the runtime's messages there (instructions,
+    ``AGENTS.md``, the environment) are carried text, not the task's. A compaction done by the
+    server leaves no message, only an encrypted item in the history or none the log shows: its
+    carrier is *opaque* (the audit says so, and audits what the agent re-uses after it).
     """
     out = _Out()
     own: set[str] = set()
@@ -520,6 +530,7 @@ def _codex_compaction(at: int, payload: dict[str, Any], state: ReadState) -> Com
     raw = payload.get("message")
     message: str = raw if isinstance(raw, str) else ""
     texts: list[str] = [message] if message.strip() else []
+    carried: list[str] = []
     opaque = False
     history = payload.get("replacement_history")
     for item in history if isinstance(history, list) else []:
@@ -527,17 +538,22 @@ def _codex_compaction(at: int, payload: dict[str, Any], state: ReadState) -> Com
             continue
         if item.get("type") == "message":
             text = _codex_text(item.get("content"))
-            if text.strip() and text not in texts:
-                texts.append(text)
+            role = item.get("role")
+            runtime = role in ("developer", "system") or (role == "user" and _user_channel(text) == "system")
+            kept = carried if runtime else texts
+            if text.strip() and text not in kept:
+                kept.append(text)
         elif item.get("type") in ("compaction", "compaction_summary") or "encrypted_content" in item:
             opaque = True
     summary = storable("\n".join(texts))
     state.keep(summary)
-    carrier = "opaque" if opaque or (not summary.strip() and isinstance(history, list)) else (
-        "text" if summary.strip() else "empty")
-    if opaque and message.strip():
-        carrier = "text"
-    return Compaction(at, summary, kind="compacted", carrier=carrier)  # type: ignore[arg-type]
+    # The summary is the message. Without one, a replacement history holds the person's turns
+    # and the runtime's instructions put back as they were, and the summary the model was given
+    # is the encrypted item there, or no item the log shows (a compaction done by the server):
+    # opaque either way. No message and an empty history: nothing was carried.
+    carrier = "text" if message.strip() else "opaque" if opaque or texts or carried else "empty"
+    return Compaction(at, summary, kind="compacted", carrier=carrier,  # type: ignore[arg-type]
+                      carried=storable("\n".join(carried)))
 
 
 # --- pi ------------------------------------------------------------------------------------------
