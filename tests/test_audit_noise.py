@@ -47,6 +47,10 @@ _NOISE = {
     "a slice": "jq '.[] | .body[0:80]' and .title[0:40]",
     "a minute past 59": "at 7:85 it was done",
     "a path template in angle brackets": "<transcript_dir>/<sessionID>/subagents/agent-<id>.jsonl",
+    "a path after a ${DIR}": 'OUT="${run_root}/${name}/metadata.json"',
+    "a zone offset": "created_at: 2026-01-27T16:32:05.141144+01:00 and 16:32:05+01:00",
+    "a shebang": "#!/usr/bin/env python3\nprint(1)\n#! /bin/bash",
+    "another program's --name": "workmux add --name research-on-run-complete --base main",
 }
 
 
@@ -60,12 +64,14 @@ def test_what_those_rules_leave_people_can_lose() -> None:
         "PR #3 closes #4; see #172 and issue #1263, OPS-12 and ENT-96\n"
         "ls /srv/ledger/designs/*.pen\n"
         "https://github.com/acme/ledger/pull/112 at 09:45 UTC\n"
-        "deploy to ledgerly.app; results in /data/runs/2026-07-06T10-29-36-153Z/index.jsonl")
+        "deploy to ledgerly.app; results in /data/runs/2026-07-06T10-29-36-153Z/index.jsonl\n"
+        "docker run -d --name ledger-db postgres:16; podman run --name=cache-1 redis:7")
     for want in [("ticket", "#3"), ("ticket", "#4"), ("ticket", "#172"), ("ticket", "#1263"),
                  ("ticket", "OPS-12"), ("ticket", "ENT-96"), ("path", "/srv/ledger/designs"),
                  ("url", "https://github.com/acme/ledger/pull/112"), ("time", "09:45 UTC"),
                  ("host", "ledgerly.app"),
-                 ("path", "/data/runs/2026-07-06T10-29-36-153Z/index.jsonl")]:
+                 ("path", "/data/runs/2026-07-06T10-29-36-153Z/index.jsonl"),
+                 ("container", "ledger-db"), ("container", "cache-1")]:
         assert want in found, want
 
 

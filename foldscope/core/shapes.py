@@ -68,13 +68,13 @@ one between digits is, as in a dated directory's ``2026-07-06T10-29-36``)."""
 _NO_TEMPLATE = r"(?!/?(?:#\{|\$\{|\$[A-Za-z_]|\{|<%|:[a-z_]|<[A-Za-z_])|[-_.]<[A-Za-z_])"
 """What a path is not followed by: a template's placeholder (``/users/#{id}``, ``/x/${y}``,
 ``/servers/$serverId``, ``/users/:id``, ``/runs/<run-id>/log``, ``/subagents/agent-<id>.jsonl``;
-a closing tag, ``/etc/hosts</code>``, is none)."""
+a closing tag, ``/etc/hosts</code>``, is none); nor is what follows ``${DIR}`` a path of its own."""
 _NO_GLOB = r"(?![\w@+.-]*\*)"
 """What a directory of a path is not followed by: a segment with a wildcard (the path stops at
 ``/srv/logs`` in ``/srv/logs/app-*.log``; the rest is a glob)."""
 PATH = (
     # absolute, ~/ or ./ ../ relative
-    r"(?<![\w.:/@~<$\\-])(?>(?:~|\.{1,2})?/(?:" + _SEGMENT_CHAR + r"+/" + _NO_GLOB + r")*"
+    r"(?<![\w.:/@~<$\\}-])(?>(?:~|\.{1,2})?/(?:" + _SEGMENT_CHAR + r"+/" + _NO_GLOB + r")*"
     + _SEGMENT_CHAR + r"+(?<![.-]))" + _NO_TEMPLATE
     # relative with a file extension (never a diff's a/ b/ prefix)
     + r"|(?<![\w.:/@~<$#\\-])(?![ab]/)(?>(?:[\w@+][\w@+.-]*/)+(?:[\w@+]|-(?!\d+[-:]))"
