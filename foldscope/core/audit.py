@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import posixpath
 import re
 import secrets
@@ -421,11 +422,19 @@ class _Finder:
             value = value.lstrip("${").rstrip("}")
         key = self.paths.key(kind, value)
         seen_as = _seen_as(kind, key)
-        nobodys = self._nobodys(kind, value)
         parts: list[tuple[str, str, str, int, int, tuple[str, ...], bool]] = []
         if kind in COMPOSITE_KINDS:
+            split = self._parts(ident)
+            # The URL's host, as its parts name it (no second parse of the URL).
+            known: dict[str, list[Any]] = {"host": [], "ip": []}
+            for part_kind, part, _at in split:
+                if part_kind != "port":
+                    known["host"].append(part)
+                if part_kind == "ip":
+                    known["ip"].extend(_ip(part))
+            nobodys = self._nobodys(kind, value, known)
             hosts: list[str] = []
-            for part_kind, part, at in self._parts(ident):
+            for part_kind, part, at in split:
                 if part_kind == "host":
                     hosts.append(part)
                 if part_kind in self.tracked:
@@ -433,12 +442,15 @@ class _Finder:
                     parts.append((part_kind, part, part_key, at, at + len(part), (part_key,),
                                   nobodys or self._nobodys(part_kind, part)))
             seen_as = (key, *hosts)
+        else:
+            nobodys = self._nobodys(kind, value, {"host": [value]} if kind == "host" else None)
         return ((kind, value, key, 0, len(ident), seen_as, nobodys), *parts), False
 
-    def _nobodys(self, kind: str, value: str) -> bool:
+    def _nobodys(self, kind: str, value: str, known: Mapping[str, list[Any]] | None = None) -> bool:
         """Whether a signature with ``track = false`` recognises the value (``core.signatures``):
         of the rules looking at a host, an IP or a path, only those of the kinds that have one
-        (a host, a URL's, an e-mail address's host) look at it."""
+        (a host, a URL's, an e-mail address's host) look at it. ``known``: its parts the caller
+        has (``core.signatures.signature_hits``)."""
         rules = self._untracked_of.get(kind)
         if rules is None:
             rules = self._untracked_of[kind] = tuple(
@@ -446,7 +458,7 @@ class _Finder:
                 and kind in _PART_KINDS.get(sig.match, (kind,)))
         if not rules:
             return False
-        return bool(signature_hits(value, kind, rules, {"host": [value]} if kind == "host" else None))
+        return bool(signature_hits(value, kind, rules, known))
 
     def _parts(self, url: str) -> list[tuple[str, str, int]]:
         """A URL's host and port (kinds by the rules: a dotted host, an IP), where they stand."""
@@ -526,6 +538,13 @@ class _Finder:
                 out.append(_Found(fact.kind, fact.value, fact.value, at, at + len(fact.value),
                                   fact.label, _seen_as(fact.kind, fact.value)))
         return out
+
+
+def _ip(text: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    try:
+        return [ipaddress.ip_address(text.strip("[]"))]
+    except ValueError:
+        return []
 
 
 _PART_KINDS: dict[str, tuple[str, ...]] = {"host": ("host", "url", "email"), "ip": ("ip", "url"),
