@@ -39,6 +39,9 @@ _TOML_SKIP = re.compile(
     r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"'        # basic string
     r"|'[^'\n]*'"                           # literal string
     r"|#[^\n]*")                            # comment
+_KEY_RUN = re.compile(r"(?<![\w.\- \t])[\w.\- \t]+")
+"""A run of the characters a bare dotted key is written in (each run found once: it starts where
+the one before ended)."""
 
 
 def _bracket_depth(brackets: str, limit: int) -> int:
@@ -106,10 +109,18 @@ def loads_json(text: str | bytes, *, max_depth: int = MAX_DEPTH, strict: bool = 
 
 
 def toml_depth(text: str, limit: int = MAX_DEPTH) -> int:
-    """How deep a TOML text nests arrays and inline tables (strings and comments skipped)."""
-    if text.count("[") + text.count("{") <= limit:
+    """How deep a TOML text nests, at most: its arrays and inline tables, plus the tables its
+    longest dotted key or table header opens (``a.b.c = 1`` nests three deep; strings and
+    comments skipped, a quoted segment counted). An upper bound, so the parser never meets a
+    key of 20,000 segments (``tomllib`` takes seconds over one before anything can refuse it);
+    ``check_nesting`` measures the parsed value exactly."""
+    if text.count("[") + text.count("{") + text.count(".") < limit:  # nothing to measure
         return 0
-    return _bracket_depth(_NOT_BRACKET.sub("", _TOML_SKIP.sub("", text)), limit)
+    bare = _TOML_SKIP.sub("", text)
+    depth = _bracket_depth(_NOT_BRACKET.sub("", bare), limit)
+    if depth > limit:
+        return depth
+    return depth + max((run.count(".") for run in _KEY_RUN.findall(bare)), default=0)
 
 
 def loads_toml(text: str, *, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
