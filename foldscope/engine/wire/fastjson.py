@@ -63,14 +63,7 @@ class _EscapeMemo:
     def __call__(self, text: str) -> str:
         if len(text) < _MEMO_MIN_CHARS:
             return _escape_json_string(text)
-        key = fingerprint(text)
-        with self._lock:
-            entry = self._whole.get(key)
-            if entry is not None and entry[0] == text and entry[1] is not None:
-                self._whole.move_to_end(key)
-                return entry[1]
-            escaped = '"' + "".join(self._by_blocks(text, False)) + '"'
-            self._remember(key, text, escaped, entry[2] if entry and entry[0] == text else None)
+        escaped: str = self._whole_form(text, False)
         return escaped
 
     def utf8(self, text: str) -> bytes:
@@ -82,22 +75,33 @@ class _EscapeMemo:
         """
         if len(text) < _MEMO_MIN_CHARS:
             return _escape_json_string(text).encode("utf-8")
+        raw: bytes = self._whole_form(text, True)
+        return raw
+
+    def _whole_form(self, text: str, utf8: bool) -> Any:
+        """The whole string escaped, with its quotes: str, or its UTF-8 when ``utf8``;
+        remembered beside the other form once that was asked for."""
+        form = 2 if utf8 else 1
         key = fingerprint(text)
         with self._lock:
             entry = self._whole.get(key)
-            if entry is not None and entry[0] == text and entry[2] is not None:
+            if entry is not None and entry[0] != text:
+                entry = None  # another string with the same fingerprint: replaced below
+            if entry is not None and entry[form] is not None:
                 self._whole.move_to_end(key)
-                return entry[2]
-            raw = b'"' + b"".join(self._by_blocks(text, True)) + b'"'
-            self._remember(key, text, entry[1] if entry and entry[0] == text else None, raw)
-        return raw
-
-    def _remember(self, key: tuple[int, str, str], text: str, escaped: str | None,
-                  raw: bytes | None) -> None:
-        self._whole[key] = (text, escaped, raw)
-        self._whole.move_to_end(key)
-        if len(self._whole) > WHOLE_ENTRIES:
-            self._whole.popitem(last=False)
+                return entry[form]
+            parts = self._by_blocks(text, utf8)
+            escaped, raw = (entry[1], entry[2]) if entry is not None else (None, None)
+            value: str | bytes
+            if utf8:
+                value = raw = b'"' + b"".join(parts) + b'"'
+            else:
+                value = escaped = '"' + "".join(parts) + '"'
+            self._whole[key] = (text, escaped, raw)
+            self._whole.move_to_end(key)
+            if len(self._whole) > WHOLE_ENTRIES:
+                self._whole.popitem(last=False)
+        return value
 
     def _by_blocks(self, text: str, utf8: bool) -> list[Any]:
         """The escaped text without its quotes, in parts: str, or UTF-8 bytes when ``utf8``.
