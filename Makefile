@@ -35,6 +35,9 @@ real: $(STAMP)
 	$(BIN)/python -m pytest -m real tests/test_real.py -p no:cacheprovider -s
 
 bench: $(STAMP)
+	@# Bytecode as an install compiles it: a shell with PYTHONDONTWRITEBYTECODE=1 would otherwise
+	@# make every cold start (cli_start, report_cold) compile foldscope from source again.
+	$(BIN)/python -m compileall -q foldscope
 	$(BIN)/python -m foldscope.bench
 
 clean:
