@@ -586,3 +586,26 @@ def test_rows_sent_beside_the_probe_start_over_in_the_dialect_it_chose(tmp_path)
         if slots == 4:
             assert 1 <= kinds.count("json_schema") <= 2
     assert stored[1] == stored[4]
+
+
+def test_the_probe_runs_beside_a_large_limit_and_in_a_small_one(tmp_path):
+    # At a limit of 200 and more (a hundred times the probe's calls), the probe's calls take no
+    # slot of it: rows keep every one (as many rows as the limit would otherwise end a probe's
+    # latency late). A small limit keeps its exact bound. The pin says which it was.
+    from foldscope.engine.store import Store
+
+    for concurrency, beside in ((8, False), (200, True)):
+        fake = FakeLlamaCpp()
+        db = tmp_path / f"c{concurrency}.sqlite"
+        data = {"sweep": {"scenario": "tiny", "arms": ["l", "g"], "repeats": 1,
+                          "concurrency": concurrency},
+                "models": [{"id": "smollm2-135m", "provider": "llamacpp",
+                            "base_url": "http://127.0.0.1:8080/v1", "context_tokens": 4096,
+                            "concurrency": concurrency}]}
+        from conftest import run_sweep
+
+        sweep_id = run_sweep(db, data, transport=httpx.MockTransport(fake))
+        with Store(db) as store:
+            pin = store.sweep(sweep_id).pins["smollm2-135m"]
+            assert [r.status for r in store.rows(sweep_id)] == ["done", "done"]
+        assert pin["dialect"] == "json_object_schema" and pin["probe"]["beside_limit"] is beside

@@ -104,3 +104,48 @@ def test_no_row_is_lost_at_20_percent_malformed_replies(db):
     assert progress["done"] == progress["total"] == 9 and progress["failed"] == 0
     assert sum(isinstance(e, Retry) and e.fault == "malformed" for e in events) > 0
     assert runner.totals.call_retries > 0
+
+
+def test_calls_beside_the_limit_hold_no_slot_but_still_settle_it():
+    from foldscope.engine.limiter import BesideLimit
+
+    async def scenario() -> None:
+        limiter = AdaptiveLimiter(2)
+        beside = BesideLimit(limiter)
+        held = asyncio.Event()
+        release = asyncio.Event()
+
+        async def hold() -> None:
+            async with limiter.attempt() as settle:
+                held.set()
+                await release.wait()
+                settle(None)
+
+        tasks = [asyncio.create_task(hold()) for _ in range(2)]
+        await held.wait()
+        await asyncio.sleep(0)
+        assert limiter.in_flight == 2  # the limit is full
+        # Beside it, an attempt starts at once and takes none of the rows' slots ...
+        async with asyncio.timeout(1):
+            async with beside.attempt() as settle:
+                assert limiter.in_flight == 2
+                settle("rate_limited")
+        # ... but what it met still tells the limiter: a 429 halves the limit.
+        assert beside.attempts == 1 and limiter.limit == 1 and limiter.rate_limited == 1
+        release.set()
+        await asyncio.gather(*tasks)
+        assert limiter.in_flight == 0 and limiter.peak_in_flight == 2
+
+    asyncio.run(scenario())
+
+
+def test_a_probe_runs_beside_only_a_limit_a_hundred_times_its_calls():
+    from foldscope.engine.runner import PROBE_BESIDE_RATIO, _probe_beside
+
+    assert PROBE_BESIDE_RATIO == 100
+    assert _probe_beside(AdaptiveLimiter(1000), 2)
+    assert _probe_beside(AdaptiveLimiter(200), 2)
+    assert not _probe_beside(AdaptiveLimiter(199), 2)  # 2 more than 199 is more than 1 %
+    assert _probe_beside(AdaptiveLimiter(100), 1)
+    assert not _probe_beside(AdaptiveLimiter(8), 1)
+    assert not _probe_beside(AdaptiveLimiter(1000), 0)  # no probe

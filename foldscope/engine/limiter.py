@@ -114,3 +114,23 @@ class AdaptiveLimiter:
         for waiter in self._waiters:
             if not waiter.done():
                 waiter.set_result(None)
+
+
+class BesideLimit:
+    """A gate for the few calls that run beside a limiter's in-flight limit rather than in it (a
+    sweep's schema probe at a large endpoint, ``engine.runner``): each attempt is paced by the
+    rate and its outcome settles the limit as any attempt's does (a 429 still halves it), but it
+    holds no slot, so the rows keep every one. ``attempts`` counts them."""
+
+    def __init__(self, limiter: AdaptiveLimiter) -> None:
+        self.limiter = limiter
+        self.attempts = 0
+
+    @asynccontextmanager
+    async def attempt(self) -> AsyncIterator[Callable[[str | None], None]]:
+        """One attempt beside the limit; yields the callback told how it ended."""
+        lim = self.limiter
+        started_round = lim._round
+        await lim.pace()
+        self.attempts += 1
+        yield lambda fault: lim._settle(fault, started_round)

@@ -64,7 +64,7 @@ from foldscope.engine.events import (
     SweepFinished,
     SweepStarted,
 )
-from foldscope.engine.limiter import AdaptiveLimiter
+from foldscope.engine.limiter import AdaptiveLimiter, BesideLimit
 from foldscope.engine.loader import load_scenario
 from foldscope.engine.models import ModelConfig
 from foldscope.engine.models import warnings as model_warnings
@@ -245,6 +245,22 @@ _CURRENT_ROW: contextvars.ContextVar[int | None] = contextvars.ContextVar("row",
 _SENT_DIALECTS: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
     "sent_dialects", default=None)
 """While its model's probe runs, the schema dialects a row's calls were sent in (None after)."""
+
+
+PROBE_BESIDE_RATIO = 100
+"""A schema probe's calls run beside an endpoint's in-flight limit when they are at most one in
+this many of its ceiling (``_probe_beside``)."""
+
+
+def _probe_beside(limiter: AdaptiveLimiter, probe_calls: int) -> bool:
+    """Whether a schema probe's ``probe_calls`` calls at once run beside ``limiter``'s in-flight
+    limit rather than in it: when they are at most 1 % of its ceiling. In it, they hold as many
+    rows back for a call's latency (10 s and more on a busy endpoint); with as many rows as the
+    limit, those rows then end that much after the others, and the limit stands idle while they
+    do (2 of 1,000 slots held for 10 s left 0.87 of 1,000 calls on the wire over a sweep of 7
+    calls a row). Beside it, the endpoint sees at most 1 % more calls than the limit, for one
+    call's time, once per sweep and model; a small limit keeps its exact bound."""
+    return probe_calls > 0 and probe_calls * PROBE_BESIDE_RATIO <= limiter.ceiling
 
 
 def _probed(cfg: ModelConfig, arm_ids: Sequence[str]) -> bool:
@@ -548,7 +564,8 @@ class SweepRunner:
                 tokens.setdefault(mid, {})[name] = inputs[(name, mid)].token_record()
         # A probe takes a call's latency or two (10 s and more on a busy endpoint): it runs
         # beside the rows, which hold their first fold until it has chosen (``_fold_row``);
-        # the pins are recorded once every probe has.
+        # the pins are recorded once every probe has. Its calls take slots of the endpoint's
+        # limit, or none at a large one (``_probe_beside``).
         loop = asyncio.get_running_loop()
         self._probe_calls = len(probe_arms(s.arms))
         self._dialects_settled = {mid: loop.create_future() for mid, cfg in models.items()
@@ -851,9 +868,11 @@ class SweepRunner:
                 # The probe walks the ladder on a client of its own: rows send meanwhile in
                 # the dialect this one starts in, until it is told the one chosen.
                 limiter = (limiters or {}).get(mid)
+                beside = limiter is not None and _probe_beside(limiter, len(arms))
+                gate = BesideLimit(limiter) if limiter is not None and beside else limiter
                 prober = make_client(cfg, transport=self.transport,
                                      on_retry=self._retry_hook(limiter, mid) if limiter else None,
-                                     gate=limiter, connections=client.connections)
+                                     gate=gate, connections=client.connections)
                 prober.server_fingerprint = client.server_fingerprint
                 try:
                     result = await probe_model(cfg, client=prober, arm_ids=arm_ids)
@@ -864,7 +883,7 @@ class SweepRunner:
                 out[mid] = {"dialect": chosen, "dialect_source": "probe",
                             "probe": {"verdict": result.verdict, "culprit": result.culprit,
                                       "ladder": result.ladder, "arms": result.arms,
-                                      "detail": result.detail}}
+                                      "detail": result.detail, "beside_limit": beside}}
             settled = self._dialects_settled.get(mid)
             if settled is not None and not settled.done():
                 settled.set_result(None)
@@ -1107,7 +1126,7 @@ class SweepRunner:
         settled = self._dialects_settled.get(row.model)
         sent: set[str] | None = None
         if settled is not None and not settled.done() and arm.representation == "schema":
-            if limiter.ceiling > self._probe_calls:
+            if _probe_beside(limiter, self._probe_calls) or limiter.ceiling > self._probe_calls:
                 sent = set()  # the dialects this row's calls were sent in while the probe ran
             else:  # no room beside the probe: the row waits for its choice
                 await asyncio.shield(settled)
