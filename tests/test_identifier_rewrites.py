@@ -6,7 +6,8 @@ patterns (``(?&url)``, ``(?&path)``, ``(?&tld)``...): each shipped pattern must 
 matches, and the same ``value`` groups, on any text and any stretch of it (the engine searches
 lines by ``finditer(text, pos, endpos)``). ``_anchored``, which searches a rule around its
 anchor's hits, is checked against the plain walk over every hit, on lines longer than the reach
-too (stretches that overlap, a match two of them share).
+too (stretches that overlap, a match two of them share). ``kind_of``, which stops at the first
+rule with a candidate over the whole value, is checked against the overlap contest it skips.
 """
 
 from __future__ import annotations
@@ -168,3 +169,39 @@ def _same_anchored(pairs: list[tuple[re.Pattern[str] | None, re.Pattern[str]]], 
         got = [m.span() for m in _anchored(pattern, anchor, text, stops) if m.end() > m.start()]
         assert got == [m.span() for m in _plain_anchored(pattern, anchor, text, stops)
                        if m.end() > m.start()]
+
+
+def _plain_kind_of(value: str, rules: tuple[identifiers.KindRule, ...] | None = None) -> str | None:
+    """``kind_of`` as it read before it stopped at the first rule covering the whole value
+    (main at 732003c): the contest's winners, one of them over the whole value."""
+    stripped = value.strip()
+    found = identifiers.find_identifiers(stripped, rules)
+    if len(found) == 1 and found[0].start == 0 and found[0].end == len(stripped):
+        return found[0].kind
+    return None
+
+
+_USER_RULES = identifiers.merge_rules(default_rules(), identifiers.rules_from_data({"kind": [
+    # a user kind listed first, one replacing a shipped kind, a value group that may be empty
+    {"name": "service", "pattern": r"\b[a-z]+-\d+(?:\.[a-z]+)*\b"},
+    {"name": "ticket", "pattern": r"(?<![\w-])(?P<value>[A-Z]{2,5}-\d+|\d*)[.:]"},
+]}, "test"))
+
+KIND_VALUES = [
+    "8080", "ledger-3.internal", "ledger-3.internal:8080", "http://h.io:8443/x", "/srv/app/a.py",
+    "OPS-1234", "v4.18.2-rc3", "19 shards", "json.load", "10.0.0.5", "[::1]", "localhost",
+    "2026-07-14T10:00:00Z", "16:32:05", "@Injectable", "#1f2937", "feat/phase-12-mfa",
+    "LEDGER_GATEWAY_URL", "${PORT}", "a1b2c3d4e5f6a1", "5c1f0e2a-0000-4000-8000-00000000beef",
+    "bob@ledgerly.io", "toolu_01ABC", " ", "", "x\ny.com", "a.b", ".com", "port 5432",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=st.one_of(
+    st.sampled_from(KIND_VALUES),
+    st.lists(st.sampled_from([*FRAGMENTS, *KIND_VALUES]), max_size=4).map("".join),
+    st.text(alphabet=st.sampled_from(list("ab1:/.-_@#$[]\n PO8x")), max_size=24)))
+def test_kind_of_is_the_contest_winner_over_the_whole_value(value: str) -> None:
+    for rules in (None, _USER_RULES, list(_USER_RULES)):
+        assert identifiers.kind_of(value, rules) == _plain_kind_of(value, rules), rules
+        assert identifiers.kind_of(value, rules) == _plain_kind_of(value, rules)  # remembered

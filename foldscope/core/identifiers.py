@@ -824,10 +824,48 @@ def kind_of(value: str, rules: Sequence[KindRule] | None = None) -> str | None:
     has no single kind (see :func:`main_kind`), ``"v4.18.2-rc3"`` is a ``version``.
     """
     stripped = value.strip()
-    found = find_identifiers(stripped, rules)
-    if len(found) == 1 and found[0].start == 0 and found[0].end == len(stripped):
-        return found[0].kind
-    return None
+    rules = default_rules() if rules is None else rules
+    memo = _kind_memo(rules)
+    if memo is not None and stripped in memo:
+        return memo[stripped]
+    # The overlap contest lets a candidate covering the whole text win exactly when no rule
+    # listed before has one too (nothing is longer; every other candidate overlaps it), and
+    # the winners are that one alone; with no such candidate no winner covers it. So the kind
+    # is the first rule's, in order, with a candidate over the whole text: the rules after it
+    # are not searched, and nothing is contested.
+    kind = None
+    size = len(stripped)
+    found: list[tuple[int, int, int, str]] = []
+    for order, rule in enumerate(rules):
+        if not _active(rule, stripped):
+            continue
+        _whole_candidates(stripped, rules, (order,), found)
+        if any(start == 0 and neg_len == -size for neg_len, _order, start, _kind in found):
+            kind = rule.name
+            break
+        found.clear()
+    if memo is not None:
+        remember(memo, KIND_OF_CACHE_SIZE, stripped, kind)
+    return kind
+
+
+KIND_OF_CACHE_SIZE = 8192
+"""Values whose kind under the shipped rules is remembered (all are forgotten at the bound)."""
+
+_KIND_OF: dict[str, str | None] = {}
+_KIND_OF_RULES: list[tuple[KindRule, ...]] = []  # the rule set _KIND_OF holds answers of
+
+
+def _kind_memo(rules: Sequence[KindRule]) -> dict[str, str | None] | None:
+    """The memo of :func:`kind_of` answers under ``rules`` when they are the shipped rules
+    (the object itself: answers are forgotten when it is another), else None."""
+    shipped = default_rules()
+    if rules is not shipped:
+        return None
+    if not _KIND_OF_RULES or _KIND_OF_RULES[0] is not shipped:
+        _KIND_OF.clear()
+        _KIND_OF_RULES[:] = [shipped]
+    return _KIND_OF
 
 
 def main_kind(value: str, rules: Sequence[KindRule] | None = None) -> str | None:
