@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +24,7 @@ from foldscope.engine.sim.body_check import (
     decoded_as,
     may_hold_surrogate,
 )
-from foldscope.engine.sim.faults import FaultConfig, draw_faults
+from foldscope.engine.sim.faults import FaultConfig, FaultDraw, draw_faults
 from foldscope.engine.sim.request import USAGE, parse_request
 from foldscope.engine.wire import (
     RETRY_COUNT_HEADER,
@@ -212,9 +212,12 @@ class SimEndpoint:
         if body.get("stream"):
             return error_response(400, "streaming is not supported by the simulated endpoint")
         faults = self.faults_for(model)
-        digest = body_digest(body)
         attempt = _int(headers.get(RETRY_COUNT_HEADER) or headers.get("x-stainless-retry-count"))
-        draw = draw_faults(faults, digest, attempt, _int(headers.get(ROW_ATTEMPT_HEADER)))
+        # The body's digest (a sha256 of its ~100 kB canonical JSON) seeds the fault draw and
+        # the reply's random choices; it is computed only for a request that needs one of them.
+        draw = (draw_faults(faults, body_digest(body), attempt,
+                            _int(headers.get(ROW_ATTEMPT_HEADER)))
+                if faults is not None else FaultDraw())
 
         # Routing and parameter refusals come first, as a gateway decides them before any
         # provider sees the request.
@@ -240,7 +243,7 @@ class SimEndpoint:
             return error_response(503, "Upstream provider unavailable (simulated)", delay_s=draw.latency_s)
 
         req = parse_request(body)
-        rng = random.Random(int(hashlib.sha256(digest.encode()).hexdigest()[:16], 16))
+        rng = SeededOnUse(lambda: body_seed(body))
         content = temperaments.respond(catalog.behaviour_of(temperament), req, rng)
         finish = "stop"
         if draw.nonconforming and req.shape.kind == "json":
@@ -256,7 +259,7 @@ class SimEndpoint:
             # server reports fewer tokens only when it cut the budget itself: a server cut).
             completion_tokens = max(completion_tokens, USAGE.of_chars(req.budget_chars))
         reply = {
-            "id": f"chatcmpl-sim-{digest[:24]}",
+            "id": reply_id(model, body, content),
             "object": "chat.completion",
             "created": 0,
             "model": model,
@@ -272,6 +275,53 @@ class SimEndpoint:
         if draw.malformed is not None:
             return _malformed(draw.malformed, reply, draw.latency_s)
         return _json(200, reply, delay_s=draw.latency_s)
+
+
+def body_seed(body: dict) -> int:
+    """The seed of a request's random choices: the first 64 bits of the sha256 hex digest of
+    the body's digest (``engine.wire.body_digest``)."""
+    return int(hashlib.sha256(body_digest(body).encode()).hexdigest()[:16], 16)
+
+
+class SeededOnUse(random.Random):
+    """A ``random.Random`` seeded with ``seed()`` when it is first drawn from: the same draws
+    as ``random.Random(seed())``, and no seed computed for a reply that draws nothing (a
+    faithful fold). Every draw of ``random.Random`` goes through ``random`` or
+    ``getrandbits``, the two methods that seed it first here."""
+
+    def __init__(self, seed: Callable[[], int]) -> None:
+        self._seed_source: Callable[[], int] | None = seed
+        super().__init__(0)
+
+    def _seeded(self) -> None:
+        source = self._seed_source
+        if source is not None:
+            self._seed_source = None
+            self.seed(source())
+            # Seeded: later draws go straight to the C methods (as on a plain Random).
+            self.random = super().random  # type: ignore[method-assign]
+            self.getrandbits = super().getrandbits  # type: ignore[method-assign]
+
+    def random(self) -> float:
+        """As ``random.Random.random``, seeded first."""
+        self._seeded()
+        return super().random()
+
+    def getrandbits(self, k: int, /) -> int:
+        """As ``random.Random.getrandbits``, seeded first."""
+        self._seeded()
+        return super().getrandbits(k)
+
+
+def reply_id(model: str, body: dict, content: str) -> str:
+    """A reply's id (``chatcmpl-sim-`` and 24 hex digits): a label for logs, a function of the
+    request's model, seed and size and of the reply, so a sim's replies are the same bytes on
+    every run without hashing the whole request."""
+    size = [len(m.get("content") or "") if isinstance(m, dict) and isinstance(
+        m.get("content"), str) else -1 for m in body.get("messages") or []]
+    key = json.dumps([model, body.get("seed"), body.get("max_tokens"), size, content],
+                     ensure_ascii=False, default=str)
+    return "chatcmpl-sim-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 def _malformed(kind: str, reply: dict, delay_s: float) -> SimResponse:
