@@ -254,3 +254,141 @@ def test_an_encrypted_summary_is_opaque(tmp_path):
     got = _rollout(tmp_path, [{"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAA-blob"}])
     assert got["compaction"].carrier == "opaque"
     assert {i.state for i in got["audit"].identifiers} <= {"present", "unknown"}
+
+
+# --- session 7: the code's own names, task-list numbers, mentions, paths a summary implies ------
+
+_WORD = st.sampled_from(["LEDGER", "MAX", "API", "KEY", "PORT", "URL", "S3", "RETRY", "CACHE", "TTL",
+                         "BYTES", "V2", "LOCAL", "SHARE", "TOKEN", "HOST", "OAUTH", "DIR"])
+_UPPER = st.lists(_WORD, min_size=2, max_size=4).map("_".join)
+
+_DECLARED = [
+    "    27→const {name} = 24 * 60 * 1000;",
+    "export const {name}: number = 10;",
+    "    private static final int {name} = 3;",
+    "#define {name} 64",
+    "{name}: dict[str, str] = {{",
+    "import {{ {name}, truncateTail }} from './tools/truncate.js';",
+    "import {{\n\tloadEntries,\n\t{name},\n}} from '../session-manager.js';",
+    "from app.settings import {name}, other",
+    "{name}=$(curl -s -X POST http://localhost:3000/users | jq -r .id)",
+    "for {name} in a b c; do echo $x; done",
+]
+_USED = ["versions.slice(0, {name});", "if (text.startsWith({name})) {{", "echo \"id: ${name}\"",
+         "return TABLE[{name}];", "keep {name} as it is"]
+_READ = ["const v = process.env.{name} || 'x';", "token = os.environ['{name}']",
+         "host: config.get('{name}', 'localhost'),", "export {name}=$(cat key.pem)",
+         "v := os.Getenv(\"{name}\")"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(_UPPER, st.sampled_from(_DECLARED), st.sampled_from(_USED), st.booleans())
+def test_a_name_the_code_declares_is_no_environment_variable_anywhere(name, declared, used, first):
+    entries = [("tool_output", declared.format(name=name)), ("assistant", used.format(name=name))]
+    if first:
+        entries.reverse()
+    assert ("env_var", name) not in _audited(*entries, ("assistant", "set LEDGER_GATEWAY_URL"))
+    assert ("env_var", "LEDGER_GATEWAY_URL") in _audited(*entries, ("assistant", "set LEDGER_GATEWAY_URL"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_UPPER, st.sampled_from(_DECLARED), st.sampled_from(_READ))
+def test_a_declared_name_the_code_reads_from_the_environment_stays_one(name, declared, read):
+    got = _audited(("tool_output", declared.format(name=name)), ("assistant", f"set {name} first"),
+                   ("tool_output", read.format(name=name)))
+    assert ("env_var", name) in got
+
+
+_CODE_NOISE = {
+    "an error code": "throw new CryptoError('bad format', 'DECRYPTION_FAILED');\n"
+                     "On failure, throw with code 'KEY_REWRAP_FAILED'",
+    "a Node error compared": 'if(i!=="MODULE_NOT_FOUND"&&i!=="ERR_PACKAGE_PATH_NOT_EXPORTED")throw a',
+    "a placeholder": 'token = "YOUR_TOKEN_HERE"  # or YOUR_API_KEY',
+    "a constant passed or indexed": "@Inject(IPFS_PROVIDER) x; return IMAGE_MIME_TYPES[ext];",
+    "a task list": "#8 [pending] DOM-2: Create the use cases [blocked by #10]\n"
+                   "#14 [in_progress] UI-3: Create AddProfileScreen [blocked by #11, #15]\n"
+                   "Blocked by: #7\nBlocks: #19, #27",
+    "a task list's numbers in a plan": "Your first assigned task is #17 (UI-6). After that, tasks "
+                                       "#12 (UI-1), #13 (UI-2) become available; UI-5 (#16) waits",
+    "a glob ending in a star": "ls -la ../ledger-cli* 2>/dev/null; rm out/run_*",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CODE_NOISE))
+def test_code_and_runtime_noise_seen_in_session_7_is_no_task_value(name: str) -> None:
+    found = {f for f in _tracked(_CODE_NOISE[name]) if f[0] != "ticket" or f[1].startswith("#")}
+    assert not found, (name, found)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 9999), st.sampled_from(["PR", "pr", "issue", "closes", "fixes", "see", "and"]))
+def test_a_pr_number_is_still_a_ticket_beside_task_list_rules(n, word):
+    assert ("ticket", f"#{n}") in _tracked(f"{word} #{n} is merged") or (n < 10 and word in ("see", "and"))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_SEGMENT, min_size=1, max_size=4), _SEGMENT, st.sampled_from(["ts", "py", "md"]),
+       st.sampled_from(["read @{p} in full", "curl -F \"file=@/{p}\" http://h", "look at @{p}, then"]))
+def test_a_files_mention_is_its_path_without_the_at(dirs, name, ext, form):
+    rel = "/".join([*dirs, f"{name}.{ext}"])
+    text = form.format(p=rel)
+    want = f"/{rel}" if "@/" in text else rel
+    found = _tracked(text)
+    assert ("path", want) in found
+    assert not any(v.startswith("@") for k, v in found if k == "path")
+
+
+def test_an_e_mail_address_or_an_import_gives_no_mention():
+    found = _tracked("mail bob@ledgerly.dev/x; import y from '@ledger/core/src/y.ts'")
+    assert not any(k == "path" for k, _v in found), found
+
+
+def _paths_after(summary: str, *entries: tuple[str, str]) -> dict[str, str]:
+    from foldscope.core.audit import Context
+    items: list = [Context(1, cwd="/home/dana/ledger")]
+    items += [Entry(n, ch, text) for n, (ch, text) in enumerate(entries, 2)]
+    items.append(Compaction(len(items) + 1, summary))
+    [audit] = audit_session(Session(tuple(items), "jsonl"))
+    return {i.value: i.state for i in audit.identifiers if i.kind == "path"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_SEGMENT, min_size=1, max_size=3), st.lists(_SEGMENT, min_size=1, max_size=3), _SEGMENT)
+def test_a_file_the_summary_names_from_a_sub_directory_is_carried(outer, inner, name):
+    full = "/home/dana/ledger/" + "/".join([*outer, *inner, f"{name}.ts"])
+    tail = "/".join([*inner, f"{name}.ts"])
+    if len(inner) < 1:
+        return
+    states = _paths_after(f"we built `{tail}`", ("tool_call", f"Write file_path: {full}"))
+    assert states[full] == "present"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_SEGMENT, min_size=2, max_size=4), _SEGMENT)
+def test_a_directory_the_summary_names_a_file_of_is_carried(dirs, name):
+    directory = "/home/dana/ledger/" + "/".join(dirs)
+    states = _paths_after(f"edited {directory}/{name}.py",
+                          ("tool_call", f"Grep path: {directory}"),
+                          ("tool_call", f"ls {directory}/../other"))
+    assert states[directory] == "present"
+
+
+def test_an_implied_directory_only_tool_output_showed_is_not_listed():
+    states = _paths_after("edited src/app/ledger.py", ("tool_output", "/home/dana/ledger/src/app\nok"),
+                          ("assistant", "next: /home/dana/ledger/docs/runbooks/"))
+    assert "/home/dana/ledger/src/app" not in states
+    assert states["/home/dana/ledger/docs/runbooks"] == "missing"
+
+
+def test_a_one_segment_inner_directory_is_not_implied():
+    states = _paths_after("edited app/src/data/ledger.py", ("assistant", "look in /data"))
+    assert states["/data"] == "missing"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["127.0.0.1", "127.0.1.1", "0.0.0.0"]), st.integers(1024, 65535))
+def test_the_loopback_address_is_everyones_its_port_is_not(ip, port):
+    got = _audited(("assistant", f"bind {ip} then curl http://{ip}:{port}/health"))
+    assert ("ip", ip) not in got
+    assert ("url", f"http://{ip}:{port}/health") in got and ("port", str(port)) in got
+    assert ("ip", "10.20.30.40") in _audited(("assistant", "the box is 10.20.30.40"))

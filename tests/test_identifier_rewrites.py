@@ -47,12 +47,13 @@ PLAIN = {
         r"-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?&tld)(?![\w(-]|\.[\w])"
     ),
     "path": (
-        r"""(?!\.(?:(?<=from '\.)|(?<=from "\.)|(?<=import '\.)|(?<=import "\.)|(?<=require\('\.)|(?<="""
-        r"""require\("\.)|(?<=import\('\.)|(?<=import\("\.)))(?&path)"""
+        r"""(?<![\w.:/~<$#\\}@-]@)(?<!from '@)(?<!from "@)(?<!import '@)(?<!import "@)(?<!require\('@)"""
+        r"""(?<!require\("@)(?!\.(?:(?<=from '\.)|(?<=from "\.)|(?<=import '\.)|(?<=import "\.)"""
+        r"""|(?<=require\('\.)|(?<=require\("\.)|(?<=import\('\.)|(?<=import\("\.)))(?&path)(?!\*)"""
     ),
 }
 """The rules' patterns as they read before their speed-ups (main at dae2e0f; host with noise's
-module-path rule of session 6 added)."""
+module-path rule of session 6 added; path with session 7's mentions, scoped imports and globs)."""
 
 FRAGMENTS = [
     "http://", "https://", "HTTPS://", "ws://", "git://", "s3://", "mongodb+srv://", "ftp://",

@@ -375,6 +375,12 @@ class _Finder:
         self.untracked = tuple(sig for sig in signatures if not sig.track)
         self._untracked_of: dict[str, tuple[Signature, ...]] = {}  # by kind: the ones that can hit
         self.own_ids: set[str] = set()
+        self.code_names: set[str] = set()
+        """UPPER_SNAKE names the session's code declared, imported or assigned (the
+        ``code_name`` kind): no environment variables, unless :attr:`env_names` has them too."""
+        self.env_names: set[str] = set()
+        """Names the session's code reads from the environment (``process.env.X``,
+        ``os.environ['X']``, ``getenv("X")``, ``config.get('X')``, ``export X=``)."""
         self._part_cache: dict[str, list[tuple[str, str, int]]] = {}
         # (kind, text) -> what it gives; keys depend on the session's places and own ids, so
         # the cache is forgotten when they change (and when it is full).
@@ -394,8 +400,12 @@ class _Finder:
         out: list[_Found] = []
         for start, end, kind in identifier_spans(text, self.rules) if spans is None else spans:
             if kind not in tracked:
+                if kind == CODE_NAME_KIND:
+                    self.code_names.update(_UPPER_SNAKE.findall(text, start, end))
                 continue
             ident = text[start:end]
+            if kind == "env_var" and _ENV_READ.search(text, max(0, start - 40), start):
+                self.env_names.add(ident.lstrip("${").rstrip("}"))
             got = derived.get((kind, ident))
             if got is None:
                 got = self._old_derived.get((kind, ident))
@@ -538,6 +548,17 @@ class _Finder:
                 out.append(_Found(fact.kind, fact.value, fact.value, at, at + len(fact.value),
                                   fact.label, _seen_as(fact.kind, fact.value)))
         return out
+
+
+CODE_NAME_KIND = "code_name"
+"""The kind (``track = false``) whose matches name the code's own UPPER_SNAKE names."""
+
+_UPPER_SNAKE = re.compile(r"(?<![\w$])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w])")
+
+_ENV_READ = re.compile(
+    r"(?:\benv\.|\bENV\[[\"']|\benviron(?:\.get\(|\[)[\"']|\b(?:(?i:get_?env)|env::var)\([\"']"
+    r"|\.get(?:<[^<>()\n]*>)?\([ \t\n]*[\"']|\bexport[ \t]+|\bENV\.fetch\([\"'])$")
+"""What stands right before a name the code reads from the environment."""
 
 
 def _ip(text: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
@@ -700,6 +721,9 @@ class SessionAuditor:
         self._built: list[_Building] = []
         self._current: _Building | None = None
         self._last_usage: int | None = None
+        self._implied: set[str] = set()
+        """Path keys of the compaction being audited that its summary's paths only imply
+        (:func:`_carried_by`)."""
 
     # items
 
@@ -866,17 +890,24 @@ class SessionAuditor:
                 tokens.setdefault(f.kind, []).append(f.value)
         summary_dirs = {f.key for found in (summary_found, carried_found) for f in found
                         if f.kind == "path"}
+        carried_paths = _carried_paths(summary_dirs)
         summary_norm = normalize(f"{c.summary}\n{c.carried}" if c.carried else c.summary)
         kept_from = c.kept_from
+        code_only = self.finder.code_names - self.finder.env_names
         every = [(seen, self._state(seen, c, summary_norm, summary_keys, summary_dirs, tokens,
-                                    kept_from)) for seen in window.values()]
+                                    kept_from, carried_paths)) for seen in window.values()
+                 if not (seen.kind == "env_var" and seen.key in code_only)]
         # The task's values are what the agent or the person wrote (or the summary before
         # carried), and whatever the summary carries; a value only tool output showed that the
         # summary dropped is no loss of the task's unless the agent writes it again (latent).
         # The runtime's carried text holds values too, but it makes none the task's.
         runtime_only = ({f.key for f in carried_found} - summary_own) if carried_found else set()
+        # A directory (or a path) only implied by the summary's paths is not carried text: a
+        # value only tool output showed stays unlisted.
+        runtime_only |= self._implied
         states = [state for seen, state in every
                   if seen.written or (state[2] in _CARRIED and seen.key not in runtime_only)]
+        self._implied = set()
         self.compactions += 1
         building = _Building(
             index=self.compactions, compaction=c,
@@ -924,11 +955,15 @@ class SessionAuditor:
 
     def _state(self, seen: _Seen, c: Compaction, summary_norm: str, summary_keys: set[str],
                summary_dirs: set[str], tokens: Mapping[str, list[str]],
-               kept_from: int | None) -> _State:
+               kept_from: int | None,
+               carried_paths: tuple[set[str], set[str]] = (set(), set())) -> _State:
         if kept_from is not None and seen.last_at >= kept_from:
             return (seen.kind, seen.value, _PRESENT, None, seen.label)
         if seen.key in summary_keys or (seen.kind == "path" and _listed_under(
                 seen.key, summary_dirs, summary_norm)):
+            return (seen.kind, seen.value, _PRESENT, None, seen.label)
+        if seen.kind == "path" and _carried_by(seen.key, carried_paths):
+            self._implied.add(seen.key)
             return (seen.kind, seen.value, _PRESENT, None, seen.label)
         if c.carrier != "text":  # what the readable part does not hold, the opaque part may
             return (seen.kind, seen.value, _UNKNOWN, None, seen.label)
@@ -967,6 +1002,42 @@ def _listed_under(key: str, dirs: set[str], summary_norm: str) -> bool:
             return norm_name in summary_norm and contains_token_normalized(summary_norm, norm_name)
         parent = parent.rpartition("/")[0]
     return False
+
+
+def _segments(key: str) -> list[str]:
+    return [part for part in key.strip("/").split("/") if part and part != "."]
+
+
+def _carried_paths(keys: Iterable[str]) -> tuple[set[str], set[str]]:
+    """What the summary's paths carry besides themselves: ``(tails, parents)``. ``tails``: its
+    relative paths of two segments or more (``src/cli.ts``, written from a directory the agent
+    had gone into, names ``packages/app/src/cli.ts``); ``parents``: every run of segments a
+    summary path continues after, from its start or, of two segments or more, inside it
+    (``app/src/tui/a.ts`` carries the directories ``app``, ``app/src``, ``app/src/tui`` and
+    ``src/tui``, not ``tui``: a file named is its directory named)."""
+    tails: set[str] = set()
+    parents: set[str] = set()
+    for key in keys:
+        parts = _segments(key)
+        if len(parts) >= 2 and not key.startswith(("/", "~")):
+            tails.add("/".join(parts))
+        for j in range(1, len(parts)):
+            parents.add("/".join(parts[:j]))
+            for i in range(1, j - 1):  # inner runs of two segments or more
+                parents.add("/".join(parts[i:j]))
+    return tails, parents
+
+
+def _carried_by(key: str, carried: tuple[set[str], set[str]]) -> bool:
+    """A path the summary's paths carry (see :func:`_carried_paths`): one of their directories,
+    or a path that ends in one of their relative paths."""
+    tails, parents = carried
+    parts = _segments(key)
+    if not parts:
+        return False
+    if "/".join(parts) in parents:
+        return True
+    return any("/".join(parts[i:]) in tails for i in range(1, len(parts) - 1))
 
 
 def audit_session(session: Session, options: AuditOptions | None = None) -> list[CompactionAudit]:

@@ -72,18 +72,23 @@ a closing tag, ``/etc/hosts</code>``, is none); nor is what follows ``${DIR}`` a
 _NO_GLOB = r"(?![\w@+.-]*\*)"
 """What a directory of a path is not followed by: a segment with a wildcard (the path stops at
 ``/srv/logs`` in ``/srv/logs/app-*.log``; the rest is a glob)."""
+_NO_MENTION = r"(?<![\w.:/~<$#\\}@-]@)"
+"""Where a path may start after an ``@``: a mention of a file (``read @src/main.ts``, curl's
+``-F file=@/tmp/a.txt``), the ``@`` no part of it; never inside an e-mail address or a longer
+token (``bob@host/x``)."""
 PATH = (
     # absolute, ~/ or ./ ../ relative
-    r"(?<![\w.:/@~<$\\}-])(?>(?:~|\.{1,2})?/(?:" + _SEGMENT_CHAR + r"+/" + _NO_GLOB + r")*"
+    r"(?<![\w.:/~<$\\}-])" + _NO_MENTION + r"(?>(?:~|\.{1,2})?/(?:" + _SEGMENT_CHAR + r"+/" + _NO_GLOB + r")*"
     + _SEGMENT_CHAR + r"+(?<![.-]))" + _NO_TEMPLATE
     # relative with a file extension (never a diff's a/ b/ prefix)
-    + r"|(?<![\w.:/@~<$#\\-])(?![ab]/)(?>(?:[\w@+][\w@+.-]*/)+(?:[\w@+]|-(?!\d+[-:]))"
+    + r"|(?<![\w.:/~<$#\\-])" + _NO_MENTION + r"(?![ab]/)(?>[\w+][\w@+.-]*/(?:[\w@+][\w@+.-]*/)*(?:[\w@+]|-(?!\d+[-:]))"
     + _SEGMENT_CHAR + r"*\.[A-Za-z0-9]{1,10})(?![\w/-]|\.\w)" + _NO_TEMPLATE
     # relative, two segments or more and a trailing slash
-    + r"|(?<![\w.:/@~<$#\\-])(?![ab]/)(?:[\w@+][\w@+.-]*/){2,}(?=[\s`'\")\],;]|$)")
+    + r"|(?<![\w.:/~<$#\\-])" + _NO_MENTION + r"(?![ab]/)[\w+][\w@+.-]*/(?:[\w@+][\w@+.-]*/)+(?=[\s`'\")\],;]|$)")
 """A filesystem path: absolute, ``~/`` or ``./`` relative, or relative with a file extension or
 two segments and a trailing slash; never a closing tag (``</summary>``), a diff's ``a/`` ``b/``
-prefix, grep's ``-51-`` context marker or a template."""
+prefix, grep's ``-51-`` context marker or a template; an ``@`` before it (a mention) is no part of
+it, and a relative path does not start with one."""
 LOCAL_PATH = (rf"(?<![\w.:/-])(?:~/|/)(?:[^/{_TOKEN_END}]+/)+[^/{_TOKEN_END}]*"
               rf"|(?<![\w])[A-Za-z]:\\(?:[^\\{_TOKEN_END}]+\\)*[^\\{_TOKEN_END}]*")
 """A path that names a place on a machine (the scrubber's): an absolute POSIX path of two or more
