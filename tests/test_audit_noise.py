@@ -311,7 +311,24 @@ _CODE_NOISE = {
     "a task list's numbers in a plan": "Your first assigned task is #17 (UI-6). After that, tasks "
                                        "#12 (UI-1), #13 (UI-2) become available; UI-5 (#16) waits",
     "a glob ending in a star": "ls -la ../ledger-cli* 2>/dev/null; rm out/run_*",
+    "task numbers after their keys": "My remaining tasks (INT-2 #20, INT-3 #21) wait on DOM-3 (#9)",
+    "task numbers before their keys": "My UI tasks (#12, #13, #14) wait; next: #17 UI-6, #12 UI-1 done",
+    "a pasted browser console": "The above error occurred in the <ForwardRef> component:\n"
+                                "    at http://localhost:3000/chunk-z33mq3ks.js:35563:28\n"
+                                "    at Router (http://localhost:3000/chunk-36jrqfj4.js:26381:13)\n"
+                                "Visit https://reactjs.org/link/error-boundaries to learn more",
+    "a comment naming git": "// Set up git branch watcher\nthis.footer.watchBranch(() => x)",
+    "files mentioned by name": 'pi @prompt.md @image.png "What is in it?"',
+    "two files joined by a slash": "Consolidate colocated AGENTS.md/CLAUDE.md pairs",
+    "a compiler's module specifier": "error TS2307: Cannot find module "
+                                     "'./user-message-selector.js' or its types; module \"../ui/x.js\"",
 }
+
+
+def test_a_sub_agents_id_is_the_runtimes_wherever_it_stands():
+    got = _audited(("tool_output", "Async agent launched successfully.\nagentId: a291e03 (internal ID)"),
+                   ("assistant", "agent a291e03 is done; commit e4b91c07 was pushed"))
+    assert ("hash", "a291e03") not in got and ("hash", "e4b91c07") in got
 
 
 @pytest.mark.parametrize("name", sorted(_CODE_NOISE))
@@ -392,3 +409,36 @@ def test_the_loopback_address_is_everyones_its_port_is_not(ip, port):
     assert ("ip", ip) not in got
     assert ("url", f"http://{ip}:{port}/health") in got and ("port", str(port)) in got
     assert ("ip", "10.20.30.40") in _audited(("assistant", "the box is 10.20.30.40"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_LABEL, st.integers(1000, 65535), st.lists(_SEGMENT, min_size=1, max_size=3),
+       st.sampled_from(["js", "mjs", "tsx"]), st.integers(1, 99999), st.integers(1, 200))
+def test_a_stack_frame_is_no_url_the_page_is(host, port, dirs, ext, line, col):
+    page = f"http://{host}.local:{port}/" + "/".join(dirs)
+    frame = f"http://{host}.local:{port}/{'/'.join(dirs)}.{ext}:{line}:{col}"
+    got = _tracked(f"open {page} then:\n    at App ({frame})\n    at {frame}")
+    assert ("url", page) in got
+    assert not any(v.startswith(frame[:-1]) or v == frame for _k, v in got), got
+
+
+@settings(max_examples=40, deadline=None)
+@given(_SEGMENT, st.lists(_SEGMENT, min_size=1, max_size=3), _SEGMENT)
+def test_a_file_the_summary_names_from_the_repository_root_is_carried_after_a_cd(sub, dirs, name):
+    from foldscope.core.audit import Context
+    inner = "/".join([*dirs, f"{name}.tsx"])
+    items = (Context(1, cwd="/home/dana/ledger"), Context(2, cwd=f"/home/dana/ledger/{sub}"),
+             Entry(3, "tool_call", f"Edit file_path: /home/dana/ledger/{sub}/{inner}"),
+             Compaction(4, f"changed `{sub}/{inner}`"))
+    [audit] = audit_session(Session(items, "jsonl"))
+    assert {i.value: i.state for i in audit.identifiers}[f"/home/dana/ledger/{sub}/{inner}"] == "present"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_SEGMENT, min_size=1, max_size=3).map("-".join),
+       st.sampled_from(["git checkout -b {b}", "cd app && git checkout -b {b}", "$ git switch -c {b}",
+                        "run `git branch -m {b}`", "(git checkout {b})", "if ok; then git switch {b}; fi"]))
+def test_a_branch_git_makes_at_a_command_is_tracked(branch, form):
+    if branch in ("main", "master", "develop", "trunk", "origin"):
+        return
+    assert ("branch", branch) in _tracked(form.format(b=branch))

@@ -48,8 +48,10 @@ PLAIN = {
     ),
     "path": (
         r"""(?<![\w.:/~<$#\\}@-]@)(?<!from '@)(?<!from "@)(?<!import '@)(?<!import "@)(?<!require\('@)"""
-        r"""(?<!require\("@)(?!\.(?:(?<=from '\.)|(?<=from "\.)|(?<=import '\.)|(?<=import "\.)"""
-        r"""|(?<=require\('\.)|(?<=require\("\.)|(?<=import\('\.)|(?<=import\("\.)))(?&path)(?!\*)"""
+        r"""(?<!require\("@)(?![\w@+.-]*\.(?:md|mdx|ts|tsx|js|jsx|py|json|ya?ml|toml|txt|go|rs|rb|sh|css|html)/)"""
+        r"""(?!\.(?:(?<=from '\.)|(?<=from "\.)|(?<=import '\.)|(?<=import "\.)"""
+        r"""|(?<=require\('\.)|(?<=require\("\.)|(?<=import\('\.)|(?<=import\("\.)|(?<=module '\.)"""
+        r"""|(?<=module "\.)))(?&path)(?!\*)"""
     ),
 }
 """The rules' patterns as they read before their speed-ups (main at dae2e0f; host with noise's

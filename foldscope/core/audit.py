@@ -402,6 +402,10 @@ class _Finder:
             if kind not in tracked:
                 if kind == CODE_NAME_KIND:
                     self.code_names.update(_UPPER_SNAKE.findall(text, start, end))
+                elif kind == TASK_REF_KIND and end - start >= 6:
+                    # The runtime's id of a sub-agent or background command: its own, wherever
+                    # it stands (the summary's "agent a291e03" too), like the session's id.
+                    self.own_ids.add(text[start:end])
                 continue
             ident = text[start:end]
             if kind == "env_var" and _ENV_READ.search(text, max(0, start - 40), start):
@@ -549,6 +553,10 @@ class _Finder:
                                   fact.label, _seen_as(fact.kind, fact.value)))
         return out
 
+
+TASK_REF_KIND = "task_ref"
+"""The kind (``track = false``) of the ids the runtime gives sub-agents and background
+commands."""
 
 CODE_NAME_KIND = "code_name"
 """The kind (``track = false``) whose matches name the code's own UPPER_SNAKE names."""
@@ -956,7 +964,8 @@ class SessionAuditor:
     def _state(self, seen: _Seen, c: Compaction, summary_norm: str, summary_keys: set[str],
                summary_dirs: set[str], tokens: Mapping[str, list[str]],
                kept_from: int | None,
-               carried_paths: tuple[set[str], set[str]] = (set(), set())) -> _State:
+               carried_paths: tuple[set[str], set[str], set[str]] = (set(), set(), set())
+               ) -> _State:
         if kept_from is not None and seen.last_at >= kept_from:
             return (seen.kind, seen.value, _PRESENT, None, seen.label)
         if seen.key in summary_keys or (seen.kind == "path" and _listed_under(
@@ -1008,34 +1017,40 @@ def _segments(key: str) -> list[str]:
     return [part for part in key.strip("/").split("/") if part and part != "."]
 
 
-def _carried_paths(keys: Iterable[str]) -> tuple[set[str], set[str]]:
-    """What the summary's paths carry besides themselves: ``(tails, parents)``. ``tails``: its
-    relative paths of two segments or more (``src/cli.ts``, written from a directory the agent
-    had gone into, names ``packages/app/src/cli.ts``); ``parents``: every run of segments a
+def _carried_paths(keys: Iterable[str]) -> tuple[set[str], set[str], set[str]]:
+    """What the summary's paths carry besides themselves: ``(tails, parents, ends)``. ``tails``:
+    its relative paths of two segments or more (``src/cli.ts``, written from a directory the
+    agent had gone into, names ``packages/app/src/cli.ts``); ``ends``: the last two segments or
+    more of each (``frontend/src/a.tsx`` names ``src/a.tsx`` as the session keys it after going
+    into ``frontend``); ``parents``: every run of segments a
     summary path continues after, from its start or, of two segments or more, inside it
     (``app/src/tui/a.ts`` carries the directories ``app``, ``app/src``, ``app/src/tui`` and
     ``src/tui``, not ``tui``: a file named is its directory named)."""
     tails: set[str] = set()
     parents: set[str] = set()
+    ends: set[str] = set()
     for key in keys:
         parts = _segments(key)
         if len(parts) >= 2 and not key.startswith(("/", "~")):
             tails.add("/".join(parts))
+        for i in range(1, len(parts) - 1):
+            ends.add("/".join(parts[i:]))
         for j in range(1, len(parts)):
             parents.add("/".join(parts[:j]))
             for i in range(1, j - 1):  # inner runs of two segments or more
                 parents.add("/".join(parts[i:j]))
-    return tails, parents
+    return tails, parents, ends
 
 
-def _carried_by(key: str, carried: tuple[set[str], set[str]]) -> bool:
+def _carried_by(key: str, carried: tuple[set[str], set[str], set[str]]) -> bool:
     """A path the summary's paths carry (see :func:`_carried_paths`): one of their directories,
-    or a path that ends in one of their relative paths."""
-    tails, parents = carried
+    a path that ends in one of their relative paths, or a relative one they end in."""
+    tails, parents, ends = carried
     parts = _segments(key)
     if not parts:
         return False
-    if "/".join(parts) in parents:
+    joined = "/".join(parts)
+    if joined in parents or (len(parts) >= 2 and not key.startswith(("/", "~")) and joined in ends):
         return True
     return any("/".join(parts[i:]) in tails for i in range(1, len(parts) - 1))
 
