@@ -312,7 +312,8 @@ _CODE_NOISE = {
                                        "#12 (UI-1), #13 (UI-2) become available; UI-5 (#16) waits",
     "a glob ending in a star": "ls -la ../ledger-cli* 2>/dev/null; rm out/run_*",
     "task numbers after their keys": "My remaining tasks (INT-2 #20, INT-3 #21) wait on DOM-3 (#9)",
-    "task numbers before their keys": "My UI tasks (#12, #13, #14) wait; next: #17 UI-6, #12 UI-1 done",
+    "task numbers before their keys": "My UI tasks (#12, #13, #14) wait; next: #17 UI-6, #12 UI-1 done; "
+                                      "the task get showed it blocked by #11 and #15",
     "a pasted browser console": "The above error occurred in the <ForwardRef> component:\n"
                                 "    at http://localhost:3000/chunk-z33mq3ks.js:35563:28\n"
                                 "    at Router (http://localhost:3000/chunk-36jrqfj4.js:26381:13)\n"
@@ -442,3 +443,10 @@ def test_a_branch_git_makes_at_a_command_is_tracked(branch, form):
     if branch in ("main", "master", "develop", "trunk", "origin"):
         return
     assert ("branch", branch) in _tracked(form.format(b=branch))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(100, 99999), st.sampled_from(["Blocked by #{n} (yield spike)", "blocks #{n} and more",
+                                                 "Part of #{n}. Blocked by #{n}."]))
+def test_an_issue_named_in_prose_as_blocking_stays_a_ticket(n, form):
+    assert ("ticket", f"#{n}") in _tracked(form.format(n=n))
