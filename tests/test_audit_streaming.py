@@ -396,3 +396,38 @@ def test_the_runtimes_own_user_turns_are_system_not_the_person(tmp_path):
     assert channels == ["system", "system", "user"]
     [audit] = audit_session(session)
     assert [i.value for i in audit.identifiers] == ["47031"]
+
+
+def test_feeding_raises_the_collectors_young_threshold_and_puts_every_threshold_back():
+    import gc
+
+    from foldscope.core.audit import GC_YOUNG_THRESHOLD
+
+    seen: list[tuple[int, int, int]] = []
+
+    def items(fail: bool):
+        yield Entry(1, "user", "move the ledger to ledger-1.internal port 62114")
+        seen.append(gc.get_threshold())
+        if fail:
+            raise RuntimeError("the reader broke")
+        yield Compaction(2, "Summary: ledger moved.")
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 11, 12)
+        auditor = SessionAuditor()
+        auditor.feed_all(items(False))
+        assert seen[-1] == (GC_YOUNG_THRESHOLD, 11, 12)
+        assert gc.get_threshold() == (700, 11, 12)
+        assert auditor.audits()[0].count("missing") == 2  # the audit itself is unchanged
+        with pytest.raises(RuntimeError):
+            SessionAuditor().feed_all(items(True))
+        assert gc.get_threshold() == (700, 11, 12)
+        gc.set_threshold(0, 11, 12)  # a caller that turned collection off keeps it off
+        SessionAuditor().feed_all(items(False))
+        assert seen[-1] == (0, 11, 12) and gc.get_threshold() == (0, 11, 12)
+        gc.set_threshold(GC_YOUNG_THRESHOLD * 2)  # never lowered
+        SessionAuditor().feed_all(items(False))
+        assert seen[-1][0] == GC_YOUNG_THRESHOLD * 2
+    finally:
+        gc.set_threshold(*before)

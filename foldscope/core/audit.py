@@ -38,13 +38,15 @@ Pure: readers in ``foldscope.engine.audit_readers`` turn files into items.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import hmac
 import ipaddress
 import posixpath
 import re
 import secrets
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 from urllib.parse import urlsplit
@@ -694,6 +696,28 @@ BATCH_ITEMS = 512
 """Most items held ahead (a session of many short entries)."""
 
 
+GC_YOUNG_THRESHOLD = 100_000
+"""While :meth:`SessionAuditor.feed_all` runs, the cyclic garbage collector looks at the youngest
+objects after this many more allocations than frees (Python's default is 700). An audit makes
+millions of short-lived objects and almost no cycles, and every 10th young collection looks at
+the older ones and every 100th at all of them (which grow with the values still waiting): at the
+default those collections are a few per cent of an audit's time for nothing collected."""
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Raise the collector's young threshold to :data:`GC_YOUNG_THRESHOLD` (never lower it),
+    and put the thresholds back as they were, whatever happens inside (nested uses restore
+    theirs in turn). Reference counting frees objects as before; a cycle is collected later."""
+    before = gc.get_threshold()
+    if before[0] and before[0] < GC_YOUNG_THRESHOLD:  # 0: the caller turned collection off
+        gc.set_threshold(GC_YOUNG_THRESHOLD, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 class SessionAuditor:
     """Audits a session as its items arrive (a file read line by line, or one being written).
 
@@ -753,21 +777,22 @@ class SessionAuditor:
     def feed_all(self, items: Iterable[Item]) -> None:
         """Take the items of a session (or its rest): as :meth:`feed` one by one, the
         identifiers of up to :data:`BATCH_CHARS` of entry text found together."""
-        if self.options.facts is not None:
+        with _fewer_collections():
+            if self.options.facts is not None:
+                for item in items:
+                    self.feed(item)
+                return
+            batch: list[Item] = []
+            size = 0
             for item in items:
-                self.feed(item)
-            return
-        batch: list[Item] = []
-        size = 0
-        for item in items:
-            batch.append(item)
-            if isinstance(item, Entry):
-                size += len(item.text)
-            if size >= BATCH_CHARS or len(batch) >= BATCH_ITEMS:
-                self._feed_batch(batch)
-                batch = []
-                size = 0
-        self._feed_batch(batch)
+                batch.append(item)
+                if isinstance(item, Entry):
+                    size += len(item.text)
+                if size >= BATCH_CHARS or len(batch) >= BATCH_ITEMS:
+                    self._feed_batch(batch)
+                    batch = []
+                    size = 0
+            self._feed_batch(batch)
 
     def _feed_batch(self, batch: list[Item]) -> None:
         texts = [item.text for item in batch if isinstance(item, Entry)]

@@ -595,11 +595,20 @@ def _plan(rules: tuple[KindRule, ...]) -> _Plan:
 def _rule_is_line_local(rule: KindRule) -> bool:
     if rule.anchor is None:
         return False
-    anchor = _RE_PARSER.parse(rule.anchor.pattern, rule.anchor.flags)
-    pattern = _RE_PARSER.parse(rule.pattern.pattern, rule.pattern.flags)
-    return (not _sees_newline_or_edge(anchor.data, anchor.state.flags, ends=True, behind_only=False)
+    key = (rule.pattern, rule.anchor)  # the same rule in several rule sets is read once
+    got = _LINE_LOCAL.get(key)
+    if got is None:
+        anchor = _RE_PARSER.parse(rule.anchor.pattern, rule.anchor.flags)
+        pattern = _RE_PARSER.parse(rule.pattern.pattern, rule.pattern.flags)
+        got = remember(_LINE_LOCAL, 1024, key, (
+            not _sees_newline_or_edge(anchor.data, anchor.state.flags, ends=True,
+                                      behind_only=False)
             and not _sees_newline_or_edge(pattern.data, pattern.state.flags, ends=False,
-                                          behind_only=True))
+                                          behind_only=True)))
+    return got
+
+
+_LINE_LOCAL: dict[tuple[re.Pattern[str], re.Pattern[str]], bool] = {}
 
 
 _RE_PARSER: Any = importlib.import_module("re._parser")  # the standard library's own regex parser
