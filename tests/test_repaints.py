@@ -4,7 +4,7 @@ and nothing under an opaque screen repaints it (the grid below keeps polling).""
 from __future__ import annotations
 
 import pytest
-from conftest import definition, run_sweep, wait_group, wait_until
+from conftest import definition, fresh_poll, run_sweep, wait_group, wait_until
 from textual.geometry import Region
 
 from foldscope.ui.app import FoldscopeApp
@@ -118,3 +118,82 @@ async def test_theme_switches_take_rules_parsed_ahead_the_same_as_a_new_parse(sw
         finally:
             Stylesheet.reparse = reparse
         assert parses == []
+
+
+async def _theme_switched_drawings(db, sweep_id) -> tuple[list, dict]:
+    """The cell screen and the grid each drawn after a theme switch (with every widget's
+    styles), and how often each widget was refreshed by the restyling of the switches."""
+    from collections import Counter
+
+    from textual.widget import Widget
+
+    app = FoldscopeApp(str(db), sweep_id=sweep_id)
+    drawn: list = []
+    refreshed: Counter = Counter()
+    refresh = Widget.refresh
+
+    restyling = []
+
+    def counted(self, *regions, **kwargs):
+        if restyling:
+            refreshed[id(self)] += 1
+        return refresh(self, *regions, **kwargs)
+
+    refresh_css = app.refresh_css
+
+    def restyle(*args, **kwargs):
+        restyling.append(True)
+        try:
+            return refresh_css(*args, **kwargs)
+        finally:
+            restyling.clear()
+
+    app.refresh_css = restyle
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.theme = app._theme_names[0]  # the theme the last test run left is remembered
+        await _open_cell(app, pilot)
+        for back in (False, True):
+            if back:
+                await pilot.press("escape")
+                await wait_until(pilot, lambda: app.screen is app.sweep_screen, "the grid")
+                await fresh_poll(app, pilot)
+            theme = app._theme_names[(app._theme_names.index(app.theme) + 1)
+                                     % len(app._theme_names)]
+            Widget.refresh = counted
+            try:
+                app.theme = theme
+                await wait_until(pilot, lambda t=theme: app.current_theme.name == t
+                                 and app.stylesheet._variables == app.get_css_variables(),
+                                 "the theme")
+                await pilot.pause()
+            finally:
+                Widget.refresh = refresh
+            for _ in range(3):
+                await pilot.pause()
+            strips = app.screen._compositor.render_strips()
+            drawn.append(([[(s.text, s.style) for s in strip] for strip in strips],
+                          [(type(w).__name__, w.id, w.styles.background, w.styles.color,
+                            w.rich_style, sorted(w._component_styles.items(), key=str))
+                           for w in app.screen.walk_children()]))
+    return drawn, refreshed
+
+
+async def test_a_theme_switch_refreshes_each_widget_once_and_draws_the_same(swept, monkeypatch):
+    """Restyling for a theme refreshes each widget once per kind of refresh asked
+    (``app.refreshes_once``), not once per changed rule and per ancestor's colour, and leaves
+    the screen drawn and styled exactly as running every refresh as asked does."""
+    import contextlib
+
+    from foldscope.ui import app as app_module
+
+    db, sweep_id = swept
+    got, refreshed = await _theme_switched_drawings(db, sweep_id)
+    monkeypatch.setattr(app_module, "refreshes_once", contextlib.nullcontext)
+    want, refreshed_each = await _theme_switched_drawings(db, sweep_id)
+    assert got == want
+    # Two switches: each widget refreshed once by each restyling (and at most once more
+    # when the screen's layout is refreshed after it).
+    assert max(refreshed.values()) <= 4
+    assert max(refreshed_each.values()) > 10  # what the deferral saves
+
