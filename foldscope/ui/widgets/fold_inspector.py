@@ -4,8 +4,9 @@ k−1 or (on a key) the input chunk fold k read."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.console import Console
@@ -91,6 +92,108 @@ def build_fold_view(request: FoldRequest, console: Console,
                     lay_out(diff_lines, *request.diff_layout, console))
 
 
+def _same_row(a: FoldRequest, b: FoldRequest) -> bool:
+    """Both requests are for the same row as read: its scenario, id, facts and folds (the
+    same objects: a row read again, or grown by a fold, is another)."""
+    return (a.scenario == b.scenario and a.row_id == b.row_id
+            and len(a.folds) == len(b.folds) and len(a.facts) == len(b.facts)
+            and all(x is y for x, y in zip(a.folds, b.folds))
+            and all(x is y for x, y in zip(a.facts, b.facts)))
+
+
+class FoldViews:
+    """The fold views built for the row being stepped through, by fold and the panes' layout:
+    a fold stepped to again is drawn at once, and the folds beside the one shown are built
+    ahead (``neighbours``) while the person looks at it. Built in workers, read on the UI
+    thread: a lock keeps the two apart, and a view being built is waited for, not built twice.
+    """
+
+    LIMIT = 8
+    """The most views kept (of one row: another row's replace them)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._row: FoldRequest | None = None
+        """A request for the row the views are of."""
+        self._views: dict[tuple[int, tuple[int, bool], tuple[int, bool]], FoldView] = {}
+        self._building: dict[tuple[Any, ...], threading.Event] = {}
+        """Views being built, by row (its id and folds) and key: waited for, not built twice."""
+        self._timelines: list[tuple[tuple[FoldRecord, ...], Timeline]] = []
+        """The last timeline built and its folds: every fold of the row reuses it."""
+
+    @staticmethod
+    def _key(request: FoldRequest) -> tuple[int, tuple[int, bool], tuple[int, bool]]:
+        return request.index, request.carrier_layout, request.diff_layout
+
+    @classmethod
+    def _build_key(cls, request: FoldRequest) -> tuple[Any, ...]:
+        return (cls._key(request), request.row_id, tuple(map(id, request.folds)))
+
+    def clear(self) -> None:
+        """Forget every view (another cell is shown); builds under way are dropped."""
+        with self._lock:
+            self._row = None
+            self._views.clear()
+            self._timelines = []
+
+    def _take_row(self, request: FoldRequest) -> None:
+        # Under the lock: the views kept are this request's row's.
+        if self._row is None or not _same_row(self._row, request):
+            self._row = request
+            self._views.clear()
+
+    def get(self, request: FoldRequest) -> FoldView | None:
+        """The view ``request`` asks for if it is built (with the request's serial)."""
+        with self._lock:
+            if self._row is None or not _same_row(self._row, request):
+                return None
+            view = self._views.get(self._key(request))
+        return replace(view, serial=request.serial) if view is not None else None
+
+    def build(self, request: FoldRequest, console: Console) -> FoldView:
+        """The view ``request`` asks for: kept, waited for while another thread builds it, or
+        built here (``build_fold_view``) and kept. Runs in a worker."""
+        while True:
+            with self._lock:
+                self._take_row(request)
+                key = self._key(request)
+                view = self._views.get(key)
+                if view is not None:
+                    return replace(view, serial=request.serial)
+                event = self._building.get(self._build_key(request))
+                if event is None:
+                    event = self._building[self._build_key(request)] = threading.Event()
+                    break
+            event.wait()  # another worker builds it: take its view
+        timelines = self._timelines
+        try:
+            view = build_fold_view(request, console, timelines)
+        finally:
+            with self._lock:
+                self._building.pop(self._build_key(request), None)
+                event.set()
+        with self._lock:
+            if self._row is not None and _same_row(self._row, request):
+                self._views[key] = view
+                while len(self._views) > self.LIMIT:
+                    del self._views[next(iter(self._views))]
+        return view
+
+    def neighbours(self, request: FoldRequest, step: int) -> list[FoldRequest]:
+        """The folds beside ``request``'s not built nor being built, the one a step of
+        ``step`` (−1 or 1) would show next first."""
+        order = (request.index + step, request.index - step)
+        out = []
+        with self._lock:
+            same = self._row is not None and _same_row(self._row, request)
+            for index in order:
+                near = replace(request, index=index)
+                if (0 <= index < len(request.folds) and self._build_key(near) not in self._building
+                        and not (same and self._key(near) in self._views)):
+                    out.append(near)
+        return out
+
+
 EMPTY_TEXT = "no folds committed for this row yet"
 """What the title says of a row without folds, unless the screen says more."""
 
@@ -154,8 +257,12 @@ class FoldInspector(Widget):
         self._fold: FoldRecord | None = None
         self._serial = 0
         """Counts show requests: only the latest one's view is drawn."""
-        self._timelines: list[tuple[tuple[FoldRecord, ...], Timeline]] = []
-        """The last timeline built and its folds: a step through the same row reuses it."""
+        self._views = FoldViews()
+        """The row's fold views built so far (a fold stepped to again is drawn at once)."""
+        self._step = -1
+        """The direction of the last step (the fold built ahead first)."""
+        self._request: FoldRequest | None = None
+        """The last fold asked for."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="fold-title")
@@ -179,7 +286,9 @@ class FoldInspector(Widget):
         self._serial += 1
         self.workers.cancel_group(self, "fold-view")
         self.timeline, self._fold, self.shown, self._scenario = None, None, None, None
-        self._timelines = []
+        self._views.clear()
+        self._step = -1
+        self._request = None
         self.empty_text = EMPTY_TEXT
         self.query_one(FactHistory).reset()
         self.query_one(FactDetail).show(None, None)
@@ -209,8 +318,16 @@ class FoldInspector(Widget):
             return
         carrier = self.query_one(CarrierView)
         diff = self.query_one(DiffView)
-        self._build(FoldRequest(self._serial, scenario, tuple(facts), tuple(folds), index,
-                                carrier.layout_request(), diff.layout_request(), row_id))
+        request = FoldRequest(self._serial, scenario, tuple(facts), tuple(folds), index,
+                              carrier.layout_request(), diff.layout_request(), row_id)
+        self._request = request
+        if self.shown is not None and index != self.shown:
+            self._step = 1 if index > self.shown else -1
+        view = self._views.get(request)
+        if view is not None:  # built already (stepped to before, or ahead): drawn now
+            self._draw(view)
+        else:
+            self._build(request)
 
     def _show_empty(self) -> None:
         self.timeline = None
@@ -227,17 +344,38 @@ class FoldInspector(Widget):
           description="build a fold's view: timeline, fact spans, changes, diff, layout")
     def _build(self, request: FoldRequest) -> None:
         """Compute everything fold ``request.index`` shows, off the UI thread."""
-        view = build_fold_view(request, self.app.console, self._timelines)
+        view = self._views.build(request, self.app.console)
         if not get_current_worker().is_cancelled:
             self.post_message(self.Built(self, view))
+
+    @work(thread=True, group="fold-view", exclusive=True, exit_on_error=False,
+          description="build the views of the folds beside the one shown")
+    def _build_ahead(self, requests: list[FoldRequest]) -> None:
+        """Build the views of the folds a step would show next (a step asked meanwhile
+        cancels this, once the view under way is built and kept)."""
+        worker = get_current_worker()
+        for request in requests:
+            if worker.is_cancelled:
+                return
+            self._views.build(request, self.app.console)
+
+    def _ahead(self, request: FoldRequest) -> None:
+        """Once the fold drawn is on screen: build the folds beside it, unless a step has
+        asked for another fold since (its build or drawing goes first)."""
+        if request.serial == self._serial and self.is_mounted:
+            wanted = self._views.neighbours(request, self._step)
+            if wanted:
+                self._build_ahead(wanted)
 
     @on(Built)
     def _built(self, message: Built) -> None:
         """Draw a built view (a stale one, overtaken by a later step, is dropped)."""
         message.stop()
-        view = message.view
-        if view.serial != self._serial:
-            return
+        if message.view.serial == self._serial:
+            self._draw(message.view)
+
+    def _draw(self, view: FoldView) -> None:
+        """Draw a fold's view (the latest asked for), then build its neighbours ahead."""
         self.timeline = view.timeline
         self._fold = view.fold
         self.query_one("#fold-title", Static).update(Text(view.title))
@@ -249,6 +387,9 @@ class FoldInspector(Widget):
         self._show_detail()
         self.shown = view.index
         self.post_message(self.Drawn(self))
+        request = self._request
+        if request is not None and request.serial == view.serial:
+            self.call_after_refresh(self._ahead, request)
 
     @property
     def chunk_shown(self) -> bool:
