@@ -197,3 +197,20 @@ async def test_a_theme_switch_refreshes_each_widget_once_and_draws_the_same(swep
     assert max(refreshed.values()) <= 4
     assert max(refreshed_each.values()) > 10  # what the deferral saves
 
+
+async def test_themes_are_parsed_ahead_when_a_cell_is_opened_before_one_was_composed(swept,
+                                                                                     monkeypatch):
+    """A cell opened before the cell screen was composed ahead still gets every theme parsed
+    ahead (its widgets' CSS is then in the stylesheet), once keys pause."""
+    db, sweep_id = swept
+    monkeypatch.setattr("foldscope.ui.screens.sweep.warm_cell_screen", lambda *a: None)
+    app = FoldscopeApp(str(db), sweep_id=sweep_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _open_cell(app, pilot)
+        await wait_until(pilot, lambda: app._themes_parsed_ahead, "the themes parsed ahead")
+        await wait_group(app, "parse-themes")
+        await pilot.pause()
+        from foldscope.ui.app import _css_key
+
+        assert all(_css_key(app._theme_css_variables(app.get_theme(name)), app.stylesheet.source)
+                   in app._parsed_css for name in app._theme_names)

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import signal
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
@@ -28,6 +29,7 @@ from foldscope.core.audit import StoredAudit
 from foldscope.core.audit_view import AuditView
 from foldscope.core.distributions import t_ppf
 from foldscope.core.errors import ConfigError, SweepClaimed
+from foldscope.core.identifiers import default_rules
 from foldscope.core.status import FINISHED_SWEEP_STATUSES, SweepStatus
 from foldscope.core.text import literal
 from foldscope.engine.control import request_control
@@ -228,9 +230,11 @@ class FoldscopeApp(StoreWrites):
     @work(thread=True, group="warm-up", exit_on_error=False,
           description="load the maths the grid's intervals use")
     def _warm_up(self) -> None:
-        """Import what the grid's intervals compute with (``scipy.special``: about a second)
-        in a thread, before the first poll that needs it would import it on the UI thread and
-        hold every key for that second."""
+        """Compile the identifier rules the fact spans of a cell's answers are found with
+        (``core.identifiers.default_rules``: ~0.1 s of regular expressions, once per process),
+        then import what the grid's intervals compute with (``scipy.special``: about a second),
+        in a thread, before the first cell opened or poll needs them and holds its key."""
+        default_rules()
         t_ppf(0.975, 3.0)
 
     def keys_idle(self) -> bool:
@@ -462,6 +466,8 @@ class FoldscopeApp(StoreWrites):
           description="parse the stylesheet for each theme ahead of its first switch")
     def _parse_themes(self, sources: dict[Any, Any], variables: list[dict[str, str]]) -> None:
         for theme_variables in variables:
+            while not self.keys_idle():  # a parse holds the interpreter: not while keys work
+                time.sleep(0.05)
             sheet = Stylesheet(variables=theme_variables)
             for read_from, (css, is_defaults, tie_breaker, scope) in sources.items():
                 sheet.add_source(css, read_from=read_from, is_default_css=is_defaults,

@@ -21,7 +21,7 @@ from textual.worker import Worker, get_current_worker
 from foldscope.core.answers import checks_table
 from foldscope.core.fabrication import answer_counts
 from foldscope.core.find import FindResult, Query, find, row_findable
-from foldscope.core.forensics import fact_spans
+from foldscope.core.forensics import FactSpan, fact_spans
 from foldscope.core.row import FoldRecord, RowRecord, StoredCheck
 from foldscope.core.scenario import Fact
 from foldscope.core.status import RowStatus
@@ -77,6 +77,14 @@ class CellData:
     facts: list[tuple[str, str, bool]]
     fact_objects: list[Fact]
     checks: dict[int, list[StoredCheck]]
+    answer_spans: dict[int, list[FactSpan]]
+    """Per row: its answer's spans of the graded facts (found in the read's thread)."""
+
+
+def answer_spans(rows: list[RowRecord], facts: list[Fact]) -> dict[int, list[FactSpan]]:
+    """Each row's answer's spans of the graded facts, as the Answer tab highlights them."""
+    graded = [f for f in facts if f.graded]
+    return {r.id: fact_spans(r.answer or "", graded) for r in rows}
 
 
 @dataclass
@@ -102,6 +110,8 @@ class CellChanges(Message):
     """The scenario's planted facts (graded first), on the first read with rows only."""
     seq: int
     """The highest change sequence read."""
+    answer_spans: dict[int, list[FactSpan]]
+    """Per changed row: its answer's spans of the graded facts."""
 
 
 CELL_SCREEN = "foldscope-cell"
@@ -263,6 +273,14 @@ class CellScreen(Screen[None]):
             return
         self._title(simulated=False)
         self.load()
+        # A cell opened before the screen was composed ahead: its widgets' CSS is in the
+        # stylesheet now, so the themes can be parsed ahead from here (once keys pause).
+        self.call_after_refresh(self._parse_themes_ahead)
+
+    def _parse_themes_ahead(self) -> None:
+        parse_ahead = getattr(self.app, "parse_themes_ahead", None)
+        if parse_ahead is not None:
+            parse_ahead()
 
     def _lay_out_ahead(self) -> None:
         """Arrange the screen composed ahead at the terminal's size, as its first showing
@@ -271,9 +289,7 @@ class CellScreen(Screen[None]):
             self._styled_for = self.app._css_update_count
             self._refresh_layout(self.app.size)
         # Its widgets' CSS is in the stylesheet now: the other themes can be parsed ahead.
-        parse_ahead = getattr(self.app, "parse_themes_ahead", None)
-        if parse_ahead is not None:
-            parse_ahead()
+        self._parse_themes_ahead()
 
     def _on_screen_resume(self, event: events.ScreenResume) -> None:
         # Runs before Screen's own handler. A reused screen (``open_cell``) whose styles are
@@ -331,19 +347,23 @@ class CellScreen(Screen[None]):
             return None  # polls never overlap: this tick is skipped
         data = self._data
         known = {rid: len(folds) for rid, folds in data.folds.items()} if data else {}
-        need_facts = data is None or not data.fact_objects
-        self._loading = self._read_changes(self._seq, known, need_facts)
+        facts = data.fact_objects if data else []
+        self._loading = self._read_changes(self._seq, known, facts)
         return self._loading
 
     @work(thread=True, group="cell-load", exit_on_error=False,
           description="read what changed in the cell's rows and folds")
-    def _read_changes(self, since: int | None, known: dict[int, int], need_facts: bool) -> None:
-        """Read the rows changed since ``since``, their new folds and their checks."""
+    def _read_changes(self, since: int | None, known: dict[int, int],
+                      facts: list[Fact]) -> None:
+        """Read the rows changed since ``since``, their new folds and their checks, and find
+        the facts in their answers (``facts``: the planted facts, unless not read yet)."""
         read = read_cell_changes(self.db_path, self.sweep_id, self.scenario, self.model, self.arm,
-                                 since=since, known=known, need_facts=need_facts)
+                                 since=since, known=known, need_facts=not facts)
+        planted = read.facts if read.facts is not None else facts
+        spans = answer_spans(read.rows, planted)
         if not get_current_worker().is_cancelled:
             self.post_message(CellChanges(read.rows, read.folds, read.checks, read.facts,
-                                          read.seq))
+                                          read.seq, spans))
 
     @on(CellChanges)
     def merge_changes(self, message: CellChanges) -> None:
@@ -355,15 +375,18 @@ class CellScreen(Screen[None]):
         rows = {r.id: r for r in old.rows} if old else {}
         folds = dict(old.folds) if old else {}
         checks = dict(old.checks) if old else {}
+        spans = dict(old.answer_spans) if old else {}
         for r in message.rows:
             rows[r.id] = r
             start, new = message.folds[r.id]
             folds[r.id] = folds.get(r.id, [])[:start] + new
             checks[r.id] = message.checks[r.id]
+            spans[r.id] = message.answer_spans[r.id]
         planted = message.facts if message.facts is not None else (
             old.fact_objects if old else [])
         self.show_rows(CellData(sorted(rows.values(), key=lambda r: r.position), folds,
-                                [(f.label, f.value, f.graded) for f in planted], planted, checks))
+                                [(f.label, f.value, f.graded) for f in planted], planted, checks,
+                                spans))
 
     def show_rows(self, message: CellData) -> None:
         """Map a fresh read onto the screen, keeping the row (and fold) being inspected.
@@ -443,8 +466,8 @@ class CellScreen(Screen[None]):
         self.show_answer_detail()
         answer = (row.answer if row else None) or ""
         self._answer_summary(checks)
-        graded = [f for f in self._data.fact_objects if f.graded]
-        self.query_one("#answer-text", CarrierView).show(answer, fact_spans(answer, graded))
+        self.query_one("#answer-text", CarrierView).show(
+            answer, self._data.answer_spans.get(self.row_id, ()))
 
     @on(DataTable.RowHighlighted, "#answers")
     def show_answer_detail(self, event: DataTable.RowHighlighted | None = None) -> None:

@@ -134,6 +134,11 @@ class SweepScreen(Screen[None]):
         self._legend()
         self.poll()
         self.set_interval(1.0 / POLL_HZ, self.poll)
+        if self.sweep_id is not None:
+            # Compose the cell screen ahead once this screen is first drawn, while its first
+            # poll is read (no key waits yet): the first cell opened only aims it.
+            self._warm_asked = True
+            self.call_after_refresh(self._warm_cell)
 
     def action_next_view(self, step: int = 1) -> None:
         """Show the next (or previous) metric in the grid."""
@@ -306,8 +311,10 @@ class SweepScreen(Screen[None]):
         idle = getattr(self.app, "keys_idle", None)
         if idle is not None and not idle():
             self.set_timer(WARM_AFTER_S, self._warm_cell)
-        elif self._snapshot is not None:
-            warm_cell_screen(self.app, self.db_path, self._snapshot.sweep_id)
+        else:
+            sweep_id = self._snapshot.sweep_id if self._snapshot else self.sweep_id
+            if sweep_id is not None:
+                warm_cell_screen(self.app, self.db_path, sweep_id)
 
     def _runner_alive(self) -> bool:
         """The sweep's runner is alive, as of the last poll."""
