@@ -220,6 +220,8 @@ def _clip(text: str, cap_tokens: int) -> tuple[str, int, int]:
 def carried_sections(text: str) -> tuple[Section, ...]:
     """Which of the five fixed sections have a heading in the carrier, in their fixed order."""
     seen = set()
+    if "#" not in text:  # no heading without one (sections.match_heading)
+        return ()
     for line in text.splitlines():
         section = match_heading(line)
         if section is not None:

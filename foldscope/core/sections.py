@@ -40,6 +40,10 @@ def match_heading(line: str) -> Section | None:
     Matching is case-insensitive and tolerant of trailing colons, so ``### FACTS AND VALUES:``
     counts as the facts section.
     """
+    if "#" not in line[:4]:
+        # A heading's first '#' comes after at most three spaces (_HEADING_RE): the regex
+        # could not match, and most lines of a carrier are no heading.
+        return None
     m = _HEADING_RE.match(line)
     if not m:
         return None

@@ -55,16 +55,23 @@ def decoded_as(value: Any) -> Any | BodyProblem:
 
 
 def _depth(value: Any) -> int:
+    # The deepest level of a dict or list (1 for the value itself), or the first level found
+    # past MAX_DEPTH; only containers go on the stack (a body's strings and numbers are most
+    # of its items).
+    if not isinstance(value, (dict, list)):
+        return 0
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, level = stack.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, level)
+        if level > deepest:
+            deepest = level
             if deepest > MAX_DEPTH:
                 return deepest
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, level + 1) for child in children)
+        below = level + 1
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, (dict, list)):
+                stack.append((child, below))
     return deepest
 
 

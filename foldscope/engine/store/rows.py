@@ -41,6 +41,14 @@ _HISTORY_COLUMNS = ("label", "value", "graded", "chunk", "planted_fold", "first_
 
 _HISTORY_GETTER = operator.attrgetter(*_HISTORY_COLUMNS)
 
+_INSERT_FOLD = (f"INSERT INTO folds (row_id, seq, reply_digest, {', '.join(_FOLD_COLUMNS)}) "
+                f"VALUES (?, {_FOLD_SEQ}, ?, {', '.join('?' for _ in _FOLD_COLUMNS)})")
+"""A fold's insert (``RowRepository.commit_fold``), written once."""
+_REPLACE_HISTORY = (f"INSERT OR REPLACE INTO fact_histories (row_id, position, "
+                    f"{', '.join(_HISTORY_COLUMNS)}) "
+                    f"VALUES (?, ?, {', '.join('?' for _ in _HISTORY_COLUMNS)})")
+"""A fact course's write (``RowRepository._write_histories``), written once."""
+
 
 def _history_values(history: FactHistory) -> tuple[Any, ...]:
     """One course's column values (booleans as 0/1)."""
@@ -347,8 +355,6 @@ class RowRepository(Repository):
                 them are written (most facts' courses do not change in a fold). Empty, or of
                 another length: every course is written.
         """
-        cols = ", ".join(_FOLD_COLUMNS)
-        marks = ", ".join("?" for _ in _FOLD_COLUMNS)
         values = fold_values(fold)
         values[_REPLY_AT] = ""  # the body is stored once, in blobs, by its digest
         # The hot path of every sweep: the raw connection as a transaction (one implicit BEGIN,
@@ -356,8 +362,7 @@ class RowRepository(Repository):
         conn = self.db.conn
         with conn:
             digest = self._conn.put_blob(conn, fold.reply)
-            conn.execute(f"INSERT INTO folds (row_id, seq, reply_digest, {cols}) "
-                         f"VALUES (?, {_FOLD_SEQ}, ?, {marks})", [row_id, digest, *values])
+            conn.execute(_INSERT_FOLD, [row_id, digest, *values])
             conn.execute(
                 "UPDATE rows SET next_chunk=?, folds_done=folds_done+1, catch_up=MAX(catch_up, ?), "
                 "parse_failures=parse_failures+?, length_stops=length_stops+?, "
@@ -376,14 +381,12 @@ class RowRepository(Repository):
     def _write_histories(self, conn: sqlite3.Connection, row_id: int,
                          histories: Sequence[FactHistory],
                          stored: Sequence[FactHistory] = ()) -> None:
-        cols = ", ".join(_HISTORY_COLUMNS)
-        marks = ", ".join("?" for _ in _HISTORY_COLUMNS)
+        # A course the fold left alone is the very record the last commit wrote (``core.
+        # forensics.advance_histories`` keeps it): told by identity before comparing fields.
         changed = (enumerate(histories) if len(stored) != len(histories) else
-                   ((i, h) for i, (h, old) in enumerate(zip(histories, stored)) if h != old))
-        conn.executemany(
-            f"INSERT OR REPLACE INTO fact_histories (row_id, position, {cols}) "
-            f"VALUES (?, ?, {marks})",
-            [(row_id, i, *_history_values(h)) for i, h in changed])
+                   ((i, h) for i, (h, old) in enumerate(zip(histories, stored))
+                    if h is not old and h != old))
+        conn.executemany(_REPLACE_HISTORY, [(row_id, i, *_history_values(h)) for i, h in changed])
 
     def fact_histories(self, row_id: int) -> list[FactHistory]:
         """A row's stored fact courses in planting order (none before its first fold)."""
