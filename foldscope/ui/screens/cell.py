@@ -215,6 +215,8 @@ class CellScreen(Screen[None]):
         self._poll: Timer | None = None
         self._aimed = True
         """It shows a cell (a screen composed ahead, ``warm_cell_screen``, shows none yet)."""
+        self._banner: str | None = None
+        """The failed row's error the banner holds (None: it is empty)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -675,7 +677,9 @@ class CellScreen(Screen[None]):
         inspector = self.query_one(FoldInspector)
         error = row_error_text(row)
         banner = self.query_one("#row-error", Static)
-        banner.update(Text(error or "", style="bold"))
+        if error != self._banner:  # an update lays the screen out: only when it changed
+            self._banner = error
+            banner.update(Text(error or "", style="bold"))
         banner.display = error is not None
         if row is None and self.query_one(FilterBar).applied is not None:
             inspector.empty_text = "no row matches the filter (escape clears it)"

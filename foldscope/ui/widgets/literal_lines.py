@@ -14,8 +14,9 @@ from rich._wrap import divide_line
 from rich.cells import cell_len
 from rich.console import Console
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -216,13 +217,26 @@ class LiteralLines(ScrollView, can_focus=True):
         """Lay the logical lines out here, at the view's width and wrap state."""
         self._apply(lay_out(self._lines, self._wrap_width(), self.wrap, self.app.console))
 
+    _base_style: Style | None = None
+    """The view's own style while its lines are drawn (``rich_style`` walks every ancestor's
+    styles: worked out once per drawing, not per line)."""
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._base_style = None
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._base_style = None
+
     def render_line(self, y: int) -> Strip:
         if self.wrap and self._wrap_width() != self._laid_width:
             self._layout_rows()  # the region changed without a resize: wrap at its width now
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        base = self._base_style
+        if base is None:
+            base = self._base_style = self.rich_style
         if index >= len(self._rows):
             return Strip.blank(width, base)
         li, start, end = self._rows[index]
