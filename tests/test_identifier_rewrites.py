@@ -24,6 +24,18 @@ from foldscope.core.identifiers import _anchored, default_patterns, default_rule
 from foldscope.core.rulefile import rule_pattern
 
 PLAIN = {
+    "branch": (
+        '(?<![\\w./-])(?:feat|feature|fix|bugfix|hotfix|chore|release|refactor|claude|code'
+        'x|cursor|copilot|wip)/(?![\\w./-]*\\.[A-Za-z][A-Za-z0-9]{0,4}(?![\\w/-]))[A-Za-z0-9'
+        '][\\w.-]*(?:/[\\w.-]+)*(?<![.-])(?![\\w/-])|(?:(?:(?m:^)[ \\t]*(?:\\$[ \\t]+)?|(?<=[;&'
+        '|(`\'\\"])[ \\t]*|(?<=\\bthen )|(?<=\\bdo ))git[ \\t]+(?:checkout|switch)(?:[ \\t]+-[bB'
+        'cC])?|(?:(?m:^)[ \\t]*(?:\\$[ \\t]+)?|(?<=[;&|(`\'\\"])[ \\t]*|(?<=\\bthen )|(?<=\\bdo )'
+        ')git[ \\t]+branch(?:[ \\t]+-[mMdDf])?|\\bgit[ \\t]+push(?:[ \\t]+(?:-u|--set-upstream'
+        '|-f|--force(?:-with-lease)?))*[ \\t]+origin|\\bgit[ \\t]+worktree[ \\t]+add[ \\t]+(?:'
+        '\\S+[ \\t]+)?-b|\\bOn branch|\\bbranch[ \\t]+[`\'\\"](?=[\\w./-]+[`\'\\"]))[ \\t]+[`\'\\"]?(?'
+        'P<value>(?!(?:main|master|HEAD|origin|develop|trunk|-)(?![\\w/.-]))[A-Za-z0-9][\\w'
+        './-]*(?<![./-]))(?![\\w/-])'
+    ),
     "url": (
         r"""(?i)(?![^\s\"'`]*\$[{A-Za-z_])(?=(?:https?|ftp|wss?|s3|git|ssh|postgres(?:ql)?|mysql|redis"""
         r"|rediss|mongodb(?:\+srv)?|amqps?|nats|grpc)://)(?&url)"
@@ -73,6 +85,10 @@ FRAGMENTS = [
     "HTTPS://Example.COM/a", "\x1b[32mhttps://x.dev/p", "git://host/$REPO", "/srv/app/main.py",
     "./a/b.js", "~/x/y", "src/a/b/", "from '../types'", "require('./lib/db')", "a.b.example.com",
     "json.loads(x)", "(bob.page)", "= task.run", "ledger-3.internal",
+    "git checkout -b ", "git switch ", "git branch -m ", "git push -u origin ", "On branch ",
+    "git worktree add ../w -b ", "branch `", "branch 'x' ", "then ", "do ", "$ ", "; ", "&& ",
+    "feat/phase-12-mfa", "feature/", "fix/", "release/1.2", "claude/x", "wip/", "main", "HEAD",
+    "\n$ git switch dev-2", "\n  $ git checkout -b x-1 ", "(git branch -m old-x new-x)",
 ]
 
 
