@@ -24,6 +24,10 @@ from foldscope.core.identifiers import _anchored, default_patterns, default_rule
 from foldscope.core.rulefile import rule_pattern
 
 PLAIN = {
+    "colour": (
+        r"""(?<![\w&#])#(?=[0-9]*[a-fA-F])(?:[0-9a-fA-F]{8}|[0-9a-fA-F]{6}|[0-9a-fA-F]{3,4})(?![\w-])"""
+        r"""|(?:(?<=[:=(,\"'])|(?<=[:=(,] ))#\d{3,8}(?![\w-])"""
+    ),
     "branch": (
         '(?<![\\w./-])(?:feat|feature|fix|bugfix|hotfix|chore|release|refactor|claude|code'
         'x|cursor|copilot|wip)/(?![\\w./-]*\\.[A-Za-z][A-Za-z0-9]{0,4}(?![\\w/-]))[A-Za-z0-9'
@@ -88,6 +92,7 @@ FRAGMENTS = [
     "git checkout -b ", "git switch ", "git branch -m ", "git push -u origin ", "On branch ",
     "git worktree add ../w -b ", "branch `", "branch 'x' ", "then ", "do ", "$ ", "; ", "&& ",
     "feat/phase-12-mfa", "feature/", "fix/", "release/1.2", "claude/x", "wip/", "main", "HEAD",
+    "#1f2937", "#fff", "#FfF0", "#12345678", "#123", "##", "&#", "color: ", "(", ", ", "'#",
     "\n$ git switch dev-2", "\n  $ git checkout -b x-1 ", "(git branch -m old-x new-x)",
 ]
 
