@@ -248,3 +248,39 @@ def test_asking_for_some_kinds_gets_the_winners_of_those_kinds(parts: list[str],
     whole = [i for i in find_identifiers(text, list(rules)) if i.kind in kinds]
     assert find_identifiers(text, rules, kinds=kinds) == whole
     assert find_identifiers(text, list(rules), kinds=kinds) == whole
+
+
+_IMAGE_LINES = (
+    "push it to 123456789012.dkr.ecr.us-east-1.amazonaws.com/orders-api then deploy\n"
+    "the base is python:bookworm, the cache redis:7 and the db postgres:16-alpine\n"
+    "docker pull ghcr.io/ana/queue-worker\n"
+    "FROM node:20-alpine AS build\n"
+    "image: registry.ledgerly.internal/ops/gateway:2.1\n"
+    "europe-docker.pkg.dev/ledgerly/apps/api and ledgerly.azurecr.io/api:3\n")
+
+
+def test_every_match_of_a_shipped_rule_is_on_a_line_its_anchor_hits() -> None:
+    # The kinds file's contract: a rule's anchor is found on the line of every match of its
+    # pattern, so searching only the anchored lines loses nothing. Checked over every test
+    # fixture's text and lines written for the image rule's registries and base images (an
+    # untagged ECR image or a word-tagged base image had no anchor hit and went unsearched).
+    from foldscope.core.identifiers import default_rules
+
+    texts = [_IMAGE_LINES]
+    for path in sorted((Path(__file__).parent / "fixtures").rglob("*")):
+        if path.is_file():
+            texts.append(path.read_text(encoding="utf-8", errors="replace"))
+    checked = 0
+    for rule in default_rules():
+        if rule.anchor is None:
+            continue
+        for text in texts:
+            for m in rule.pattern.finditer(text):
+                if m.end() == m.start():
+                    continue
+                start = text.rfind("\n", 0, m.start()) + 1
+                end = text.find("\n", m.end())
+                line = text[start:len(text) if end < 0 else end]
+                assert rule.anchor.search(line), (rule.name, m.group(0)[:80])
+                checked += 1
+    assert checked > 100
