@@ -98,6 +98,25 @@ async def wait_until(pilot, condition, what: str, *, attempts: int = 300) -> Non
     raise AssertionError(f"gave up waiting for {what}")
 
 
+async def open_cell(app, pilot):
+    """Enter the grid's first cell (row 0, column 1) and wait until its last fold is drawn;
+    returns the cell screen."""
+    from foldscope.ui.screens.cell import CellScreen
+    from foldscope.ui.widgets.fold_inspector import FoldInspector
+    from foldscope.ui.widgets.sweep_grid import SweepGrid
+
+    await wait_until(pilot, lambda: app.screen.query(SweepGrid)
+                     and app.screen.query_one(SweepGrid).row_count, "the grid")
+    grid = app.screen.query_one(SweepGrid)
+    grid.focus()
+    grid.move_cursor(row=0, column=1)
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: isinstance(app.screen, CellScreen)
+                     and app.screen.query_one(FoldInspector).shown is not None, "the cell")
+    await wait_group(app, "fold-view")
+    return app.screen
+
+
 
 def tables_laid_out(screen) -> bool:
     """Whether every data table on ``screen`` has measured what it was given: a DataTable sizes

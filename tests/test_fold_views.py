@@ -8,17 +8,15 @@ import threading
 from dataclasses import replace
 
 import pytest
-from conftest import definition, run_sweep, wait_group, wait_until
+from conftest import definition, open_cell, run_sweep, wait_group, wait_until
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
 from foldscope.engine.views import read_cell_changes
 from foldscope.ui.app import FoldscopeApp
-from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.widgets import fold_inspector
 from foldscope.ui.widgets.fold_inspector import FoldInspector, FoldRequest, FoldViews, build_fold_view
-from foldscope.ui.widgets.sweep_grid import SweepGrid
 
 
 @pytest.fixture(scope="module")
@@ -112,17 +110,8 @@ async def test_a_fold_stepped_to_again_is_drawn_at_once_as_when_first_drawn(swep
     db, sweep_id = swept
     app = FoldscopeApp(str(db), sweep_id=sweep_id)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.screen.query(SweepGrid)
-                         and app.screen.query_one(SweepGrid).row_count, "the grid")
-        grid = app.screen.query_one(SweepGrid)
-        grid.focus()
-        grid.move_cursor(row=0, column=1)
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, CellScreen)
-                         and app.screen.query_one(FoldInspector).shown is not None, "the cell")
-        cell = app.screen
+        cell = await open_cell(app, pilot)
         inspector = cell.query_one(FoldInspector)
-        await wait_group(app, "fold-view")
         await pilot.pause()
         last = cell.fold_index
         assert last >= 1

@@ -4,14 +4,12 @@ and nothing under an opaque screen repaints it (the grid below keeps polling).""
 from __future__ import annotations
 
 import pytest
-from conftest import definition, fresh_poll, run_sweep, wait_group, wait_until
+from conftest import definition, fresh_poll, open_cell, run_sweep, wait_group, wait_until
 from textual.geometry import Region
 
 from foldscope.ui.app import FoldscopeApp
-from foldscope.ui.screens.cell import CellScreen
 from foldscope.ui.screens.help import HelpScreen
 from foldscope.ui.widgets.fold_inspector import FoldInspector
-from foldscope.ui.widgets.sweep_grid import SweepGrid
 
 
 @pytest.fixture(scope="module")
@@ -20,24 +18,11 @@ def swept(tmp_path_factory):
     return db, run_sweep(db, definition(models=("sim/garbler",), arms=("j",)))
 
 
-async def _open_cell(app, pilot) -> CellScreen:
-    await wait_until(pilot, lambda: app.screen.query(SweepGrid)
-                     and app.screen.query_one(SweepGrid).row_count, "the grid")
-    grid = app.screen.query_one(SweepGrid)
-    grid.focus()
-    grid.move_cursor(row=0, column=1)
-    await pilot.press("enter")
-    await wait_until(pilot, lambda: isinstance(app.screen, CellScreen)
-                     and app.screen.query_one(FoldInspector).shown is not None, "the cell")
-    await wait_group(app, "fold-view")
-    return app.screen
-
-
 async def test_nothing_under_an_opaque_screen_repaints_it(swept):
     db, sweep_id = swept
     app = FoldscopeApp(str(db), sweep_id=sweep_id)
     async with app.run_test(size=(120, 40)) as pilot:
-        cell = await _open_cell(app, pilot)
+        cell = await open_cell(app, pilot)
         grid_screen = app.screen_stack[-2]
         assert app._background_screens == []
         # The grid under the cell repaints its whole region (as its polls and clock do).
@@ -57,7 +42,7 @@ async def test_a_fold_step_does_not_repaint_the_whole_screen(swept):
     db, sweep_id = swept
     app = FoldscopeApp(str(db), sweep_id=sweep_id)
     async with app.run_test(size=(120, 40)) as pilot:
-        cell = await _open_cell(app, pilot)
+        cell = await open_cell(app, pilot)
         inspector = cell.query_one(FoldInspector)
         whole = []
         refresh = cell.refresh
@@ -152,7 +137,7 @@ async def _theme_switched_drawings(db, sweep_id) -> tuple[list, dict]:
 
     async with app.run_test(size=(120, 40)) as pilot:
         app.theme = app._theme_names[0]  # the theme the last test run left is remembered
-        await _open_cell(app, pilot)
+        await open_cell(app, pilot)
         for back in (False, True):
             if back:
                 await pilot.press("escape")
@@ -206,7 +191,7 @@ async def test_themes_are_parsed_ahead_when_a_cell_is_opened_before_one_was_comp
     monkeypatch.setattr("foldscope.ui.screens.sweep.warm_cell_screen", lambda *a: None)
     app = FoldscopeApp(str(db), sweep_id=sweep_id)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _open_cell(app, pilot)
+        await open_cell(app, pilot)
         await wait_until(pilot, lambda: app._themes_parsed_ahead, "the themes parsed ahead")
         await wait_group(app, "parse-themes")
         await pilot.pause()
