@@ -1126,7 +1126,7 @@ class SweepRunner:
         settled = self._dialects_settled.get(row.model)
         sent: set[str] | None = None
         if settled is not None and not settled.done() and arm.representation == "schema":
-            if _probe_beside(limiter, self._probe_calls) or limiter.ceiling > self._probe_calls:
+            if limiter.ceiling > self._probe_calls:  # always beside a probe off the limit
                 sent = set()  # the dialects this row's calls were sent in while the probe ran
             else:  # no room beside the probe: the row waits for its choice
                 await asyncio.shield(settled)
